@@ -1,0 +1,87 @@
+# jackdaw — the one entry point.
+#
+#   make            build everything (BPF objects, skeletons, user space)
+#   make test       build and run the test suite (ctest; needs root for eBPF)
+#   make demo       build, then run the built-in demo
+#   make bench      build and run the benchmarks, writing tests/results/
+#   make kmod       build the kernel module against linux-headers
+#   make vm-test    boot Debian's kernel in qemu and test the module there
+#   make clean
+#
+# Quiet by default; V=1 shows full commands. VMLINUX_H=path overrides the
+# vmlinux.h generated from the running kernel's BTF.
+
+OUTPUT   ?= $(abspath build)
+BPF_OUT  := $(OUTPUT)/bpf
+USER_OUT := $(OUTPUT)/user
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+JOBS     ?= $(shell nproc)
+ARCH     := x86
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(abspath .)/%,%,$(2))";
+endif
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.skel.h,$(BPF_SRCS))
+BPF_HDRS  := $(wildcard bpf/*.bpf.h) $(wildcard include/jackdaw/*.h)
+VMLINUX_H ?= $(BPF_OUT)/vmlinux.h
+
+.PHONY: all deps bpf user test demo bench kmod vm-test clean
+.DELETE_ON_ERROR:
+.SECONDARY: $(BPF_OBJS)
+
+all: user
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+bpf: $(BPF_SKELS)
+
+$(BPF_OUT):
+	$(Q)mkdir -p $@
+
+$(BPF_OUT)/vmlinux.h: | $(BPF_OUT)
+	$(call msg,GEN,$@)
+	$(Q)test -r $(VMLINUX_BTF) || { echo "jackdaw: $(VMLINUX_BTF) missing: this kernel has no BTF; build on a kernel with CONFIG_DEBUG_INFO_BTF=y or pass VMLINUX_H=path/to/vmlinux.h" >&2; exit 2; }
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(VMLINUX_H) | $(BPF_OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+		-I$(dir $(VMLINUX_H)) -Iinclude -Ibpf -idirafter /usr/include/$(shell gcc -dumpmachine) \
+		-c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name jdw_$(subst -,_,$*)_bpf > $@
+
+user: deps bpf
+	$(Q)cmake -S user -B $(USER_OUT) -DJDW_BPF_OUT=$(BPF_OUT) -Wno-dev > $(OUTPUT)/cmake.log 2>&1 || { cat $(OUTPUT)/cmake.log; exit 1; }
+	$(Q)cmake --build $(USER_OUT) -j$(JOBS) $(if $(filter 1,$(V)),--verbose,)
+
+test: user
+	$(Q)scripts/run-tests.sh $(USER_OUT)
+
+demo: user
+	$(Q)$(USER_OUT)/bin/jackdaw demo
+
+bench: user
+	$(Q)scripts/run-bench.sh $(USER_OUT)
+
+kmod:
+	$(Q)$(MAKE) -C kmod
+
+vm-test: kmod
+	$(Q)scripts/vm-test.sh
+
+clean:
+	$(Q)rm -rf $(OUTPUT)

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* block group: request issue and completion. The completion carries the
+ * issue time and issuing task, so user space can place the request's start
+ * where it happened even though it is reported at the end.
+ * No tgid filter here: the issuing context is often a kworker or an irq,
+ * and block I/O is rare enough to keep whole. */
+#include "jackdaw.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define REQ_OP_MASK 0xff
+#define MINORBITS 20
+
+struct issue_info {
+	__u64 ts;
+	__u32 tid;
+	__u32 tgid;
+};
+
+/* rq -> issue, removed at completion (and by LRU for lost completions). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct issue_info);
+} jdw_rq_issue SEC(".maps");
+
+static __always_inline void emit_issue(__u64 rq, __u32 dev, __u32 op, __u64 sector, __u32 bytes, __u8 ck)
+{
+	struct jdw_control *ctl = jdw_ctl();
+	struct jdw_block_issue_record *r;
+	struct issue_info info;
+	__u64 id = bpf_get_current_pid_tgid();
+	void *ring;
+
+	if (!jdw_group_on(ctl, JDW_GROUP_BLOCK))
+		return;
+	info.ts = bpf_ktime_get_ns();
+	info.tid = (__u32)id;
+	info.tgid = id >> 32;
+	bpf_map_update_elem(&jdw_rq_issue, &rq, &info, BPF_ANY);
+	r = jdw_reserve(JDW_GROUP_BLOCK, JDW_EVENT_BLOCK_ISSUE, sizeof(*r), &ring, ck);
+	if (!r)
+		return;
+	r->body.dev = dev;
+	r->body.op = op;
+	r->body.sector = sector;
+	r->body.bytes = bytes;
+	r->body.reserved = 0;
+	r->body.rq = rq;
+	jdw_submit(r, ring, ctl);
+}
+
+static __always_inline void emit_complete(__u64 rq, __u32 dev, __u32 op, __u64 sector, __u32 bytes,
+					  int error, __u8 ck)
+{
+	struct jdw_control *ctl = jdw_ctl();
+	struct jdw_block_complete_record *r;
+	struct issue_info *info;
+	void *ring;
+
+	info = bpf_map_lookup_elem(&jdw_rq_issue, &rq);
+	if (!jdw_group_on(ctl, JDW_GROUP_BLOCK)) {
+		if (info)
+			bpf_map_delete_elem(&jdw_rq_issue, &rq);
+		return;
+	}
+	r = jdw_reserve(JDW_GROUP_BLOCK, JDW_EVENT_BLOCK_COMPLETE, sizeof(*r), &ring, ck);
+	if (!r) {
+		if (info)
+			bpf_map_delete_elem(&jdw_rq_issue, &rq);
+		return;
+	}
+	r->body.dev = dev;
+	r->body.op = op;
+	r->body.sector = sector;
+	r->body.bytes = bytes;
+	r->body.error = error;
+	r->body.rq = rq;
+	if (info) {
+		r->body.issue_ts = info->ts;
+		r->body.issue_tid = info->tid;
+		r->body.issue_tgid = info->tgid;
+	} else {
+		r->body.issue_ts = 0;
+		r->body.issue_tid = 0;
+		r->body.issue_tgid = 0;
+	}
+	jdw_submit(r, ring, ctl);
+	if (info)
+		bpf_map_delete_elem(&jdw_rq_issue, &rq);
+}
+
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+
+	if (!disk)
+		return 0;
+	return ((__u32)BPF_CORE_READ(disk, major) << MINORBITS) | BPF_CORE_READ(disk, first_minor);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(block_rq_issue_btf, struct request *rq)
+{
+	emit_issue((__u64)rq, rq_dev(rq), rq->cmd_flags, rq->__sector, rq->__data_len, jdw_btf_context(ctx, JDW_CTX_HARDIRQ));
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(block_rq_complete_btf, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	emit_complete((__u64)rq, rq_dev(rq), rq->cmd_flags, rq->__sector, nr_bytes, error, jdw_btf_context(ctx, JDW_CTX_HARDIRQ));
+	return 0;
+}
+
+/* Fallback: no request pointer in the tracepoint format; (dev, sector)
+ * identifies an in-flight request instead. */
+static __always_inline __u32 rwbs_op(const char *rwbs)
+{
+	switch (rwbs[0]) {
+	case 'W': return 1; /* REQ_OP_WRITE */
+	case 'F': return 2; /* REQ_OP_FLUSH */
+	case 'D': return 3; /* REQ_OP_DISCARD */
+	}
+	return 0; /* REQ_OP_READ */
+}
+
+SEC("tracepoint/block/block_rq_issue")
+int block_rq_issue_tp(struct trace_event_raw_block_rq *ctx)
+{
+	__u64 key = ((__u64)ctx->dev << 44) ^ ctx->sector;
+
+	emit_issue(key, ctx->dev, rwbs_op(ctx->rwbs), ctx->sector, ctx->bytes, JDW_CTX_TASK);
+	return 0;
+}
+
+SEC("tracepoint/block/block_rq_complete")
+int block_rq_complete_tp(struct trace_event_raw_block_rq_completion *ctx)
+{
+	__u64 key = ((__u64)ctx->dev << 44) ^ ctx->sector;
+
+	emit_complete(key, ctx->dev, rwbs_op(ctx->rwbs), ctx->sector, ctx->nr_sector << 9,
+		      ctx->error, JDW_CTX_TASK);
+	return 0;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Shared by every probe group: the maps all groups write through (created
+ * once by maps.bpf.c and handed to each group's skeleton with
+ * bpf_map__reuse_fd) and the reserve/submit path.
+ */
+#ifndef JACKDAW_BPF_H
+#define JACKDAW_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "jackdaw/abi.h"
+
+/* Stamped into every object; user space refuses a mismatch. */
+const volatile __u32 jdw_abi_version = JDW_ABI_VERSION;
+
+/* One BPF ring buffer per CPU so each CPU's stream is time-ordered and
+ * producers never contend. Sizes are set by user space before load. */
+struct jdw_ringbuf_inner {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct jdw_ringbuf_inner);
+} jdw_ringbufs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jdw_control);
+} jdw_control SEC(".maps");
+
+/* Records lost because the CPU's ring buffer was full, per group. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, JDW_GROUP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} jdw_lost SEC(".maps");
+
+/* Traced processes (tgid -> 1); fork of a traced task adds the child. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} jdw_tgid_filter SEC(".maps");
+
+/* Interrupt context without preempt_count: the per-CPU __preempt_count is
+ * not addressable from BPF on kernels built without CONFIG_KALLSYMS_ALL (as
+ * here), so context comes from the stack instead. Hard and soft interrupts
+ * run on the per-CPU irq stack, outside the current task's stack. A tp_btf
+ * program's ctx is the argument array its kernel trampoline keeps on the
+ * real kernel stack (the program's own frame may be a private per-CPU stack),
+ * so ctx outside the task's stack means "interrupt"; the hook says which
+ * kind it fires in. Softirqs run by ksoftirqd are on that thread's stack and
+ * are reported as its task context, which is what they are. Needs
+ * CAP_PERFMON (pointer to scalar), which loading requires anyway. */
+#define JDW_TASK_STACK_MAX (32 * 1024) /* THREAD_SIZE, doubled under KASAN */
+
+static __always_inline __u8 jdw_btf_context(void *ctx, __u8 irq_kind)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 frame = (__u64)ctx;
+	__u64 stack = (__u64)task->stack;
+
+	return frame - stack < JDW_TASK_STACK_MAX ? JDW_CTX_TASK : irq_kind;
+}
+
+static __always_inline struct jdw_control *jdw_ctl(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&jdw_control, &zero);
+}
+
+static __always_inline bool jdw_group_on(struct jdw_control *ctl, __u32 group)
+{
+	return ctl && (ctl->enabled_groups & (1u << group));
+}
+
+static __always_inline bool jdw_tgid_traced(struct jdw_control *ctl, __u32 tgid)
+{
+	if (!(ctl->filter_flags & JDW_FILTER_TGID))
+		return true;
+	return bpf_map_lookup_elem(&jdw_tgid_filter, &tgid) != NULL;
+}
+
+static __always_inline void jdw_count_lost(__u32 group)
+{
+	__u64 *lost = bpf_map_lookup_elem(&jdw_lost, &group);
+
+	if (lost)
+		*lost += 1;
+}
+
+/* Reserves a record of `size` bytes on this CPU's ring and fills the header
+ * (tid/tgid of the current task; ctx_kind from jdw_btf_context()). Returns NULL, having counted the loss, when
+ * the ring is full. *ring receives the ring for jdw_submit(). */
+static __always_inline void *jdw_reserve(__u32 group, __u16 type, __u32 size, void **ring,
+					 __u8 ctx_kind)
+{
+	struct jdw_record_header *hdr;
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 id;
+	void *rb;
+
+	rb = bpf_map_lookup_elem(&jdw_ringbufs, &cpu);
+	if (!rb) {
+		jdw_count_lost(group);
+		return NULL;
+	}
+	hdr = bpf_ringbuf_reserve(rb, size, 0);
+	if (!hdr) {
+		jdw_count_lost(group);
+		return NULL;
+	}
+	id = bpf_get_current_pid_tgid();
+	/* Stamp after the reserve so that, within one CPU, ring order and time
+	 * order agree except for a record nested inside another's reserve and
+	 * submit (an interrupt); user space re-sorts that small window. */
+	hdr->ts = bpf_ktime_get_ns();
+	hdr->type = type;
+	hdr->size = size;
+	hdr->cpu = cpu;
+	hdr->ctx = ctx_kind;
+	hdr->flags = 0;
+	hdr->tgid = id >> 32;
+	hdr->tid = (__u32)id;
+	*ring = rb;
+	return hdr;
+}
+
+/* Wakes the reader only once wakeup_bytes are pending: on a VM a wakeup
+ * costs microseconds, so per-record wakeups would dominate the cost. The
+ * reader also polls on a short timer, so a quiet ring is drained anyway. */
+static __always_inline void jdw_submit(void *rec, void *ring, struct jdw_control *ctl)
+{
+	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(rec, avail >= ctl->wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+#endif /* JACKDAW_BPF_H */

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* net group: every IP packet leaving (net_dev_xmit) or arriving
+ * (netif_receive_skb) at a device, with its 5-tuple and TCP header, so the
+ * join can attribute softirq work to the connection it served. */
+#include "jackdaw.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+
+/* Fills the packet fields from the IP header at `l3` (kernel memory).
+ * Returns false for packets that are not IPv4/IPv6. */
+static __always_inline bool parse_ip(struct jdw_net_packet *p, const unsigned char *l3, __u16 proto_be)
+{
+	__u32 l4_off, ip_len;
+	__u8 l4proto;
+
+	if (proto_be == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+
+		if (bpf_probe_read_kernel(&ip, sizeof(ip), l3))
+			return false;
+		p->family = 2;
+		l4proto = ip.protocol;
+		l4_off = ip.ihl * 4;
+		ip_len = bpf_ntohs(ip.tot_len);
+		__builtin_memcpy(&p->saddr[0], &ip.saddr, 4);
+		__builtin_memcpy(&p->daddr[0], &ip.daddr, 4);
+	} else if (proto_be == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+
+		if (bpf_probe_read_kernel(&ip6, sizeof(ip6), l3))
+			return false;
+		p->family = 10;
+		l4proto = ip6.nexthdr; /* extension headers are not followed */
+		l4_off = sizeof(ip6);
+		ip_len = bpf_ntohs(ip6.payload_len) + sizeof(ip6);
+		__builtin_memcpy(p->saddr, &ip6.saddr, 16);
+		__builtin_memcpy(p->daddr, &ip6.daddr, 16);
+	} else {
+		return false;
+	}
+	p->protocol = l4proto;
+	if (l4proto == IPPROTO_TCP) {
+		struct tcphdr th;
+		__u32 hdr_len;
+
+		if (bpf_probe_read_kernel(&th, sizeof(th), l3 + l4_off))
+			return true;
+		p->sport = bpf_ntohs(th.source);
+		p->dport = bpf_ntohs(th.dest);
+		p->seq = bpf_ntohl(th.seq);
+		p->ack = bpf_ntohl(th.ack_seq);
+		p->tcp_flags = ((__u8 *)&th)[13];
+		hdr_len = l4_off + th.doff * 4;
+		p->payload_len = ip_len > hdr_len ? ip_len - hdr_len : 0;
+	} else if (l4proto == IPPROTO_UDP) {
+		struct udphdr uh;
+
+		if (bpf_probe_read_kernel(&uh, sizeof(uh), l3 + l4_off))
+			return true;
+		p->sport = bpf_ntohs(uh.source);
+		p->dport = bpf_ntohs(uh.dest);
+		p->payload_len = bpf_ntohs(uh.len) > 8 ? bpf_ntohs(uh.len) - 8 : 0;
+	}
+	return true;
+}
+
+static __always_inline void emit_packet(__u16 type, struct sk_buff *skb, const unsigned char *l3,
+					__u32 len, __u32 ifindex, __u64 sk, __u8 ck)
+{
+	struct jdw_control *ctl = jdw_ctl();
+	struct jdw_net_packet_record *r;
+	void *ring;
+
+	if (!jdw_group_on(ctl, JDW_GROUP_NET))
+		return;
+	r = jdw_reserve(JDW_GROUP_NET, type, sizeof(*r), &ring, ck);
+	if (!r)
+		return;
+	__builtin_memset(&r->body, 0, sizeof(r->body));
+	r->body.ifindex = ifindex;
+	r->body.len = len;
+	r->body.sk = sk;
+	if (!parse_ip(&r->body, l3, BPF_CORE_READ(skb, protocol))) {
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	jdw_submit(r, ring, ctl);
+}
+
+/* start_xmit rather than net_dev_xmit: the skb still has its socket here
+ * (loopback and many drivers orphan it during transmit). */
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(net_dev_start_xmit_btf, struct sk_buff *skb, struct net_device *dev)
+{
+	emit_packet(JDW_EVENT_NET_XMIT, skb, skb->head + skb->network_header, skb->len, dev->ifindex,
+		    (__u64)skb->sk, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	return 0;
+}
+
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(netif_receive_skb_btf, struct sk_buff *skb)
+{
+	/* the link header is already pulled: data points at the IP header */
+	emit_packet(JDW_EVENT_NET_RECV, skb, skb->data, skb->len, skb->dev->ifindex, 0, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	return 0;
+}
+
+SEC("tracepoint/net/net_dev_xmit")
+int net_dev_xmit_tp(struct trace_event_raw_net_dev_xmit *ctx)
+{
+	struct sk_buff *skb = ctx->skbaddr;
+
+	if (ctx->rc != 0)
+		return 0;
+	emit_packet(JDW_EVENT_NET_XMIT, skb,
+		    BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, network_header), ctx->len,
+		    BPF_CORE_READ(skb, dev, ifindex), (__u64)BPF_CORE_READ(skb, sk), JDW_CTX_TASK);
+	return 0;
+}
+
+SEC("tracepoint/net/netif_receive_skb")
+int netif_receive_skb_tp(struct trace_event_raw_net_dev_template *ctx)
+{
+	struct sk_buff *skb = ctx->skbaddr;
+
+	emit_packet(JDW_EVENT_NET_RECV, skb, BPF_CORE_READ(skb, data), ctx->len,
+		    BPF_CORE_READ(skb, dev, ifindex), 0, JDW_CTX_TASK);
+	return 0;
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sched group: context switches, wakeups and task lifecycle.
+ * tp_btf programs are preferred; the tracepoint/ programs are the fallback
+ * for kernels without BTF-typed tracepoints (user space picks one set with
+ * bpf_program__set_autoload). */
+#include "jackdaw.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+static __always_inline void emit_switch(struct jdw_control *ctl, __u32 prev_tid, __u32 prev_tgid,
+					__u32 next_tid, __u32 next_tgid, __u64 prev_state, __u8 ck)
+{
+	struct jdw_sched_switch_record *r;
+	void *ring;
+
+	if (!jdw_group_on(ctl, JDW_GROUP_SCHED))
+		return;
+	if (!jdw_tgid_traced(ctl, prev_tgid) && !jdw_tgid_traced(ctl, next_tgid))
+		return;
+	r = jdw_reserve(JDW_GROUP_SCHED, JDW_EVENT_SCHED_SWITCH, sizeof(*r), &ring, ck);
+	if (!r)
+		return;
+	/* The header names the task switched out, which may be the idle
+	 * task (tid 0) on an otherwise idle CPU. */
+	r->hdr.tid = prev_tid;
+	r->hdr.tgid = prev_tgid;
+	r->body.prev_tid = prev_tid;
+	r->body.prev_tgid = prev_tgid;
+	r->body.next_tid = next_tid;
+	r->body.next_tgid = next_tgid;
+	r->body.prev_state = prev_state;
+	jdw_submit(r, ring, ctl);
+}
+
+static __always_inline void emit_wakeup(struct jdw_control *ctl, __u16 type, __u32 wakee_tid,
+					__u32 wakee_tgid, __u32 target_cpu, __u8 ck)
+{
+	struct jdw_sched_wakeup_record *r;
+	__u32 waker_tgid = bpf_get_current_pid_tgid() >> 32;
+	void *ring;
+
+	if (!jdw_group_on(ctl, JDW_GROUP_SCHED))
+		return;
+	if (!jdw_tgid_traced(ctl, wakee_tgid) && !jdw_tgid_traced(ctl, waker_tgid))
+		return;
+	r = jdw_reserve(JDW_GROUP_SCHED, type, sizeof(*r), &ring, ck);
+	if (!r)
+		return;
+	r->body.wakee_tid = wakee_tid;
+	r->body.wakee_tgid = wakee_tgid;
+	r->body.target_cpu = target_cpu;
+	r->body.reserved = 0;
+	jdw_submit(r, ring, ctl);
+}
+
+static __always_inline void emit_fork(struct jdw_control *ctl, __u32 parent_tgid, __u32 child_tid,
+				      __u32 child_tgid, const char *comm, __u8 ck)
+{
+	struct jdw_task_fork_record *r;
+	__u8 one = 1;
+	void *ring;
+
+	if (!ctl)
+		return;
+	/* Follow descendants even while the group is disabled, so that
+	 * re-enabling it still sees the whole process tree. */
+	if (ctl->filter_flags & JDW_FILTER_TGID) {
+		if (!bpf_map_lookup_elem(&jdw_tgid_filter, &parent_tgid))
+			return;
+		if (child_tgid != parent_tgid)
+			bpf_map_update_elem(&jdw_tgid_filter, &child_tgid, &one, BPF_ANY);
+	}
+	if (!jdw_group_on(ctl, JDW_GROUP_SCHED))
+		return;
+	r = jdw_reserve(JDW_GROUP_SCHED, JDW_EVENT_TASK_FORK, sizeof(*r), &ring, ck);
+	if (!r)
+		return;
+	r->body.child_tid = child_tid;
+	r->body.child_tgid = child_tgid;
+	bpf_probe_read_kernel_str(&r->body.comm, sizeof(r->body.comm), comm);
+	jdw_submit(r, ring, ctl);
+}
+
+static __always_inline void emit_exec(struct jdw_control *ctl, struct task_struct *p, __u32 old_tid, __u8 ck)
+{
+	struct jdw_task_exec_record *r;
+	void *ring;
+
+	if (!jdw_group_on(ctl, JDW_GROUP_SCHED) || !jdw_tgid_traced(ctl, BPF_CORE_READ(p, tgid)))
+		return;
+	r = jdw_reserve(JDW_GROUP_SCHED, JDW_EVENT_TASK_EXEC, sizeof(*r), &ring, ck);
+	if (!r)
+		return;
+	r->body.old_tid = old_tid;
+	r->body.reserved = 0;
+	BPF_CORE_READ_STR_INTO(&r->body.comm, p, comm);
+	jdw_submit(r, ring, ctl);
+}
+
+static __always_inline void emit_exit(struct jdw_control *ctl, struct task_struct *p, __u8 ck)
+{
+	struct jdw_task_exit_record *r;
+	void *ring;
+
+	if (!jdw_group_on(ctl, JDW_GROUP_SCHED) || !jdw_tgid_traced(ctl, BPF_CORE_READ(p, tgid)))
+		return;
+	r = jdw_reserve(JDW_GROUP_SCHED, JDW_EVENT_TASK_EXIT, sizeof(*r), &ring, ck);
+	if (!r)
+		return;
+	r->body.exit_code = BPF_CORE_READ(p, exit_code);
+	r->body.reserved = 0;
+	BPF_CORE_READ_STR_INTO(&r->body.comm, p, comm);
+	jdw_submit(r, ring, ctl);
+}
+
+/* ---- tp_btf ------------------------------------------------------------ */
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	/* A preempted task is still runnable whatever prev_state says. */
+	emit_switch(jdw_ctl(), prev->pid, prev->tgid, next->pid, next->tgid,
+		    preempt ? 0 : prev_state, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
+{
+	emit_wakeup(jdw_ctl(), JDW_EVENT_SCHED_WAKEUP, p->pid, p->tgid, p->wake_cpu, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
+{
+	emit_wakeup(jdw_ctl(), JDW_EVENT_SCHED_WAKEUP_NEW, p->pid, p->tgid, p->wake_cpu, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_process_fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	emit_fork(jdw_ctl(), parent->tgid, child->pid, child->tgid, child->comm, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec_btf, struct task_struct *p, pid_t old_pid)
+{
+	emit_exec(jdw_ctl(), p, old_pid, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_process_exit_btf, struct task_struct *p)
+{
+	emit_exit(jdw_ctl(), p, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	return 0;
+}
+
+/* ---- classic tracepoints (fallback) ------------------------------------
+ * The tracepoint format carries pids only; tgids come from the current task
+ * where it is the subject and are otherwise unknown (0). */
+
+SEC("tracepoint/sched/sched_switch")
+int sched_switch_tp(struct trace_event_raw_sched_switch *ctx)
+{
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+
+	emit_switch(jdw_ctl(), ctx->prev_pid, BPF_CORE_READ(cur, tgid), ctx->next_pid, 0,
+		    ctx->prev_state, JDW_CTX_TASK);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_wakeup")
+int sched_wakeup_tp(struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	emit_wakeup(jdw_ctl(), JDW_EVENT_SCHED_WAKEUP, ctx->pid, 0, ctx->target_cpu, JDW_CTX_TASK);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_wakeup_new")
+int sched_wakeup_new_tp(struct trace_event_raw_sched_wakeup_template *ctx)
+{
+	emit_wakeup(jdw_ctl(), JDW_EVENT_SCHED_WAKEUP_NEW, ctx->pid, 0, ctx->target_cpu, JDW_CTX_TASK);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int sched_process_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
+{
+	/* Without BTF the child's tgid is not reachable: assume a new
+	 * process (a thread then shows up as its own tgid). */
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+
+	emit_fork(jdw_ctl(), BPF_CORE_READ(cur, tgid), ctx->child_pid, ctx->child_pid, cur->comm, JDW_CTX_TASK);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int sched_process_exec_tp(struct trace_event_raw_sched_process_exec *ctx)
+{
+	emit_exec(jdw_ctl(), (struct task_struct *)bpf_get_current_task(), ctx->old_pid, JDW_CTX_TASK);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int sched_process_exit_tp(void *ctx)
+{
+	emit_exit(jdw_ctl(), (struct task_struct *)bpf_get_current_task(), JDW_CTX_TASK);
+	return 0;
+}

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * jackdaw ABI: the one definition of every record that crosses the kernel
+ * boundary, shared verbatim by bpf/ (vmlinux.h), kmod/ (kernel headers) and
+ * user/ (C++20).
+ *
+ * Rules (see bpf/ADDING_AN_EVENT.md):
+ *  - fixed-width types, explicit padding, every struct a multiple of 8 bytes
+ *    and size-checked below;
+ *  - every event is listed once in JDW_EVENT_TABLE; its payload once in a
+ *    JDW_<NAME>_FIELDS macro. Ids, names, groups, payload structs and the
+ *    user-space field decoders are all generated from these two tables;
+ *  - ids are never reused: retire an event by leaving a gap;
+ *  - any layout change bumps JDW_ABI_VERSION; user space refuses a BPF object
+ *    or module built for another version.
+ */
+#ifndef JACKDAW_ABI_H
+#define JACKDAW_ABI_H
+
+#if defined(__BPF__) || defined(__bpf__)
+/* vmlinux.h supplies __u8..__u64 / __s32 / __s64 */
+#elif defined(__KERNEL__)
+#include <linux/types.h>
+#else
+#include <linux/types.h>
+#endif
+
+#define JDW_ABI_VERSION 1
+
+#define JDW_COMM_LEN 16
+#define JDW_MAX_CPUS 256
+/* x86-64 syscall numbers stay below 512 (highest today ~470). */
+#define JDW_SYSCALL_BITMAP_WORDS 8
+#define JDW_MAX_SYSCALLS (JDW_SYSCALL_BITMAP_WORDS * 64)
+#define JDW_USDT_MAX_ARGS 6
+
+/* ---- probe groups ------------------------------------------------------ */
+#define JDW_GROUP_TABLE(X)                                                   \
+	X(SCHED, 0, "sched")                                                 \
+	X(SYSCALL, 1, "syscall")                                             \
+	X(BLOCK, 2, "block")                                                 \
+	X(NET, 3, "net")                                                     \
+	X(INTERACT, 4, "interact")                                           \
+	X(APP, 5, "app")
+
+enum jdw_group {
+#define JDW_GROUP_ENUM(name, id, str) JDW_GROUP_##name = id,
+	JDW_GROUP_TABLE(JDW_GROUP_ENUM)
+#undef JDW_GROUP_ENUM
+	JDW_GROUP_MAX = 8, /* room to grow without resizing maps */
+};
+
+/* ---- the record header --------------------------------------------------
+ * ts: for the BPF backend CLOCK_MONOTONIC ns (bpf_ktime_get_ns), for the
+ * module TSC cycles; the trace file's header names the timebase and carries
+ * the mapping between them. tid/tgid: the task current on the CPU when the
+ * event fired (the interrupted task in irq context: check ctx).
+ */
+enum jdw_ctx {
+	JDW_CTX_TASK = 0,
+	JDW_CTX_SOFTIRQ = 1,
+	JDW_CTX_HARDIRQ = 2,
+	JDW_CTX_NMI = 3,
+};
+
+struct jdw_record_header {
+	__u64 ts;
+	__u16 type;  /* enum jdw_event_type */
+	__u16 size;  /* whole record, header included, multiple of 8 */
+	__u16 cpu;
+	__u8 ctx;    /* enum jdw_ctx */
+	__u8 flags;  /* reserved, 0 */
+	__u32 tgid;
+	__u32 tid;
+};
+
+/* ---- payload field tables -----------------------------------------------
+ * F(type, name)          scalar field
+ * A(type, name, count)   fixed array (addresses, comm)
+ * Field kinds are interpreted by user space through the "hint" in the name
+ * of the type macro only; see user/trace/event_table.cc.
+ */
+
+/* header tid/tgid = prev (the task switched out). */
+#define JDW_SCHED_SWITCH_FIELDS(F, A)                                        \
+	F(__u32, prev_tid)                                                   \
+	F(__u32, prev_tgid)                                                  \
+	F(__u32, next_tid)                                                   \
+	F(__u32, next_tgid)                                                  \
+	F(__u64, prev_state) /* 0 = runnable (preempted), else TASK_* bits */
+
+/* header tid/tgid = waker (may be the interrupted task in irq context). */
+#define JDW_SCHED_WAKEUP_FIELDS(F, A)                                        \
+	F(__u32, wakee_tid)                                                  \
+	F(__u32, wakee_tgid)                                                 \
+	F(__u32, target_cpu)                                                 \
+	F(__u32, reserved)
+
+/* header tid/tgid = parent. */
+#define JDW_TASK_FORK_FIELDS(F, A)                                           \
+	F(__u32, child_tid)                                                  \
+	F(__u32, child_tgid)                                                 \
+	A(char, comm, JDW_COMM_LEN)
+
+#define JDW_TASK_EXEC_FIELDS(F, A)                                           \
+	F(__u32, old_tid)                                                    \
+	F(__u32, reserved)                                                   \
+	A(char, comm, JDW_COMM_LEN)
+
+#define JDW_TASK_EXIT_FIELDS(F, A)                                           \
+	F(__s32, exit_code)                                                  \
+	F(__u32, reserved)                                                   \
+	A(char, comm, JDW_COMM_LEN)
+
+/* obj_kind: what obj identifies; obj: a kernel object address that is
+ * stable for the object's life (struct sock * for sockets, struct inode *
+ * for pipes/files/epoll, the user address for futexes). Stable identity
+ * lets the join follow one connection or pipe across threads. */
+enum jdw_obj_kind {
+	JDW_OBJ_NONE = 0,
+	JDW_OBJ_SOCKET = 1,
+	JDW_OBJ_PIPE = 2,
+	JDW_OBJ_FILE = 3,
+	JDW_OBJ_FUTEX = 4,
+	JDW_OBJ_EPOLL = 5,
+	JDW_OBJ_OTHER_FD = 6,
+};
+
+/* fd: first argument when it is a file descriptor (else -1);
+ * arg: byte count for read/write/send/recv, op for futex. */
+#define JDW_SYS_ENTER_FIELDS(F, A)                                           \
+	F(__u16, nr)                                                         \
+	F(__u8, obj_kind)                                                    \
+	F(__u8, reserved)                                                    \
+	F(__s32, fd)                                                         \
+	F(__u64, arg)                                                        \
+	F(__u64, obj)
+
+/* obj is resolved at exit only where the call creates it (accept*: the new
+ * socket); otherwise pair the exit with its enter on the same tid. */
+#define JDW_SYS_EXIT_FIELDS(F, A)                                            \
+	F(__u16, nr)                                                         \
+	F(__u8, obj_kind)                                                    \
+	F(__u8, reserved)                                                    \
+	F(__s32, fd)                                                         \
+	F(__s64, ret)                                                        \
+	F(__u64, obj)
+
+/* Emitted the first time a connected socket is seen (and on accept and
+ * connect): maps a socket identity to its addresses. Ports host order;
+ * IPv4 addresses in the first 4 bytes of the address arrays. */
+#define JDW_SOCK_INFO_FIELDS(F, A)                                           \
+	F(__u64, sk)                                                         \
+	F(__u16, family)                                                     \
+	F(__u16, protocol)                                                   \
+	F(__u16, sport)                                                      \
+	F(__u16, dport)                                                      \
+	A(__u8, saddr, 16)                                                   \
+	A(__u8, daddr, 16)
+
+/* rq: the struct request address, the request id shared by issue and
+ * completion. op: REQ_OP_* in the low byte, REQ_* flags above. */
+#define JDW_BLOCK_ISSUE_FIELDS(F, A)                                         \
+	F(__u32, dev)                                                        \
+	F(__u32, op)                                                         \
+	F(__u64, sector)                                                     \
+	F(__u32, bytes)                                                      \
+	F(__u32, reserved)                                                   \
+	F(__u64, rq)
+
+/* issue_ts/issue_tid: from the matching issue (0 if issue was not seen),
+ * so a completion can be placed back at its start time. */
+#define JDW_BLOCK_COMPLETE_FIELDS(F, A)                                      \
+	F(__u32, dev)                                                        \
+	F(__u32, op)                                                         \
+	F(__u64, sector)                                                     \
+	F(__u32, bytes)                                                      \
+	F(__s32, error)                                                      \
+	F(__u64, rq)                                                         \
+	F(__u64, issue_ts)                                                   \
+	F(__u32, issue_tid)                                                  \
+	F(__u32, issue_tgid)
+
+/* One packet leaving (NET_XMIT) or arriving (NET_RECV) at a device.
+ * sk: owning socket where the kernel knows it (xmit), else 0.
+ * Ports host order; seq/ack host order; tcp_flags FIN=1 SYN=2 RST=4 PSH=8
+ * ACK=16; payload_len: transport payload bytes (TCP/UDP data). */
+#define JDW_NET_PACKET_FIELDS(F, A)                                          \
+	F(__u32, ifindex)                                                    \
+	F(__u32, len)                                                        \
+	F(__u64, sk)                                                         \
+	F(__u16, family)                                                     \
+	F(__u8, protocol)                                                    \
+	F(__u8, tcp_flags)                                                   \
+	F(__u16, sport)                                                      \
+	F(__u16, dport)                                                      \
+	F(__u32, seq)                                                        \
+	F(__u32, ack)                                                        \
+	F(__u32, payload_len)                                                \
+	F(__u32, reserved)                                                   \
+	A(__u8, saddr, 16)                                                   \
+	A(__u8, daddr, 16)
+
+/* probe_id: index into the trace's app-probe table (provider:name). */
+#define JDW_USDT_FIELDS(F, A)                                                \
+	F(__u32, probe_id)                                                   \
+	F(__u32, nargs)                                                      \
+	A(__u64, args, JDW_USDT_MAX_ARGS)
+
+/* SysProf interaction summary: reserved for the interact group. */
+#define JDW_INTERACTION_FIELDS(F, A)                                         \
+	F(__u64, sk)                                                         \
+	F(__u64, req_start)                                                  \
+	F(__u64, req_end)                                                    \
+	F(__u64, resp_start)                                                 \
+	F(__u64, resp_end)                                                   \
+	F(__u64, req_bytes)                                                  \
+	F(__u64, resp_bytes)                                                 \
+	F(__u32, req_packets)                                                \
+	F(__u32, resp_packets)                                               \
+	F(__u64, oncpu_ns)                                                   \
+	F(__u64, runq_ns)                                                    \
+	F(__u64, blocked_ns)                                                 \
+	F(__u64, disk_bytes)                                                 \
+	F(__u32, disk_ios)                                                   \
+	F(__u32, reserved)
+
+/* ---- the event table ----------------------------------------------------
+ * X(NAME, id, group, "name", payload_fields_macro, payload_struct)
+ */
+#define JDW_EVENT_TABLE(X)                                                   \
+	X(SCHED_SWITCH, 1, SCHED, "sched_switch", JDW_SCHED_SWITCH_FIELDS, jdw_sched_switch) \
+	X(SCHED_WAKEUP, 2, SCHED, "sched_wakeup", JDW_SCHED_WAKEUP_FIELDS, jdw_sched_wakeup) \
+	X(SCHED_WAKEUP_NEW, 3, SCHED, "sched_wakeup_new", JDW_SCHED_WAKEUP_FIELDS, jdw_sched_wakeup) \
+	X(TASK_FORK, 4, SCHED, "task_fork", JDW_TASK_FORK_FIELDS, jdw_task_fork) \
+	X(TASK_EXEC, 5, SCHED, "task_exec", JDW_TASK_EXEC_FIELDS, jdw_task_exec) \
+	X(TASK_EXIT, 6, SCHED, "task_exit", JDW_TASK_EXIT_FIELDS, jdw_task_exit) \
+	X(SYS_ENTER, 10, SYSCALL, "sys_enter", JDW_SYS_ENTER_FIELDS, jdw_sys_enter) \
+	X(SYS_EXIT, 11, SYSCALL, "sys_exit", JDW_SYS_EXIT_FIELDS, jdw_sys_exit) \
+	X(SOCK_INFO, 12, SYSCALL, "sock_info", JDW_SOCK_INFO_FIELDS, jdw_sock_info) \
+	X(BLOCK_ISSUE, 20, BLOCK, "block_issue", JDW_BLOCK_ISSUE_FIELDS, jdw_block_issue) \
+	X(BLOCK_COMPLETE, 21, BLOCK, "block_complete", JDW_BLOCK_COMPLETE_FIELDS, jdw_block_complete) \
+	X(NET_XMIT, 30, NET, "net_xmit", JDW_NET_PACKET_FIELDS, jdw_net_packet) \
+	X(NET_RECV, 31, NET, "net_recv", JDW_NET_PACKET_FIELDS, jdw_net_packet) \
+	X(USDT, 40, APP, "usdt", JDW_USDT_FIELDS, jdw_usdt)                  \
+	X(INTERACTION, 50, INTERACT, "interaction", JDW_INTERACTION_FIELDS, jdw_interaction)
+
+enum jdw_event_type {
+	JDW_EVENT_NONE = 0,
+#define JDW_EVENT_ENUM(name, id, group, str, fields, st) JDW_EVENT_##name = id,
+	JDW_EVENT_TABLE(JDW_EVENT_ENUM)
+#undef JDW_EVENT_ENUM
+	JDW_EVENT_MAX = 64,
+};
+
+/* Payload structs, generated from the field tables (a struct used by two
+ * events is generated once, from its first use below). */
+#define JDW_STRUCT_FIELD(type, name) type name;
+#define JDW_STRUCT_ARRAY(type, name, n) type name[n];
+#define JDW_DEFINE_PAYLOAD(st, fields)                                       \
+	struct st {                                                          \
+		fields(JDW_STRUCT_FIELD, JDW_STRUCT_ARRAY)                   \
+	};
+JDW_DEFINE_PAYLOAD(jdw_sched_switch, JDW_SCHED_SWITCH_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_sched_wakeup, JDW_SCHED_WAKEUP_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_task_fork, JDW_TASK_FORK_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_task_exec, JDW_TASK_EXEC_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_task_exit, JDW_TASK_EXIT_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_sys_enter, JDW_SYS_ENTER_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_sys_exit, JDW_SYS_EXIT_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_sock_info, JDW_SOCK_INFO_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_block_issue, JDW_BLOCK_ISSUE_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_block_complete, JDW_BLOCK_COMPLETE_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_net_packet, JDW_NET_PACKET_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_usdt, JDW_USDT_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_interaction, JDW_INTERACTION_FIELDS)
+#undef JDW_DEFINE_PAYLOAD
+#undef JDW_STRUCT_FIELD
+#undef JDW_STRUCT_ARRAY
+
+/* Full records: header + payload, what the ring buffers carry. */
+#define JDW_DEFINE_RECORD(name, id, group, str, fields, st)                  \
+	struct st##_record {                                                 \
+		struct jdw_record_header hdr;                                \
+		struct st body;                                              \
+	};
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sched_switch)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sched_wakeup)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_task_fork)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_task_exec)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_task_exit)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sys_enter)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sys_exit)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sock_info)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_block_issue)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_block_complete)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_net_packet)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_usdt)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_interaction)
+#undef JDW_DEFINE_RECORD
+
+/* ---- control ------------------------------------------------------------
+ * One element of the "jdw_control" array map, written by user space and read
+ * by every program. Disabling a group also detaches its links; the flag makes
+ * the switch atomic for programs still attached during the detach. */
+#define JDW_FILTER_TGID (1u << 0) /* only tgids in jdw_tgid_filter */
+#define JDW_FILTER_SYSCALL (1u << 1) /* only syscalls set in the bitmap */
+
+struct jdw_control {
+	__u32 abi_version;
+	__u32 enabled_groups;  /* bit per enum jdw_group */
+	__u32 filter_flags;    /* JDW_FILTER_* */
+	__u32 wakeup_bytes;    /* wake the reader once this much is pending */
+	__u64 syscall_bitmap[JDW_SYSCALL_BITMAP_WORDS];
+};
+
+#ifdef __cplusplus
+#define JDW_STATIC_ASSERT static_assert
+#else
+#define JDW_STATIC_ASSERT _Static_assert
+#endif
+#define JDW_ABI_ASSERT_SIZE(st, n) JDW_STATIC_ASSERT(sizeof(struct st) == (n), #st " size changed: bump JDW_ABI_VERSION")
+JDW_ABI_ASSERT_SIZE(jdw_record_header, 24);
+JDW_ABI_ASSERT_SIZE(jdw_sched_switch, 24);
+JDW_ABI_ASSERT_SIZE(jdw_sched_wakeup, 16);
+JDW_ABI_ASSERT_SIZE(jdw_task_fork, 24);
+JDW_ABI_ASSERT_SIZE(jdw_task_exec, 24);
+JDW_ABI_ASSERT_SIZE(jdw_task_exit, 24);
+JDW_ABI_ASSERT_SIZE(jdw_sys_enter, 24);
+JDW_ABI_ASSERT_SIZE(jdw_sys_exit, 24);
+JDW_ABI_ASSERT_SIZE(jdw_sock_info, 48);
+JDW_ABI_ASSERT_SIZE(jdw_block_issue, 32);
+JDW_ABI_ASSERT_SIZE(jdw_block_complete, 48);
+JDW_ABI_ASSERT_SIZE(jdw_net_packet, 72);
+JDW_ABI_ASSERT_SIZE(jdw_usdt, 56);
+JDW_ABI_ASSERT_SIZE(jdw_interaction, 104);
+JDW_ABI_ASSERT_SIZE(jdw_control, 80);
+
+#endif /* JACKDAW_ABI_H */

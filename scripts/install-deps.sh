@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every Debian package jackdaw's build, tests, benchmarks and demo
+# need. Idempotent: packages already present are skipped, so `make` can call
+# it on every run at the cost of one dpkg query.
+set -euo pipefail
+
+packages=(
+	# build
+	make cmake g++ clang llvm pkg-config
+	libbpf-dev bpftool libelf-dev zlib1g-dev
+	libcli11-dev nlohmann-json3-dev libfmt-dev
+	systemtap-sdt-dev
+	# tests and benchmarks
+	libgtest-dev libgmock-dev libbenchmark-dev
+	linux-perf
+	# report rendering check (headless screenshot of the HTML report)
+	chromium
+	# later stages: pcap input
+	libpcap-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}; run as root (sudo make ...) to install them" >&2
+	exit 2
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,260 @@
+#include "capture/recorder.h"
+
+#include <dirent.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include "trace/event_table.h"
+#include "trace/syscall_names.h"
+
+namespace jackdaw::capture {
+namespace {
+
+std::string ReadComm(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+void ScanTgid(uint32_t tgid, nlohmann::json* out) {
+  const std::string dir = "/proc/" + std::to_string(tgid) + "/task";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    (*out)[e->d_name] = {{"tgid", tgid}, {"comm", ReadComm(dir + "/" + e->d_name + "/comm")}};
+  }
+  closedir(d);
+}
+
+nlohmann::json ClockJson(const trace::ClockMapping& m) {
+  return {{"method", m.method},           {"tsc_per_ns", m.tsc_per_ns},
+          {"ref_mono_ns", m.ref_mono_ns}, {"ref_tsc", m.ref_tsc},
+          {"wall_minus_mono_ns", m.wall_minus_mono_ns},
+          {"fit_max_residual_ns", m.fit_max_residual_ns}};
+}
+
+}  // namespace
+
+nlohmann::json ScanTasks(const std::vector<uint32_t>& tgids) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!tgids.empty()) {
+    for (uint32_t t : tgids) ScanTgid(t, &out);
+    return out;
+  }
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] >= '0' && e->d_name[0] <= '9') ScanTgid(strtoul(e->d_name, nullptr, 10), &out);
+  closedir(d);
+  return out;
+}
+
+StatusOr<std::unique_ptr<Recorder>> Recorder::Create(const RecorderOptions& opts) {
+  std::unique_ptr<Recorder> r(new Recorder());
+  r->opts_ = opts;
+  ASSIGN_OR_RETURN(r->session_, CaptureSession::Create(opts.capture));
+  r->stages_.resize(r->session_->ncpus());
+  for (auto& s : r->stages_) s.buf.reserve(opts.flush_bytes + 4096);
+  return r;
+}
+
+Recorder::~Recorder() {
+  if (running_) {
+    running_ = false;
+    if (thread_.joinable()) thread_.join();
+  }
+}
+
+nlohmann::json Recorder::Header() const {
+  utsname u{};
+  uname(&u);
+  std::vector<std::string> groups, modes;
+  for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) {
+    if (session_->available_groups() & (1u << g)) {
+      groups.push_back(trace::GroupName(g));
+      modes.push_back(std::string(trace::GroupName(g)) + ":" + session_->attach_mode(g));
+    }
+  }
+  std::vector<std::string> probes;
+  for (const auto& t : opts_.capture.usdt) probes.push_back(t.provider + ":" + t.name);
+  nlohmann::json h = {
+      {"format", "jdw"},
+      {"abi_version", JDW_ABI_VERSION},
+      {"host", u.nodename},
+      {"kernel", std::string(u.release) + " " + u.version},
+      {"ncpus", session_->ncpus()},
+      {"backend", "bpf"},
+      {"timebase", "mono_ns"},
+      {"probe_groups", groups},
+      {"attach_modes", modes},
+      {"ring_bytes_per_cpu", opts_.capture.ring_bytes_per_cpu},
+      {"filter_tgids", opts_.capture.tgids},
+      {"syscall_filter", opts_.capture.syscalls},
+      {"command", opts_.command},
+      {"app_probes", probes},
+      {"syscall_names", trace::SyscallNames()},
+      {"tasks", ScanTasks(opts_.capture.filter_tgid ? opts_.capture.tgids : std::vector<uint32_t>{})},
+      {"clock", ClockJson(clock_.Mapping())},
+      {"warnings", session_->warnings()},
+  };
+  return h;
+}
+
+Status Recorder::Start() {
+  clock_.Add(SampleClockPair());
+  last_clock_ns_ = MonoNowNs();
+  ASSIGN_OR_RETURN(writer_, trace::TraceWriter::Create(opts_.output, Header()));
+  RETURN_IF_ERROR(session_->EnableAll());
+  return Status::Ok();
+}
+
+void Recorder::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
+  CpuStage& s = stages_[cpu];
+  s.buf.insert(s.buf.end(), data, data + size);
+  ++s.count;
+  if (s.buf.size() >= opts_.flush_bytes && deferred_.ok()) {
+    Status st = FlushCpu(cpu);
+    if (!st.ok()) deferred_ = st;
+  }
+}
+
+Status Recorder::FlushCpu(uint32_t cpu) {
+  CpuStage& s = stages_[cpu];
+  s.last_flush_ns = MonoNowNs();
+  if (s.count == 0) return Status::Ok();
+  // Check order; sort through an index only when needed (rare).
+  struct Ref {
+    uint64_t ts;
+    uint32_t off, size;
+  };
+  bool sorted = true;
+  uint64_t prev = 0;
+  for (size_t off = 0; off < s.buf.size();) {
+    const auto* h = reinterpret_cast<const jdw_record_header*>(s.buf.data() + off);
+    if (h->ts < prev) sorted = false;
+    prev = std::max<uint64_t>(prev, h->ts);
+    off += h->size;
+  }
+  const uint8_t* out = s.buf.data();
+  uint64_t first_ts = reinterpret_cast<const jdw_record_header*>(out)->ts;
+  if (!sorted) {
+    std::vector<Ref> refs;
+    refs.reserve(s.count);
+    for (size_t off = 0; off < s.buf.size();) {
+      const auto* h = reinterpret_cast<const jdw_record_header*>(s.buf.data() + off);
+      refs.push_back({h->ts, static_cast<uint32_t>(off), h->size});
+      off += h->size;
+    }
+    std::stable_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) { return a.ts < b.ts; });
+    sort_scratch_.resize(s.buf.size());
+    size_t w = 0;
+    for (const Ref& r : refs) {
+      memcpy(sort_scratch_.data() + w, s.buf.data() + r.off, r.size);
+      w += r.size;
+    }
+    out = sort_scratch_.data();
+    first_ts = refs.front().ts;
+  }
+  if (first_ts < s.last_written_ts) {
+    uint64_t late = 0;
+    for (size_t off = 0; off < s.buf.size();) {
+      const auto* h = reinterpret_cast<const jdw_record_header*>(out + off);
+      if (h->ts < s.last_written_ts) ++late;
+      off += h->size;
+    }
+    late_ += late;
+  }
+  RETURN_IF_ERROR(writer_->WriteRecords(cpu, out, s.buf.size(), s.count));
+  s.last_written_ts = std::max(s.last_written_ts, prev);
+  records_ += s.count;
+  bytes_ = writer_->bytes_written();
+  s.buf.clear();
+  s.count = 0;
+  return Status::Ok();
+}
+
+Status Recorder::FlushAll() {
+  for (uint32_t c = 0; c < stages_.size(); ++c) RETURN_IF_ERROR(FlushCpu(c));
+  return Status::Ok();
+}
+
+Status Recorder::SyncClock() {
+  clock_.Add(SampleClockPair());
+  last_clock_ns_ = MonoNowNs();
+  return writer_->WriteMeta({{"clock", ClockJson(clock_.Mapping())}});
+}
+
+Status Recorder::Step() {
+  ASSIGN_OR_RETURN(int n, session_->Poll(*this, opts_.poll_timeout_ms));
+  (void)n;
+  if (!deferred_.ok()) return deferred_;
+  const uint64_t now = MonoNowNs();
+  for (uint32_t c = 0; c < stages_.size(); ++c)
+    if (now - stages_[c].last_flush_ns >= opts_.flush_interval_ns) RETURN_IF_ERROR(FlushCpu(c));
+  if (now - last_clock_ns_ >= opts_.clock_interval_ns) {
+    RETURN_IF_ERROR(SyncClock());
+    uint64_t lost = 0;
+    for (const auto& c : session_->ReadLosses())
+      for (uint64_t v : c) lost += v;
+    lost_ = lost;
+  }
+  return Status::Ok();
+}
+
+Status Recorder::StartBackground() {
+  RETURN_IF_ERROR(Start());
+  running_ = true;
+  thread_ = std::thread([this] {
+    while (running_) {
+      Status st = Step();
+      if (!st.ok()) {
+        thread_status_ = st;
+        running_ = false;
+      }
+    }
+  });
+  return Status::Ok();
+}
+
+Status Recorder::Stop() {
+  if (stopped_) return Status::Ok();
+  stopped_ = true;
+  if (thread_.joinable()) {
+    running_ = false;
+    thread_.join();
+  }
+  session_->DisableAll();
+  // Everything submitted before the detach is in the rings now.
+  for (int i = 0; i < 4; ++i) {
+    ASSIGN_OR_RETURN(int n, session_->Drain(*this));
+    if (n == 0) break;
+  }
+  if (!deferred_.ok()) return deferred_;
+  RETURN_IF_ERROR(FlushAll());
+  clock_.Add(SampleClockPair());
+  auto losses = session_->ReadLosses();
+  uint64_t lost = 0;
+  for (const auto& c : losses)
+    for (uint64_t v : c) lost += v;
+  lost_ = lost;
+  nlohmann::json footer = {{"records", writer_->records_written()},
+                           {"lost", losses},
+                           {"lost_total", lost},
+                           {"late_records", late_.load()},
+                           {"clock", ClockJson(clock_.Mapping())}};
+  RETURN_IF_ERROR(writer_->Finish(footer));
+  bytes_ = writer_->bytes_written();
+  return thread_status_;
+}
+
+RecorderStats Recorder::stats() const {
+  return RecorderStats{records_.load(), bytes_.load(), lost_.load(), late_.load()};
+}
+
+}  // namespace jackdaw::capture

@@ -1,0 +1,100 @@
+// Recorder: a CaptureSession drained into a .jdw TraceWriter.
+//
+// Records of each CPU are staged and written as one chunk per CPU when the
+// stage holds flush_bytes or every flush_interval. Within a chunk records
+// are put in timestamp order: the only disorder a CPU's ring can hold is a
+// record nested (irq) inside another's reserve/submit, a window of a few
+// hundred ns. A record older than one already written for its CPU is kept
+// and counted (late_records) — the reorder stage absorbs it.
+//
+// Clock pairs (rdtsc, CLOCK_MONOTONIC) are taken at Start, every
+// clock_interval and at Stop; the current mapping is written as a metadata
+// chunk each time, so a killed recording still carries one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "capture/clock_sync.h"
+#include "capture/session.h"
+#include "trace/trace_writer.h"
+
+namespace jackdaw::capture {
+
+struct RecorderOptions {
+  CaptureOptions capture;
+  std::string output = "jackdaw.jdw";
+  size_t flush_bytes = 1u << 20;
+  uint64_t flush_interval_ns = 200'000'000;
+  uint64_t clock_interval_ns = 1'000'000'000;
+  int poll_timeout_ms = 10;
+  std::vector<std::string> command;  // recorded in the header
+};
+
+struct RecorderStats {
+  uint64_t records = 0;
+  uint64_t bytes = 0;  // file size so far
+  uint64_t lost = 0;
+  uint64_t late_records = 0;
+};
+
+class Recorder : RecordSink {
+ public:
+  static StatusOr<std::unique_ptr<Recorder>> Create(const RecorderOptions& opts);
+  ~Recorder() override;
+
+  CaptureSession& session() { return *session_; }
+
+  // Attaches the configured groups and starts the clock. Call before the
+  // workload starts.
+  Status Start();
+  // One drain step: poll, stage, flush what is due, sync the clock if due.
+  Status Step();
+  // Runs Step() on a thread until Stop().
+  Status StartBackground();
+  // Detaches, drains what is left, writes losses and the footer.
+  Status Stop();
+
+  RecorderStats stats() const;
+
+ private:
+  struct CpuStage {
+    std::vector<uint8_t> buf;
+    uint64_t count = 0;
+    uint64_t last_written_ts = 0;
+    uint64_t last_flush_ns = 0;
+  };
+
+  Recorder() = default;
+  void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) override;
+  Status FlushCpu(uint32_t cpu);
+  Status FlushAll();
+  Status SyncClock();
+  nlohmann::json Header() const;
+
+  RecorderOptions opts_;
+  std::unique_ptr<CaptureSession> session_;
+  std::unique_ptr<trace::TraceWriter> writer_;
+  std::vector<CpuStage> stages_;
+  std::vector<uint8_t> sort_scratch_;
+  ClockFit clock_;
+  uint64_t last_clock_ns_ = 0;
+  std::atomic<uint64_t> records_{0}, bytes_{0}, lost_{0}, late_{0};
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+  Status thread_status_;
+  bool stopped_ = false;
+  Status deferred_;
+};
+
+// Thread/process names of tgids (all processes if empty) from /proc:
+// {"tid": {"tgid": N, "comm": "..."}}.
+nlohmann::json ScanTasks(const std::vector<uint32_t>& tgids);
+
+}  // namespace jackdaw::capture

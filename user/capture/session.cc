@@ -1,0 +1,364 @@
+#include "capture/session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/capability.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "app.skel.h"
+#include "block.skel.h"
+#include "maps.skel.h"
+#include "net.skel.h"
+#include "sched.skel.h"
+#include "syscall.skel.h"
+#include "trace/event_table.h"
+
+namespace jackdaw::capture {
+namespace {
+
+constexpr const char* kSharedMaps[] = {"jdw_ringbufs", "jdw_control", "jdw_lost", "jdw_tgid_filter"};
+
+// libbpf's log: kept quiet unless verbose, but the last lines are remembered
+// so a failed load can say why.
+bool g_verbose = false;
+std::mutex g_log_mu;
+std::string g_last_log;
+
+int LibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list ap) {
+  char buf[2048];
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  if (g_verbose && level != LIBBPF_DEBUG) fputs(buf, stderr);
+  if (level == LIBBPF_WARN) {
+    std::lock_guard<std::mutex> lock(g_log_mu);
+    g_last_log = buf;
+    while (!g_last_log.empty() && g_last_log.back() == '\n') g_last_log.pop_back();
+  }
+  return 0;
+}
+
+std::string LastLibbpfLine() {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  return g_last_log;
+}
+
+struct OpenedObject {
+  bpf_object* obj = nullptr;
+  uint32_t abi = 0;
+  std::function<void()> destroy;
+};
+
+// One entry per probe group; the only place that names the skeletons.
+template <typename Skel, Skel* (*OpenFn)(), void (*DestroyFn)(Skel*)>
+OpenedObject OpenSkel() {
+  Skel* s = OpenFn();
+  if (!s) return {};
+  return {s->obj, s->rodata->jdw_abi_version, [s] { DestroyFn(s); }};
+}
+
+OpenedObject OpenGroup(uint32_t group) {
+  switch (group) {
+    case JDW_GROUP_SCHED:
+      return OpenSkel<jdw_sched_bpf, jdw_sched_bpf__open, jdw_sched_bpf__destroy>();
+    case JDW_GROUP_SYSCALL:
+      return OpenSkel<jdw_syscall_bpf, jdw_syscall_bpf__open, jdw_syscall_bpf__destroy>();
+    case JDW_GROUP_BLOCK:
+      return OpenSkel<jdw_block_bpf, jdw_block_bpf__open, jdw_block_bpf__destroy>();
+    case JDW_GROUP_NET:
+      return OpenSkel<jdw_net_bpf, jdw_net_bpf__open, jdw_net_bpf__destroy>();
+    case JDW_GROUP_APP:
+      return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>();
+  }
+  return {};
+}
+
+bool HasPrefix(const char* s, const char* prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+}  // namespace
+
+Status CheckPrivileges() {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &hdr, data) != 0)
+    return Status::Error("jackdaw: cannot read capabilities; run as root (sudo)", 2);
+  auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1u; };
+  constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
+  if (has(kCapSysAdmin)) return Status::Ok();
+  std::string missing;
+  if (!has(kCapBpf)) missing += "CAP_BPF";
+  if (!has(kCapPerfmon)) missing += missing.empty() ? "CAP_PERFMON" : " and CAP_PERFMON";
+  if (missing.empty()) return Status::Ok();
+  return Status::Error("jackdaw: loading eBPF probes needs root, or CAP_BPF and CAP_PERFMON (missing: " +
+                           missing + "); run it with sudo",
+                       2);
+}
+
+Status EnsureTracefs() {
+  struct statfs sfs;
+  constexpr long kTracefsMagic = 0x74726163;
+  if (statfs("/sys/kernel/tracing", &sfs) == 0 && sfs.f_type == kTracefsMagic) return Status::Ok();
+  if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0)
+    return ErrStatus("cannot mount tracefs on /sys/kernel/tracing: %s (mount it by hand: "
+                     "mount -t tracefs tracefs /sys/kernel/tracing)",
+                     strerror(errno));
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Create(const CaptureOptions& opts) {
+  g_verbose = opts.verbose;
+  libbpf_set_print(LibbpfPrint);
+  std::unique_ptr<CaptureSession> s(new CaptureSession());
+  s->opts_ = opts;
+  const int n = libbpf_num_possible_cpus();
+  if (n <= 0 || n > JDW_MAX_CPUS) return ErrStatus("cannot count possible CPUs (%d)", n);
+  s->ncpus_ = n;
+  const uint32_t ring = opts.ring_bytes_per_cpu;
+  if (ring < 4096 || (ring & (ring - 1)) != 0)
+    return ErrStatus("ring buffer size %u is not a power of two >= 4096", ring);
+  if (opts.filter_tgid) s->filter_flags_ |= JDW_FILTER_TGID;
+  RETURN_IF_ERROR(s->CreateSharedMaps());
+  for (uint32_t t : opts.tgids) RETURN_IF_ERROR(s->AddTgid(t));
+  RETURN_IF_ERROR(s->SetSyscallFilter(opts.syscalls));
+  for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) {
+    if (!(opts.groups & (1u << g))) continue;
+    if (g == JDW_GROUP_INTERACT) {
+      s->warnings_.push_back("interact: in-kernel interaction summaries are not built yet; group skipped");
+      continue;
+    }
+    Status st = s->LoadGroup(g);
+    if (!st.ok()) s->warnings_.push_back(st.message());
+    else s->available_ |= 1u << g;
+  }
+  if (s->available_ == 0 && opts.groups != 0)
+    return ErrStatus("no probe group could be loaded: %s",
+                     s->warnings_.empty() ? "unknown reason" : s->warnings_.front().c_str());
+  return s;
+}
+
+Status CaptureSession::CreateSharedMaps() {
+  jdw_maps_bpf* m = jdw_maps_bpf__open();
+  if (!m) return ErrStatus("cannot open the shared BPF maps: %s", LastLibbpfLine().c_str());
+  maps_destroy_ = [m] { jdw_maps_bpf__destroy(m); };
+  bpf_map__set_max_entries(m->maps.jdw_ringbufs, ncpus_);
+  // The outer map's inner template must match the rings' size; the rings
+  // themselves are created below, one per CPU.
+  int tmpl = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "jdw_ring_tmpl", 0, 0, opts_.ring_bytes_per_cpu, nullptr);
+  if (tmpl < 0) return ErrStatus("cannot create a BPF ring buffer: %s", strerror(errno));
+  bpf_map__set_inner_map_fd(m->maps.jdw_ringbufs, tmpl);
+  const int loaded = jdw_maps_bpf__load(m);
+  close(tmpl);
+  if (loaded != 0)
+    return ErrStatus("cannot create the shared BPF maps: %s", LastLibbpfLine().c_str());
+  if (m->rodata->jdw_abi_version != JDW_ABI_VERSION)
+    return ErrStatus("BPF objects built for ABI %u, this jackdaw speaks %u: rebuild with make",
+                     m->rodata->jdw_abi_version, JDW_ABI_VERSION);
+  ringbufs_fd_ = bpf_map__fd(m->maps.jdw_ringbufs);
+  control_fd_ = bpf_map__fd(m->maps.jdw_control);
+  lost_fd_ = bpf_map__fd(m->maps.jdw_lost);
+  tgid_fd_ = bpf_map__fd(m->maps.jdw_tgid_filter);
+  for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
+    const std::string name = "jdw_ring" + std::to_string(cpu);
+    int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name.c_str(), 0, 0, opts_.ring_bytes_per_cpu, nullptr);
+    if (fd < 0) return ErrStatus("cannot create ring buffer for cpu %u: %s", cpu, strerror(errno));
+    ring_fds_.push_back(fd);
+    if (bpf_map_update_elem(ringbufs_fd_, &cpu, &fd, BPF_ANY) != 0)
+      return ErrStatus("cannot install ring buffer for cpu %u: %s", cpu, strerror(errno));
+  }
+  ring_ctx_.resize(ncpus_);
+  for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
+    ring_ctx_[cpu] = RingCtx{this, cpu};
+    if (!rb_) {
+      rb_ = ring_buffer__new(ring_fds_[cpu], OnSample, &ring_ctx_[cpu], nullptr);
+      if (!rb_) return ErrStatus("cannot map ring buffers: %s", strerror(errno));
+    } else if (ring_buffer__add(rb_, ring_fds_[cpu], OnSample, &ring_ctx_[cpu]) != 0) {
+      return ErrStatus("cannot map ring buffer of cpu %u: %s", cpu, strerror(errno));
+    }
+  }
+  return WriteControl();
+}
+
+Status CaptureSession::LoadGroup(uint32_t group) {
+  const char* gname = trace::GroupName(group);
+  // tp_btf first; classic tracepoints when the kernel refuses them.
+  for (const char* mode : {"tp_btf", "tracepoint"}) {
+    if (group == JDW_GROUP_APP && strcmp(mode, "tracepoint") == 0) break;
+    if (strcmp(mode, "tracepoint") == 0) {
+      Status t = EnsureTracefs();
+      if (!t.ok()) return ErrStatus("%s: disabled: %s", gname, t.message().c_str());
+    }
+    OpenedObject o = OpenGroup(group);
+    if (!o.obj) return ErrStatus("%s: disabled: cannot open its BPF object", gname);
+    if (o.abi != JDW_ABI_VERSION) {
+      o.destroy();
+      return ErrStatus("%s: BPF object built for ABI %u, jackdaw speaks %u: rebuild with make", gname,
+                       o.abi, JDW_ABI_VERSION);
+    }
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, o.obj) {
+      const char* sec = bpf_program__section_name(prog);
+      const bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode);
+      bpf_program__set_autoload(prog, wanted);
+    }
+    const int shared_fds[] = {ringbufs_fd_, control_fd_, lost_fd_, tgid_fd_};
+    for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
+      bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
+      if (map && bpf_map__reuse_fd(map, shared_fds[i]) != 0) {
+        o.destroy();
+        return ErrStatus("%s: disabled: cannot share map %s", gname, kSharedMaps[i]);
+      }
+    }
+    if (bpf_object__load(o.obj) == 0) {
+      groups_[group] = Group{gname, mode, o.obj, o.destroy, {}};
+      return Status::Ok();
+    }
+    const std::string why = LastLibbpfLine();
+    o.destroy();
+    if (strcmp(mode, "tracepoint") == 0 || group == JDW_GROUP_APP)
+      return ErrStatus("%s: disabled: the kernel refused its probes (%s)", gname, why.c_str());
+  }
+  return ErrStatus("%s: disabled: no attach method worked", gname);
+}
+
+CaptureSession::~CaptureSession() {
+  DisableAll();
+  if (rb_) ring_buffer__free(rb_);
+  for (auto& g : groups_)
+    if (g.destroy) g.destroy();
+  for (int fd : ring_fds_) close(fd);
+  if (maps_destroy_) maps_destroy_();
+}
+
+Status CaptureSession::WriteControl() {
+  jdw_control ctl{};
+  ctl.abi_version = JDW_ABI_VERSION;
+  ctl.enabled_groups = enabled_;
+  ctl.filter_flags = filter_flags_;
+  ctl.wakeup_bytes = opts_.wakeup_bytes ? opts_.wakeup_bytes : opts_.ring_bytes_per_cpu / 4;
+  memcpy(ctl.syscall_bitmap, syscall_bitmap_, sizeof(ctl.syscall_bitmap));
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(control_fd_, &zero, &ctl, BPF_ANY) != 0)
+    return ErrStatus("cannot update the control map: %s", strerror(errno));
+  return Status::Ok();
+}
+
+Status CaptureSession::Enable(uint32_t group) {
+  if (group >= JDW_GROUP_MAX || !(available_ & (1u << group)))
+    return ErrStatus("probe group %s is not available in this session", trace::GroupName(group));
+  if (enabled_ & (1u << group)) return Status::Ok();
+  Group& g = groups_[group];
+  if (group == JDW_GROUP_APP) {
+    bpf_program* prog = bpf_object__find_program_by_name(g.obj, "usdt_probe");
+    for (size_t i = 0; i < opts_.usdt.size(); ++i) {
+      const UsdtTarget& t = opts_.usdt[i];
+      LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = i);
+      bpf_link* l = bpf_program__attach_usdt(prog, t.pid, t.binary.c_str(), t.provider.c_str(),
+                                             t.name.c_str(), &uo);
+      if (!l) {
+        const std::string why = LastLibbpfLine();
+        for (bpf_link* x : g.links) bpf_link__destroy(x);
+        g.links.clear();
+        return ErrStatus("cannot attach USDT probe %s:%s in %s: %s", t.provider.c_str(), t.name.c_str(),
+                         t.binary.c_str(), why.c_str());
+      }
+      g.links.push_back(l);
+    }
+  } else {
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, g.obj) {
+      if (!bpf_program__autoload(prog)) continue;
+      bpf_link* l = bpf_program__attach(prog);
+      if (!l) {
+        const std::string why = LastLibbpfLine();
+        for (bpf_link* x : g.links) bpf_link__destroy(x);
+        g.links.clear();
+        return ErrStatus("cannot attach %s program %s: %s", g.name.c_str(), bpf_program__name(prog),
+                         why.c_str());
+      }
+      g.links.push_back(l);
+    }
+  }
+  enabled_ |= 1u << group;
+  return WriteControl();
+}
+
+Status CaptureSession::Disable(uint32_t group) {
+  if (group >= JDW_GROUP_MAX || !(enabled_ & (1u << group))) return Status::Ok();
+  // Flag first, so programs still attached during the detach emit nothing.
+  enabled_ &= ~(1u << group);
+  Status st = WriteControl();
+  for (bpf_link* l : groups_[group].links) bpf_link__destroy(l);
+  groups_[group].links.clear();
+  return st;
+}
+
+Status CaptureSession::EnableAll() {
+  for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g)
+    if (available_ & (1u << g)) RETURN_IF_ERROR(Enable(g));
+  return Status::Ok();
+}
+
+void CaptureSession::DisableAll() {
+  for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) (void)Disable(g);
+}
+
+Status CaptureSession::AddTgid(uint32_t tgid) {
+  uint8_t one = 1;
+  if (bpf_map_update_elem(tgid_fd_, &tgid, &one, BPF_ANY) != 0)
+    return ErrStatus("cannot add pid %u to the filter: %s", tgid, strerror(errno));
+  return Status::Ok();
+}
+
+Status CaptureSession::SetSyscallFilter(const std::vector<int>& syscalls) {
+  memset(syscall_bitmap_, 0, sizeof(syscall_bitmap_));
+  if (syscalls.empty()) {
+    filter_flags_ &= ~JDW_FILTER_SYSCALL;
+  } else {
+    for (int nr : syscalls) {
+      if (nr < 0 || nr >= JDW_MAX_SYSCALLS) return ErrStatus("syscall number %d out of range", nr);
+      syscall_bitmap_[nr / 64] |= 1ull << (nr % 64);
+    }
+    filter_flags_ |= JDW_FILTER_SYSCALL;
+  }
+  return WriteControl();
+}
+
+int CaptureSession::OnSample(void* ctx, void* data, size_t size) {
+  auto* rc = static_cast<RingCtx*>(ctx);
+  rc->self->sink_->OnRecord(rc->cpu, static_cast<const uint8_t*>(data), size);
+  ++rc->self->delivered_;
+  return 0;
+}
+
+StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
+  sink_ = &sink;
+  delivered_ = 0;
+  int n = ring_buffer__poll(rb_, timeout_ms);
+  if (n < 0 && n != -EINTR) return ErrStatus("ring buffer poll failed: %s", strerror(-n));
+  // poll() returns after the first ready ring; sweep the others too.
+  n = ring_buffer__consume(rb_);
+  if (n < 0 && n != -EINTR) return ErrStatus("ring buffer consume failed: %s", strerror(-n));
+  return delivered_;
+}
+
+StatusOr<int> CaptureSession::Drain(RecordSink& sink) { return Poll(sink, 0); }
+
+std::vector<std::vector<uint64_t>> CaptureSession::ReadLosses() const {
+  std::vector<std::vector<uint64_t>> out(ncpus_, std::vector<uint64_t>(JDW_GROUP_MAX, 0));
+  std::vector<uint64_t> vals(ncpus_);
+  for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) {
+    if (bpf_map_lookup_elem(lost_fd_, &g, vals.data()) != 0) continue;
+    for (uint32_t c = 0; c < ncpus_; ++c) out[c][g] = vals[c];
+  }
+  return out;
+}
+
+}  // namespace jackdaw::capture

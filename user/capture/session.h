@@ -1,0 +1,129 @@
+// A capture session: the BPF side of jackdaw's data flow, owned end to end.
+//
+// Lifecycle (STYLE rule 10): Create() opens every probe group's skeleton,
+// creates the shared maps once (maps.bpf.c: per-CPU ring buffers, control,
+// loss counters, tgid filter) and hands their fds to each group
+// (bpf_map__reuse_fd), then loads each group, choosing tp_btf programs and
+// falling back to classic tracepoints (set_autoload) — a group that loads
+// neither way is disabled with a warning, the rest run. Enable()/Disable()
+// attach and detach one group's links at runtime and flip its bit in the
+// control map, so a disabled group costs nothing. Poll() drains every CPU's
+// ring into a RecordSink.
+//
+// Invariants: records of one CPU reach the sink in ring order; the kernel
+// counts every record it could not reserve in jdw_lost[cpu][group].
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "jackdaw/abi.h"
+
+struct bpf_object;
+struct bpf_link;
+struct ring_buffer;
+
+namespace jackdaw::capture {
+
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) = 0;
+};
+
+struct UsdtTarget {
+  std::string binary;
+  std::string provider;
+  std::string name;
+  int pid = -1;  // -1: every process running the binary
+};
+
+struct CaptureOptions {
+  uint32_t groups = (1u << JDW_GROUP_SCHED) | (1u << JDW_GROUP_SYSCALL) |
+                    (1u << JDW_GROUP_BLOCK) | (1u << JDW_GROUP_NET);
+  uint32_t ring_bytes_per_cpu = 8u << 20;  // power of two, >= page size
+  uint32_t wakeup_bytes = 0;                // 0: a quarter of the ring
+  bool filter_tgid = false;
+  std::vector<uint32_t> tgids;
+  std::vector<int> syscalls;  // empty: all
+  std::vector<UsdtTarget> usdt;  // app group probes; cookie = index
+  bool verbose = false;          // libbpf's own log on stderr
+};
+
+class CaptureSession {
+ public:
+  static StatusOr<std::unique_ptr<CaptureSession>> Create(const CaptureOptions& opts);
+  ~CaptureSession();
+
+  uint32_t ncpus() const { return ncpus_; }
+  // Groups that loaded (whatever their current state).
+  uint32_t available_groups() const { return available_; }
+  uint32_t enabled_groups() const { return enabled_; }
+  // "tp_btf" or "tracepoint" per loaded group; "" if it did not load.
+  const std::string& attach_mode(uint32_t group) const { return groups_[group].mode; }
+  // One line per group that could not be loaded, and why.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  Status Enable(uint32_t group);
+  Status Disable(uint32_t group);
+  Status EnableAll();
+  void DisableAll();
+  Status AddTgid(uint32_t tgid);
+  Status SetSyscallFilter(const std::vector<int>& syscalls);  // empty: all
+
+  // Waits up to timeout_ms for data, then drains every ring. Returns the
+  // number of records delivered.
+  StatusOr<int> Poll(RecordSink& sink, int timeout_ms);
+  // Drains without waiting.
+  StatusOr<int> Drain(RecordSink& sink);
+
+  // lost[cpu][group], summed by the kernel since the session started.
+  std::vector<std::vector<uint64_t>> ReadLosses() const;
+
+ private:
+  struct Group {
+    std::string name;
+    std::string mode;
+    bpf_object* obj = nullptr;
+    std::function<void()> destroy;
+    std::vector<bpf_link*> links;
+  };
+  struct RingCtx {
+    CaptureSession* self;
+    uint32_t cpu;
+  };
+
+  CaptureSession() = default;
+  Status CreateSharedMaps();
+  Status LoadGroup(uint32_t group);
+  Status WriteControl();
+  static int OnSample(void* ctx, void* data, size_t size);
+
+  CaptureOptions opts_;
+  uint32_t ncpus_ = 0;
+  uint32_t available_ = 0;
+  uint32_t enabled_ = 0;
+  uint32_t filter_flags_ = 0;
+  uint64_t syscall_bitmap_[JDW_SYSCALL_BITMAP_WORDS] = {};
+  Group groups_[JDW_GROUP_MAX];
+  std::function<void()> maps_destroy_;
+  int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1;
+  std::vector<int> ring_fds_;
+  std::vector<RingCtx> ring_ctx_;
+  ring_buffer* rb_ = nullptr;
+  RecordSink* sink_ = nullptr;
+  int delivered_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+// Root, or CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN): returns an error with
+// exit code 2 naming what is missing.
+Status CheckPrivileges();
+// Mounts tracefs at /sys/kernel/tracing if nothing is mounted there.
+Status EnsureTracefs();
+
+}  // namespace jackdaw::capture

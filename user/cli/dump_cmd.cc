@@ -1,0 +1,169 @@
+// jackdaw dump: a trace's records, human-readably, or a summary of counts.
+#include <arpa/inet.h>
+
+#include <cinttypes>
+#include <cstring>
+#include <map>
+
+#include "cli/commands.h"
+#include "trace/event_table.h"
+#include "trace/trace_reader.h"
+
+namespace jackdaw::cli {
+namespace {
+
+struct DumpArgs {
+  std::string file;
+  bool summary = false;
+  bool salvage = false;
+  uint64_t limit = 0;
+};
+
+std::string Addr(uint16_t family, const uint8_t* a, uint16_t port) {
+  char buf[INET6_ADDRSTRLEN + 8] = "?";
+  if (family == 2) inet_ntop(AF_INET, a, buf, sizeof(buf));
+  else if (family == 10) inet_ntop(AF_INET6, a, buf, sizeof(buf));
+  return std::string(family == 10 ? "[" : "") + buf + (family == 10 ? "]" : "") + ":" + std::to_string(port);
+}
+
+const char* kCtx[] = {"task", "softirq", "hardirq", "nmi"};
+const char* kObj[] = {"none", "socket", "pipe", "file", "futex", "epoll", "fd"};
+
+void PrintRecord(const trace::TraceMeta& m, const jdw_record_header& h, uint64_t t0) {
+  const trace::EventDesc* d = trace::FindEvent(h.type);
+  const uint64_t ns = m.time.ToMonoNs(h.ts);
+  printf("%12.6f cpu%-2u %7u/%-7u %-7s %-16s", double(ns - t0) / 1e9, h.cpu, h.tid, h.tgid,
+         h.ctx < 4 ? kCtx[h.ctx] : "?", d ? d->name : "unknown");
+  if (!d) {
+    printf(" type=%u size=%u\n", h.type, h.size);
+    return;
+  }
+  const uint8_t* p = trace::Payload(h);
+  auto syscall = [&](uint64_t nr) -> std::string {
+    return nr < m.syscall_names.size() && !m.syscall_names[nr].empty() ? m.syscall_names[nr]
+                                                                       : "sys_" + std::to_string(nr);
+  };
+  switch (h.type) {
+    case JDW_EVENT_SOCK_INFO: {
+      jdw_sock_info s;
+      memcpy(&s, p, sizeof(s));
+      printf(" sk=%#" PRIx64 " %s %s -> %s\n", uint64_t(s.sk), s.protocol == 6 ? "tcp" : "udp",
+             Addr(s.family, s.saddr, s.sport).c_str(), Addr(s.family, s.daddr, s.dport).c_str());
+      return;
+    }
+    case JDW_EVENT_NET_XMIT:
+    case JDW_EVENT_NET_RECV: {
+      jdw_net_packet n;
+      memcpy(&n, p, sizeof(n));
+      printf(" if=%u len=%u %s %s -> %s seq=%u ack=%u flags=%#x payload=%u sk=%#" PRIx64 "\n",
+             n.ifindex, n.len, n.protocol == 6 ? "tcp" : n.protocol == 17 ? "udp" : "ip",
+             Addr(n.family, n.saddr, n.sport).c_str(), Addr(n.family, n.daddr, n.dport).c_str(), n.seq,
+             n.ack, n.tcp_flags, n.payload_len, uint64_t(n.sk));
+      return;
+    }
+    case JDW_EVENT_USDT: {
+      jdw_usdt u;
+      memcpy(&u, p, sizeof(u));
+      printf(" %s", u.probe_id < m.app_probes.size() ? m.app_probes[u.probe_id].c_str() : "probe?");
+      for (uint32_t i = 0; i < u.nargs && i < JDW_USDT_MAX_ARGS; ++i) printf(" arg%u=%" PRId64, i, int64_t(u.args[i]));
+      printf("\n");
+      return;
+    }
+  }
+  for (const auto& f : d->fields) {
+    if (strcmp(f.name, "reserved") == 0) continue;
+    if (f.kind == trace::FieldKind::kChars) {
+      printf(" %s=%.*s", f.name, int(strnlen(reinterpret_cast<const char*>(p + f.offset), f.count)),
+             reinterpret_cast<const char*>(p + f.offset));
+      continue;
+    }
+    if (f.count != 1) continue;
+    const uint64_t v = trace::ReadScalar(h, f);
+    if (strcmp(f.name, "nr") == 0) printf(" %s", syscall(v).c_str());
+    else if (strcmp(f.name, "obj_kind") == 0) printf(" obj=%s", v < 7 ? kObj[v] : "?");
+    else if (strcmp(f.name, "obj") == 0 || strcmp(f.name, "rq") == 0 || strcmp(f.name, "sk") == 0)
+      printf(" %s=%#" PRIx64, f.name, v);
+    else if (f.kind == trace::FieldKind::kSigned) printf(" %s=%" PRId64, f.name, int64_t(v));
+    else printf(" %s=%" PRIu64, f.name, v);
+  }
+  printf("\n");
+}
+
+int Run(const DumpArgs& a) {
+  auto r = trace::TraceReader::Open(a.file, {.allow_truncated = a.salvage});
+  if (!r.ok()) {
+    PrintError(r.status().message() + (a.salvage ? "" : " (--salvage reads what is intact)"));
+    return 1;
+  }
+  const trace::TraceReader& tr = **r;
+  const trace::TraceMeta& m = tr.meta();
+  if (!tr.damage().ok()) fprintf(stderr, "jackdaw: warning: %s\n", tr.damage().message().c_str());
+  if (a.summary) {
+    std::map<uint16_t, uint64_t> per_type;
+    std::vector<uint64_t> per_cpu(m.ncpus, 0);
+    uint64_t total = 0, first = UINT64_MAX, last = 0;
+    tr.ForEachRecord([&](const jdw_record_header& h) {
+      ++per_type[h.type];
+      ++per_cpu[h.cpu < m.ncpus ? h.cpu : 0];
+      ++total;
+      first = std::min<uint64_t>(first, h.ts);
+      last = std::max<uint64_t>(last, h.ts);
+    });
+    printf("trace:    %s (%s)\n", a.file.c_str(), m.complete ? "complete" : "INCOMPLETE");
+    printf("host:     %s, kernel %s, %u cpus, backend %s\n", m.host.c_str(), m.kernel.c_str(), m.ncpus,
+           m.backend.c_str());
+    printf("clock:    %s, TSC %.6f GHz, fit residual %.0f ns\n", m.time.clock.method.c_str(),
+           m.time.clock.tsc_per_ns, m.time.clock.fit_max_residual_ns);
+    std::string groups;
+    for (const auto& g : m.probe_groups) groups += (groups.empty() ? "" : ",") + g;
+    printf("probes:   %s\n", groups.c_str());
+    printf("events:   %" PRIu64 " over %.3f s\n", total,
+           total ? double(m.time.ToMonoNs(last) - m.time.ToMonoNs(first)) / 1e9 : 0.0);
+    printf("\n%-18s %12s\n", "type", "count");
+    for (auto [t, n] : per_type) {
+      const trace::EventDesc* d = trace::FindEvent(t);
+      printf("%-18s %12" PRIu64 "\n", d ? d->name : ("type" + std::to_string(t)).c_str(), n);
+    }
+    printf("\n%-6s %12s %12s\n", "cpu", "events", "lost");
+    for (uint32_t c = 0; c < m.ncpus; ++c) {
+      uint64_t lost = 0;
+      for (uint64_t v : m.losses.lost[c]) lost += v;
+      printf("%-6u %12" PRIu64 " %12" PRIu64 "\n", c, per_cpu[c], lost);
+    }
+    printf("\nlost per group:");
+    for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) {
+      uint64_t lost = 0;
+      for (uint32_t c = 0; c < m.ncpus; ++c) lost += m.losses.lost[c][g];
+      if (std::string(trace::GroupName(g)) != "unknown") printf(" %s=%" PRIu64, trace::GroupName(g), lost);
+    }
+    printf("  (total %" PRIu64 ")\n", m.losses.total());
+    return tr.damage().ok() ? 0 : 1;
+  }
+  uint64_t t0 = UINT64_MAX;
+  tr.ForEachRecord([&](const jdw_record_header& h) { t0 = std::min<uint64_t>(t0, m.time.ToMonoNs(h.ts)); });
+  uint64_t n = 0;
+  // Records are printed in file order: per-CPU chunks, each in time order.
+  tr.ForEachRecord([&](const jdw_record_header& h) {
+    if (a.limit && n >= a.limit) return;
+    PrintRecord(m, h, t0);
+    ++n;
+  });
+  return tr.damage().ok() ? 0 : 1;
+}
+
+}  // namespace
+
+Runner RegisterDump(CLI::App& app) {
+  auto args = std::make_shared<DumpArgs>();
+  CLI::App* sub = app.add_subcommand("dump",
+                                     "Print a trace's events, or with --summary counts per type and CPU and losses.\n"
+                                     "  jackdaw dump out.jdw --summary\n"
+                                     "  jackdaw dump out.jdw --limit 100");
+  sub->add_option("file", args->file, "trace file (.jdw)")->required();
+  sub->add_flag("-s,--summary", args->summary, "counts per event type and CPU, losses, clock");
+  sub->add_option("-n,--limit", args->limit, "print at most N events");
+  sub->add_flag("--salvage", args->salvage, "read the intact part of a truncated or damaged trace");
+  return [args] { return Run(*args); };
+}
+
+}  // namespace jackdaw::cli

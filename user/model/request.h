@@ -1,0 +1,96 @@
+// The hand-off between request extraction (user/join) and everything after
+// it (user/canonical, user/cluster, user/model, user/report).
+//
+// A Request is one connected set of events that the temporal join emitted
+// because it held a seed event (Magpie §3). Its events are in timestamp
+// order; resources are already charged to events (each event carries what
+// its thread consumed since the thread's previous event in this request), so
+// later stages never need the raw trace.
+//
+// This header is a contract between two stages: extend it only by adding
+// fields with defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace jackdaw::model {
+
+// Where a thread's off-CPU time went, where the kernel told us.
+enum class BlockReason : uint8_t { kNone, kDisk, kNetwork, kFutex, kPipe, kOther };
+
+// Synthetic events the join inserts (Magpie's SYNC/WAIT and block start).
+enum class SyntheticKind : uint8_t {
+  kNone,      // a real record from the trace
+  kSignal,    // SYNC source / waker side of a sched_wakeup
+  kResume,    // SYNC destination / wakee side
+  kWait,      // WAIT(event): the thread blocks here
+  kIoStart,   // synthetic start of a block request reported at completion
+};
+
+struct RequestEvent {
+  uint64_t ts_ns = 0;          // CLOCK_MONOTONIC ns
+  uint64_t tsc = 0;            // TSC cycles (same instant)
+  uint32_t tid = 0;
+  uint16_t cpu = 0;
+  uint16_t record_type = 0;    // enum jdw_event_type, 0 for synthetic
+  SyntheticKind synthetic = SyntheticKind::kNone;
+  // Stable symbol naming what happened, independent of ids and timing:
+  // "sys_enter:read", "usdt:jackdaw_ts:request_start", "signal", "wait",
+  // "block_complete:read". Clustering compares these.
+  std::string symbol;
+  // Resources charged to this event: consumed by its thread since the
+  // thread's previous event in this request.
+  uint64_t cpu_ns = 0;
+  uint64_t disk_bytes = 0;
+  uint64_t net_bytes = 0;
+};
+
+// A causal edge between two events of the same request (indices into
+// Request::events): a SYNC Signal→Resume or a sched_wakeup waker→wakee.
+struct CausalEdge {
+  uint32_t from = 0;
+  uint32_t to = 0;
+};
+
+struct Endpoint {
+  std::string local;   // "127.0.0.1:8080"
+  std::string remote;  // "127.0.0.1:45678"
+};
+
+struct ResourceTotals {
+  uint64_t cpu_ns = 0;         // on-CPU, all threads, task context
+  uint64_t softirq_cpu_ns = 0; // interrupt work joined via packet/IO attributes
+  uint64_t disk_bytes = 0;
+  uint64_t disk_ios = 0;
+  uint64_t net_bytes_in = 0;
+  uint64_t net_bytes_out = 0;
+  uint64_t runq_wait_ns = 0;   // runnable but not running
+  uint64_t blocked_ns = 0;     // all blocked time; split below
+  uint64_t blocked_disk_ns = 0;
+  uint64_t blocked_net_ns = 0;
+  uint64_t blocked_futex_ns = 0;
+  uint64_t blocked_other_ns = 0;
+  uint64_t blocked_pipe_ns = 0;  // added by join: BlockReason::kPipe
+};
+
+struct Request {
+  uint64_t id = 0;
+  uint64_t start_ns = 0, end_ns = 0;      // CLOCK_MONOTONIC
+  uint64_t start_tsc = 0, end_tsc = 0;
+  uint64_t start_wall_ns = 0, end_wall_ns = 0;  // CLOCK_REALTIME
+  uint32_t tgid = 0;
+  std::vector<uint32_t> threads;          // in order of first appearance
+  std::vector<Endpoint> connections;
+  std::vector<RequestEvent> events;       // timestamp order
+  std::vector<CausalEdge> edges;
+  ResourceTotals totals;
+  // Closed by the GC timeout or by the end of the trace while some of its
+  // valid-intervals were still open (so it may be missing its tail).
+  bool timed_out = false;
+
+  uint64_t latency_ns() const { return end_ns - start_ns; }
+};
+
+}  // namespace jackdaw::model

@@ -1,0 +1,53 @@
+// On-disk layout of a .jdw trace (version 1). User space only: kernel-side
+// records are defined once in include/jackdaw/abi.h and stored verbatim.
+//
+//   FileHeader (32 bytes) | header JSON (padded to 8)
+//   Chunk*                 each: ChunkHeader (24 bytes) | payload (padded to 8)
+//
+// Chunk kinds:
+//   kRecords  records of ONE cpu (ChunkHeader.cpu), in that CPU's time order
+//   kMeta     JSON object merged into the trace metadata: tasks seen, app
+//             probes attached, the latest clock mapping (written at every
+//             clock sync, so a killed recording still has one)
+//   kFooter   JSON: loss counters, record counts, final clock mapping; last
+//             chunk of a file whose recording ended cleanly
+// Every payload is covered by a CRC32C in its chunk header, so damage is
+// located to the chunk and reported with its byte offset.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace jackdaw::trace {
+
+inline constexpr char kFileMagic[8] = {'J', 'D', 'W', 'T', 'R', 'A', 'C', 'E'};
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kChunkMagic = 0x4357444a;  // "JDWC"
+// Bounds the damage a corrupt length field can claim.
+inline constexpr uint32_t kMaxChunkPayload = 64u << 20;
+
+enum class ChunkKind : uint16_t { kRecords = 1, kMeta = 2, kFooter = 3 };
+
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_json_len;
+  uint64_t reserved[2];
+};
+static_assert(sizeof(FileHeader) == 32);
+
+struct ChunkHeader {
+  uint32_t magic;
+  uint16_t kind;  // ChunkKind
+  uint16_t cpu;
+  uint32_t payload_len;  // before padding
+  uint32_t crc32c;       // of the payload
+  uint64_t record_count;
+};
+static_assert(sizeof(ChunkHeader) == 24);
+
+inline constexpr size_t PadTo8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+uint32_t Crc32c(const void* data, size_t len);
+
+}  // namespace jackdaw::trace

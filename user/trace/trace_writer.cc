@@ -1,0 +1,107 @@
+#include "trace/trace_writer.h"
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "trace/trace_format.h"
+
+namespace jackdaw::trace {
+namespace {
+
+constexpr uint8_t kZeros[8] = {};
+
+Status WriteAll(int fd, struct iovec* iov, int n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = writev(fd, iov, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return ErrStatus("cannot write %s: %s (disk full? choose another -o)", path.c_str(),
+                       strerror(errno));
+    }
+    while (n > 0 && static_cast<size_t>(w) >= iov->iov_len) {
+      w -= iov->iov_len;
+      ++iov;
+      --n;
+    }
+    if (n > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + w;
+      iov->iov_len -= w;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
+                                                           const nlohmann::json& header) {
+  std::unique_ptr<TraceWriter> w(new TraceWriter());
+  w->path_ = path;
+  w->fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w->fd_ < 0)
+    return ErrStatus("cannot create %s: %s (check the directory exists and is writable)",
+                     path.c_str(), strerror(errno));
+  const std::string json = header.dump();
+  FileHeader fh{};
+  memcpy(fh.magic, kFileMagic, sizeof(fh.magic));
+  fh.version = kFormatVersion;
+  fh.header_json_len = static_cast<uint32_t>(json.size());
+  struct iovec iov[3] = {{&fh, sizeof(fh)},
+                         {const_cast<char*>(json.data()), json.size()},
+                         {const_cast<uint8_t*>(kZeros), PadTo8(json.size()) - json.size()}};
+  RETURN_IF_ERROR(WriteAll(w->fd_, iov, 3, path));
+  w->offset_ = sizeof(fh) + PadTo8(json.size());
+  return w;
+}
+
+TraceWriter::~TraceWriter() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Status TraceWriter::WriteChunk(uint16_t kind, uint16_t cpu, const void* payload, size_t len,
+                               uint64_t count) {
+  if (fd_ < 0) return ErrStatus("internal: write to a finished trace %s", path_.c_str());
+  if (len > kMaxChunkPayload) return ErrStatus("internal: chunk of %zu bytes too large", len);
+  ChunkHeader ch{};
+  ch.magic = kChunkMagic;
+  ch.kind = kind;
+  ch.cpu = cpu;
+  ch.payload_len = static_cast<uint32_t>(len);
+  ch.crc32c = Crc32c(payload, len);
+  ch.record_count = count;
+  struct iovec iov[3] = {{&ch, sizeof(ch)},
+                         {const_cast<void*>(payload), len},
+                         {const_cast<uint8_t*>(kZeros), PadTo8(len) - len}};
+  RETURN_IF_ERROR(WriteAll(fd_, iov, 3, path_));
+  offset_ += sizeof(ch) + PadTo8(len);
+  return Status::Ok();
+}
+
+Status TraceWriter::WriteRecords(uint32_t cpu, const uint8_t* data, size_t len, uint64_t count) {
+  if (len == 0) return Status::Ok();
+  RETURN_IF_ERROR(WriteChunk(static_cast<uint16_t>(ChunkKind::kRecords), static_cast<uint16_t>(cpu),
+                             data, len, count));
+  records_ += count;
+  return Status::Ok();
+}
+
+Status TraceWriter::WriteMeta(const nlohmann::json& meta) {
+  const std::string s = meta.dump();
+  return WriteChunk(static_cast<uint16_t>(ChunkKind::kMeta), 0, s.data(), s.size(), 0);
+}
+
+Status TraceWriter::Finish(const nlohmann::json& footer) {
+  const std::string s = footer.dump();
+  RETURN_IF_ERROR(WriteChunk(static_cast<uint16_t>(ChunkKind::kFooter), 0, s.data(), s.size(), 0));
+  if (fsync(fd_) != 0 && errno != EINVAL)
+    return ErrStatus("cannot flush %s: %s", path_.c_str(), strerror(errno));
+  close(fd_);
+  fd_ = -1;
+  return Status::Ok();
+}
+
+}  // namespace jackdaw::trace
