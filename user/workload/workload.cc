@@ -15,6 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -56,10 +58,18 @@ size_t ReadExactly(int fd, char* p, size_t n) {
   return got;
 }
 
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
 nlohmann::json DoGetppid(uint64_t n) {
   const uint32_t tid = Tid();
+  const uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < n; ++i) syscall(SYS_getppid);
-  return {{"tid", tid}, {"calls", n}};
+  const uint64_t t1 = NowNs();
+  return {{"tid", tid}, {"calls", n}, {"elapsed_ns", t1 - t0}};
 }
 
 nlohmann::json DoDirectIo(const std::string& dir, size_t bytes) {

@@ -1,0 +1,360 @@
+// Capture on the real kernel: a workload with exactly known behaviour is
+// recorded and the trace is checked field by field against what the
+// workload reports it did.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "capture/clock_sync.h"
+#include "capture/recorder.h"
+#include "support/test_support.h"
+#include "trace/trace_reader.h"
+
+namespace jackdaw {
+namespace {
+
+using testing::PausedChild;
+
+constexpr int kNrRead = 0, kNrWrite = 1, kNrGetppid = 110;
+constexpr uint64_t kGetppidCalls = 20000;
+constexpr size_t kDirectBytes = 1 << 20;
+constexpr size_t kTcpC2S = 300000, kTcpS2C = 123457;
+constexpr uint64_t kPipeRounds = 500;
+
+template <typename T>
+T Body(const jdw_record_header& h) {
+  T t;
+  memcpy(&t, reinterpret_cast<const uint8_t*>(&h) + sizeof(h), sizeof(t));
+  return t;
+}
+
+// One recording of the known workload, shared by the tests below.
+class KnownWorkloadTrace : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!testing::IsRoot()) return;
+    path_ = testing::TempPath("known.jdw");
+    PausedChild child({testing::BinDir() + "/jackdaw-workload", "--getppid", std::to_string(kGetppidCalls),
+                       "--direct-io", std::to_string(kDirectBytes), "--tcp", std::to_string(kTcpC2S),
+                       std::to_string(kTcpS2C), "--pipe-rounds", std::to_string(kPipeRounds)});
+    capture::RecorderOptions ro;
+    ro.output = path_;
+    ro.capture.filter_tgid = true;
+    ro.capture.tgids = {static_cast<uint32_t>(child.pid())};
+    auto rec = capture::Recorder::Create(ro);
+    ASSERT_TRUE(rec.ok()) << rec.status().message();
+    ASSERT_TRUE((*rec)->StartBackground().ok());
+    child.Go();
+    int code = -1;
+    const std::string out = child.Wait(&code);
+    ASSERT_EQ(code, 0) << out;
+    report_ = nlohmann::json::parse(out);
+    Status st = (*rec)->Stop();
+    ASSERT_TRUE(st.ok()) << st.message();
+    late_ = (*rec)->stats().late_records;
+    auto r = trace::TraceReader::Open(path_);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    reader_ = std::move(*r).release();
+  }
+  static void TearDownTestSuite() {
+    delete reader_;
+    reader_ = nullptr;
+    std::filesystem::remove(path_);
+  }
+  void SetUp() override {
+    JDW_REQUIRE_ROOT();
+    ASSERT_NE(reader_, nullptr);
+  }
+
+  static inline std::string path_;
+  static inline nlohmann::json report_;
+  static inline trace::TraceReader* reader_ = nullptr;
+  static inline uint64_t late_ = 0;
+};
+
+TEST_F(KnownWorkloadTrace, NothingLostAndEveryGroupLoaded) {
+  const auto& m = reader_->meta();
+  EXPECT_TRUE(m.complete);
+  EXPECT_EQ(m.losses.total(), 0u);
+  for (const char* g : {"sched", "syscall", "block", "net"})
+    EXPECT_NE(std::find(m.probe_groups.begin(), m.probe_groups.end(), g), m.probe_groups.end()) << g;
+  uint64_t n = 0;
+  reader_->ForEachRecord([&](const jdw_record_header&) { ++n; });
+  EXPECT_EQ(n, m.records_written);
+}
+
+TEST_F(KnownWorkloadTrace, GetppidCallsCountedExactlyOnTheRightThread) {
+  const uint32_t tid = report_["getppid"]["tid"];
+  uint64_t enters = 0, exits = 0;
+  const uint32_t ppid = getpid();
+  reader_->ForEachRecord([&](const jdw_record_header& h) {
+    if (h.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(h).nr == kNrGetppid) {
+      EXPECT_EQ(h.tid, tid);
+      EXPECT_EQ(h.tgid, tid);  // the main thread
+      EXPECT_EQ(h.ctx, JDW_CTX_TASK);
+      ++enters;
+    }
+    if (h.type == JDW_EVENT_SYS_EXIT && Body<jdw_sys_exit>(h).nr == kNrGetppid) {
+      EXPECT_EQ(Body<jdw_sys_exit>(h).ret, static_cast<int64_t>(ppid));
+      ++exits;
+    }
+  });
+  EXPECT_EQ(enters, kGetppidCalls);
+  EXPECT_EQ(exits, kGetppidCalls);
+}
+
+TEST_F(KnownWorkloadTrace, DirectIoReachesTheBlockLayerWithItsBytesAndTid) {
+  const uint32_t tid = report_["direct_io"]["tid"];
+  // The thread also reads its binary and libraries and the file system
+  // writes metadata, so find the data: the contiguous write extent of
+  // exactly 1 MiB issued by the thread, then the reads inside it.
+  std::map<uint64_t, uint64_t> writes;  // sector -> bytes
+  std::vector<std::pair<uint64_t, uint64_t>> reads;
+  std::set<uint64_t> issued_rqs;
+  uint64_t completions_with_issue = 0;
+  reader_->ForEachRecord([&](const jdw_record_header& h) {
+    if (h.type == JDW_EVENT_BLOCK_ISSUE) issued_rqs.insert(Body<jdw_block_issue>(h).rq);
+    if (h.type != JDW_EVENT_BLOCK_COMPLETE) return;
+    auto c = Body<jdw_block_complete>(h);
+    if (c.issue_tid != tid) return;
+    EXPECT_NE(c.issue_ts, 0u);
+    EXPECT_LE(c.issue_ts, h.ts);
+    completions_with_issue += issued_rqs.count(c.rq);
+    if ((c.op & 0xff) == 1) writes[c.sector] += c.bytes;
+    if ((c.op & 0xff) == 0) reads.push_back({c.sector, c.bytes});
+  });
+  EXPECT_GT(completions_with_issue, 0u);
+  uint64_t extent_start = 0, extent_bytes = 0;
+  bool found = false;
+  for (auto it = writes.begin(); it != writes.end() && !found;) {
+    uint64_t start = it->first, bytes = 0, next = it->first;
+    while (it != writes.end() && it->first == next) {
+      bytes += it->second;
+      next = it->first + it->second / 512;
+      ++it;
+    }
+    if (bytes == kDirectBytes) found = true, extent_start = start, extent_bytes = bytes;
+  }
+  ASSERT_TRUE(found) << "no contiguous 1 MiB write by tid " << tid;
+  uint64_t read_bytes = 0;
+  for (auto [sector, bytes] : reads)
+    if (sector >= extent_start && sector < extent_start + extent_bytes / 512) read_bytes += bytes;
+  EXPECT_EQ(read_bytes, kDirectBytes);
+}
+
+TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
+  const auto& t = report_["tcp"];
+  const uint32_t client = t["client_tid"], server = t["server_tid"];
+  const uint16_t cport = t["client_port"], sport = t["server_port"];
+  ASSERT_EQ(t["server_got"], kTcpC2S);
+  ASSERT_EQ(t["client_got"], kTcpS2C);
+  // Socket identities from sock_info.
+  uint64_t client_sk = 0, server_sk = 0;
+  reader_->ForEachRecord([&](const jdw_record_header& h) {
+    if (h.type != JDW_EVENT_SOCK_INFO) return;
+    auto s = Body<jdw_sock_info>(h);
+    EXPECT_EQ(s.family, 2);
+    EXPECT_EQ(s.protocol, 6);
+    const uint8_t lo[4] = {127, 0, 0, 1};
+    EXPECT_EQ(memcmp(s.saddr, lo, 4), 0);
+    if (s.sport == cport && s.dport == sport) client_sk = s.sk;
+    if (s.sport == sport && s.dport == cport) server_sk = s.sk;
+  });
+  ASSERT_NE(client_sk, 0u);
+  ASSERT_NE(server_sk, 0u);
+  // Bytes through syscalls on those sockets: enter names the socket, the
+  // matching exit on the same thread gives the count.
+  std::map<uint32_t, jdw_sys_enter> pending;
+  uint64_t client_sent = 0, server_recv = 0, server_sent = 0, client_recv = 0;
+  uint64_t c2s_payload = 0, s2c_payload = 0, xmit_with_sk = 0;
+  reader_->ForEachRecord([&](const jdw_record_header& h) {
+    if (h.type == JDW_EVENT_SYS_ENTER) pending[h.tid] = Body<jdw_sys_enter>(h);
+    if (h.type == JDW_EVENT_SYS_EXIT) {
+      auto x = Body<jdw_sys_exit>(h);
+      auto it = pending.find(h.tid);
+      if (it == pending.end() || it->second.nr != x.nr || x.ret <= 0) return;
+      const auto& e = it->second;
+      if (e.obj_kind != JDW_OBJ_SOCKET) return;
+      const bool is_write = x.nr == kNrWrite || x.nr == 44 /* sendto */;
+      const bool is_read = x.nr == kNrRead || x.nr == 45 /* recvfrom */;
+      if (h.tid == client && e.obj == client_sk && is_write) client_sent += x.ret;
+      if (h.tid == client && e.obj == client_sk && is_read) client_recv += x.ret;
+      if (h.tid == server && e.obj == server_sk && is_write) server_sent += x.ret;
+      if (h.tid == server && e.obj == server_sk && is_read) server_recv += x.ret;
+    }
+    if (h.type == JDW_EVENT_NET_XMIT) {
+      auto p = Body<jdw_net_packet>(h);
+      if (p.protocol != 6) return;
+      if (p.sport == cport && p.dport == sport) {
+        c2s_payload += p.payload_len;
+        xmit_with_sk += p.sk == client_sk;
+      }
+      if (p.sport == sport && p.dport == cport) s2c_payload += p.payload_len;
+    }
+  });
+  EXPECT_EQ(client_sent, kTcpC2S);
+  EXPECT_EQ(server_recv, kTcpC2S);
+  EXPECT_EQ(server_sent, kTcpS2C);
+  EXPECT_EQ(client_recv, kTcpS2C);
+  EXPECT_EQ(c2s_payload, kTcpC2S);
+  EXPECT_EQ(s2c_payload, kTcpS2C);
+  EXPECT_GT(xmit_with_sk, 0u);
+}
+
+TEST_F(KnownWorkloadTrace, PipePingPongSharesThePipeIdentityAndWakesAcrossThreads) {
+  const uint32_t ping = report_["pipe"]["ping_tid"], pong = report_["pipe"]["pong_tid"];
+  std::map<std::pair<uint32_t, int>, std::map<uint64_t, uint64_t>> calls;  // (tid, nr) -> obj -> n
+  uint64_t ping_wakes_pong = 0, pong_wakes_ping = 0;
+  reader_->ForEachRecord([&](const jdw_record_header& h) {
+    if (h.type == JDW_EVENT_SYS_ENTER) {
+      auto e = Body<jdw_sys_enter>(h);
+      if (e.obj_kind == JDW_OBJ_PIPE && (e.nr == kNrRead || e.nr == kNrWrite)) ++calls[{h.tid, e.nr}][e.obj];
+    }
+    if (h.type == JDW_EVENT_SCHED_WAKEUP) {
+      auto w = Body<jdw_sched_wakeup>(h);
+      ping_wakes_pong += h.tid == ping && w.wakee_tid == pong;
+      pong_wakes_ping += h.tid == pong && w.wakee_tid == ping;
+    }
+  });
+  // The pong thread touches only the two pipes; the ping (main) thread
+  // also writes its report to stdout, another pipe.
+  auto only = [&](uint32_t tid, int nr) -> std::pair<uint64_t, uint64_t> {
+    const auto& m = calls[{tid, nr}];
+    if (m.size() != 1) return {0, 0};
+    return *m.begin();
+  };
+  auto [pong_r_obj, pong_r] = only(pong, kNrRead);
+  auto [pong_w_obj, pong_w] = only(pong, kNrWrite);
+  const uint64_t ping_w = calls[{ping, kNrWrite}][pong_r_obj];
+  const uint64_t ping_r = calls[{ping, kNrRead}][pong_w_obj];
+  EXPECT_EQ(ping_w, kPipeRounds);
+  EXPECT_EQ(pong_r, kPipeRounds);
+  EXPECT_EQ(pong_w, kPipeRounds);
+  EXPECT_EQ(ping_r, kPipeRounds);
+  EXPECT_NE(pong_r_obj, 0u);
+  EXPECT_NE(pong_r_obj, pong_w_obj);
+  // With 2 CPUs most round trips block and are woken by the peer.
+  EXPECT_GT(ping_wakes_pong, 0u);
+  EXPECT_GT(pong_wakes_ping, 0u);
+}
+
+TEST_F(KnownWorkloadTrace, PerCpuTimestampsAreMonotonic) {
+  std::vector<uint64_t> last(reader_->meta().ncpus, 0);
+  uint64_t violations = 0, total = 0;
+  for (const auto& c : reader_->chunks()) {
+    size_t off = 0;
+    uint64_t prev_in_chunk = 0;
+    while (off < c.len) {
+      const auto* h = reinterpret_cast<const jdw_record_header*>(c.data + off);
+      EXPECT_EQ(h->cpu, c.cpu);
+      EXPECT_GE(h->ts, prev_in_chunk) << "inside one chunk records are sorted";
+      prev_in_chunk = h->ts;
+      violations += h->ts < last[c.cpu];
+      last[c.cpu] = std::max<uint64_t>(last[c.cpu], h->ts);
+      ++total;
+      off += h->size;
+    }
+  }
+  EXPECT_GT(total, 0u);
+  // Across chunks, the only disorder allowed is what the recorder counted.
+  EXPECT_EQ(violations, late_);
+}
+
+TEST_F(KnownWorkloadTrace, TscMappingAgreesWithClockGettimeWithin10us) {
+  const auto& time = reader_->meta().time;
+  EXPECT_EQ(time.clock.method, "tsc-fit");
+  EXPECT_GT(time.clock.tsc_per_ns, 0.1);
+  for (int i = 0; i < 5; ++i) {
+    const capture::ClockPair p = capture::SampleClockPair();
+    const double mapped_tsc = double(time.ToTsc(p.mono_ns));
+    const double err_ns = std::fabs(mapped_tsc - double(p.tsc)) / time.clock.tsc_per_ns;
+    EXPECT_LT(err_ns, 10000.0) << "mono " << p.mono_ns;
+    const double back_ns = std::fabs(double(int64_t(time.clock.TscToMono(p.tsc) - p.mono_ns)));
+    EXPECT_LT(back_ns, 10000.0);
+    usleep(20000);
+  }
+}
+
+// Runtime detach/attach, driven from this process: only getppid is
+// traced, so the recorder's own syscalls stay out of the count.
+class SelfTrace : public ::testing::Test {
+ protected:
+  void SetUp() override { JDW_REQUIRE_ROOT(); }
+
+  std::unique_ptr<capture::Recorder> Make(const std::string& path, uint32_t ring_bytes) {
+    capture::RecorderOptions ro;
+    ro.output = path;
+    ro.capture.groups = 1u << JDW_GROUP_SYSCALL;
+    ro.capture.filter_tgid = true;
+    ro.capture.tgids = {static_cast<uint32_t>(getpid())};
+    ro.capture.syscalls = {kNrGetppid};
+    ro.capture.ring_bytes_per_cpu = ring_bytes;
+    auto rec = capture::Recorder::Create(ro);
+    EXPECT_TRUE(rec.ok()) << rec.status().message();
+    return rec.ok() ? std::move(*rec) : nullptr;
+  }
+
+  static uint64_t CountGetppid(const std::string& path, uint64_t* lost) {
+    auto r = trace::TraceReader::Open(path);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (!r.ok()) return 0;
+    uint64_t n = 0;
+    (*r)->ForEachRecord([&](const jdw_record_header& h) {
+      n += (h.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(h).nr == kNrGetppid) ||
+           (h.type == JDW_EVENT_SYS_EXIT && Body<jdw_sys_exit>(h).nr == kNrGetppid);
+    });
+    uint64_t l = 0;
+    for (uint32_t c = 0; c < (*r)->meta().ncpus; ++c) l += (*r)->meta().losses.lost[c][JDW_GROUP_SYSCALL];
+    if (lost) *lost = l;
+    return n;
+  }
+};
+
+TEST_F(SelfTrace, DisabledGroupRecordsNothingAndReenabledRecordsAgain) {
+  const std::string path = testing::TempPath("toggle.jdw");
+  auto rec = Make(path, 8u << 20);
+  ASSERT_NE(rec, nullptr);
+  ASSERT_TRUE(rec->Start().ok());
+  EXPECT_EQ(rec->session().attach_mode(JDW_GROUP_SYSCALL), "tp_btf");
+  for (int i = 0; i < 100; ++i) syscall(SYS_getppid);
+  ASSERT_TRUE(rec->Step().ok());
+  ASSERT_TRUE(rec->session().Disable(JDW_GROUP_SYSCALL).ok());
+  EXPECT_EQ(rec->session().enabled_groups() & (1u << JDW_GROUP_SYSCALL), 0u);
+  for (int i = 0; i < 1000; ++i) syscall(SYS_getppid);
+  ASSERT_TRUE(rec->Step().ok());
+  ASSERT_TRUE(rec->session().Enable(JDW_GROUP_SYSCALL).ok());
+  for (int i = 0; i < 10; ++i) syscall(SYS_getppid);
+  ASSERT_TRUE(rec->Stop().ok());
+  uint64_t lost = 0;
+  EXPECT_EQ(CountGetppid(path, &lost), 2u * (100 + 10));
+  EXPECT_EQ(lost, 0u);
+  std::filesystem::remove(path);
+}
+
+TEST_F(SelfTrace, TinyBufferUnderStormCapturedPlusLostEqualsProduced) {
+  const std::string path = testing::TempPath("storm.jdw");
+  auto rec = Make(path, 16384);  // ~340 records per CPU
+  ASSERT_NE(rec, nullptr);
+  ASSERT_TRUE(rec->Start().ok());
+  constexpr uint64_t kCalls = 200000;
+  // No draining while the storm runs: the ring must overflow.
+  for (uint64_t i = 0; i < kCalls; ++i) syscall(SYS_getppid);
+  ASSERT_TRUE(rec->Stop().ok());
+  uint64_t lost = 0;
+  const uint64_t captured = CountGetppid(path, &lost);
+  EXPECT_GT(lost, 0u) << "the storm should have overflowed a 16 KiB ring";
+  EXPECT_GT(captured, 0u);
+  EXPECT_EQ(captured + lost, 2 * kCalls);
+  EXPECT_EQ(rec->stats().lost, lost);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace jackdaw
