@@ -105,13 +105,13 @@ static __always_inline void jdw_count_lost(__u32 group)
 
 /* Reserves a record of `size` bytes on this CPU's ring and fills the header
  * (tid/tgid of the current task; ctx_kind from jdw_btf_context()). Returns NULL, having counted the loss, when
- * the ring is full. *ring receives the ring for jdw_submit(). */
-static __always_inline void *jdw_reserve(__u32 group, __u16 type, __u32 size, void **ring,
-					 __u8 ctx_kind)
+ * the ring is full. *ring receives the ring for jdw_submit(). jdw_reserve_as
+ * takes the caller's bpf_get_current_pid_tgid() to save a helper call. */
+static __always_inline void *jdw_reserve_as(__u32 group, __u16 type, __u32 size, void **ring,
+					    __u8 ctx_kind, __u64 pid_tgid)
 {
 	struct jdw_record_header *hdr;
 	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 id;
 	void *rb;
 
 	rb = bpf_map_lookup_elem(&jdw_ringbufs, &cpu);
@@ -124,7 +124,6 @@ static __always_inline void *jdw_reserve(__u32 group, __u16 type, __u32 size, vo
 		jdw_count_lost(group);
 		return NULL;
 	}
-	id = bpf_get_current_pid_tgid();
 	/* Stamp after the reserve so that, within one CPU, ring order and time
 	 * order agree except for a record nested inside another's reserve and
 	 * submit (an interrupt); user space re-sorts that small window. */
@@ -134,10 +133,16 @@ static __always_inline void *jdw_reserve(__u32 group, __u16 type, __u32 size, vo
 	hdr->cpu = cpu;
 	hdr->ctx = ctx_kind;
 	hdr->flags = 0;
-	hdr->tgid = id >> 32;
-	hdr->tid = (__u32)id;
+	hdr->tgid = pid_tgid >> 32;
+	hdr->tid = (__u32)pid_tgid;
 	*ring = rb;
 	return hdr;
+}
+
+static __always_inline void *jdw_reserve(__u32 group, __u16 type, __u32 size, void **ring,
+					 __u8 ctx_kind)
+{
+	return jdw_reserve_as(group, type, size, ring, ctx_kind, bpf_get_current_pid_tgid());
 }
 
 /* Wakes the reader only once wakeup_bytes are pending: on a VM a wakeup

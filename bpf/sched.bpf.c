@@ -121,7 +121,7 @@ int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev, struct ta
 {
 	/* A preempted task is still runnable whatever prev_state says. */
 	emit_switch(jdw_ctl(), prev->pid, prev->tgid, next->pid, next->tgid,
-		    preempt ? 0 : prev_state, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+		    preempt ? 0 : prev_state, JDW_CTX_TASK);
 	return 0;
 }
 
@@ -142,21 +142,21 @@ int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork_btf, struct task_struct *parent, struct task_struct *child)
 {
-	emit_fork(jdw_ctl(), parent->tgid, child->pid, child->tgid, child->comm, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	emit_fork(jdw_ctl(), parent->tgid, child->pid, child->tgid, child->comm, JDW_CTX_TASK);
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec_btf, struct task_struct *p, pid_t old_pid)
 {
-	emit_exec(jdw_ctl(), p, old_pid, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	emit_exec(jdw_ctl(), p, old_pid, JDW_CTX_TASK);
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit_btf, struct task_struct *p)
 {
-	emit_exit(jdw_ctl(), p, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	emit_exit(jdw_ctl(), p, JDW_CTX_TASK);
 	return 0;
 }
 

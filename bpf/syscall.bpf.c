@@ -201,7 +201,7 @@ static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, 
 			emit_sock_info(ctl, (struct sock *)obj, false, ck);
 		}
 	}
-	r = jdw_reserve(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_ENTER, sizeof(*r), &ring, ck);
+	r = jdw_reserve_as(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_ENTER, sizeof(*r), &ring, ck, id);
 	if (!r)
 		return;
 	r->body.nr = nr;
@@ -238,7 +238,7 @@ static __always_inline void handle_exit(long nr, __u64 a0, long ret, __u8 ck)
 		if (kind == JDW_OBJ_SOCKET)
 			emit_sock_info(ctl, (struct sock *)obj, true, ck);
 	}
-	r = jdw_reserve(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_EXIT, sizeof(*r), &ring, ck);
+	r = jdw_reserve_as(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_EXIT, sizeof(*r), &ring, ck, id);
 	if (!r)
 		return;
 	r->body.nr = nr;
@@ -253,7 +253,7 @@ static __always_inline void handle_exit(long nr, __u64 a0, long ret, __u8 ck)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
 {
-	handle_enter(id, regs->di, regs->si, regs->dx, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	handle_enter(id, regs->di, regs->si, regs->dx, JDW_CTX_TASK /* syscalls run in task context */);
 	return 0;
 }
 
@@ -261,7 +261,7 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
 	/* the syscall number survives in orig_ax, the first argument in di */
-	handle_exit(regs->orig_ax, regs->di, ret, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
+	handle_exit(regs->orig_ax, regs->di, ret, JDW_CTX_TASK /* syscalls run in task context */);
 	return 0;
 }
 
