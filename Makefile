@@ -55,7 +55,7 @@ $(BPF_OUT)/vmlinux.h: | $(BPF_OUT)
 
 $(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(VMLINUX_H) | $(BPF_OUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+	$(Q)$(CLANG) -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 		-I$(dir $(VMLINUX_H)) -Iinclude -Ibpf -idirafter /usr/include/$(shell gcc -dumpmachine) \
 		-c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp

@@ -17,6 +17,15 @@ struct issue_info {
 	__u32 tgid;
 };
 
+/* rq -> submitter, set in the submitting task (block_io_start), consumed
+ * at issue. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct issue_info);
+} jdw_rq_submit SEC(".maps");
+
 /* rq -> issue, removed at completion (and by LRU for lost completions). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -33,11 +42,19 @@ static __always_inline void emit_issue(__u64 rq, __u32 dev, __u32 op, __u64 sect
 	__u64 id = bpf_get_current_pid_tgid();
 	void *ring;
 
+	struct issue_info *sub;
+
 	if (!jdw_group_on(ctl, JDW_GROUP_BLOCK))
 		return;
 	info.ts = bpf_ktime_get_ns();
 	info.tid = (__u32)id;
 	info.tgid = id >> 32;
+	sub = bpf_map_lookup_elem(&jdw_rq_submit, &rq);
+	if (sub) {
+		info.tid = sub->tid;
+		info.tgid = sub->tgid;
+		bpf_map_delete_elem(&jdw_rq_submit, &rq);
+	}
 	bpf_map_update_elem(&jdw_rq_issue, &rq, &info, BPF_ANY);
 	r = jdw_reserve(JDW_GROUP_BLOCK, JDW_EVENT_BLOCK_ISSUE, sizeof(*r), &ring, ck);
 	if (!r)
@@ -46,7 +63,7 @@ static __always_inline void emit_issue(__u64 rq, __u32 dev, __u32 op, __u64 sect
 	r->body.op = op;
 	r->body.sector = sector;
 	r->body.bytes = bytes;
-	r->body.reserved = 0;
+	r->body.submit_tid = info.tid;
 	r->body.rq = rq;
 	jdw_submit(r, ring, ctl);
 }
@@ -98,6 +115,24 @@ static __always_inline __u32 rq_dev(struct request *rq)
 	if (!disk)
 		return 0;
 	return ((__u32)BPF_CORE_READ(disk, major) << MINORBITS) | BPF_CORE_READ(disk, first_minor);
+}
+
+/* Optional (Linux 6.5+): user space disables it where the kernel lacks it. */
+SEC("tp_btf/block_io_start")
+int BPF_PROG(block_io_start_btf, struct request *rq)
+{
+	struct jdw_control *ctl = jdw_ctl();
+	__u64 id = bpf_get_current_pid_tgid();
+	struct issue_info info;
+	__u64 key = (__u64)rq;
+
+	if (!jdw_group_on(ctl, JDW_GROUP_BLOCK))
+		return 0;
+	info.ts = 0;
+	info.tid = (__u32)id;
+	info.tgid = id >> 32;
+	bpf_map_update_elem(&jdw_rq_submit, &key, &info, BPF_ANY);
+	return 0;
 }
 
 SEC("tp_btf/block_rq_issue")

@@ -47,7 +47,15 @@ struct {
 	__type(value, __u64);
 } jdw_lost SEC(".maps");
 
-/* Traced processes (tgid -> 1); fork of a traced task adds the child. */
+/* Traced processes: the fast bucket array, and the full set (tgid -> 1)
+ * for buckets that overflowed. Fork of a traced task adds the child. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, JDW_TGID_BUCKETS);
+	__type(key, __u32);
+	__type(value, struct jdw_tgid_bucket);
+} jdw_tgid_buckets SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -90,9 +98,38 @@ static __always_inline bool jdw_group_on(struct jdw_control *ctl, __u32 group)
 
 static __always_inline bool jdw_tgid_traced(struct jdw_control *ctl, __u32 tgid)
 {
+	__u32 idx = tgid & (JDW_TGID_BUCKETS - 1);
+	struct jdw_tgid_bucket *b;
+
 	if (!(ctl->filter_flags & JDW_FILTER_TGID))
 		return true;
-	return bpf_map_lookup_elem(&jdw_tgid_filter, &tgid) != NULL;
+	b = bpf_map_lookup_elem(&jdw_tgid_buckets, &idx);
+	if (!b || tgid == 0)
+		return false;
+	if (b->tgid[0] == tgid || b->tgid[1] == tgid || b->tgid[2] == tgid)
+		return true;
+	return b->overflow && bpf_map_lookup_elem(&jdw_tgid_filter, &tgid) != NULL;
+}
+
+/* Adds tgid to the filter from BPF (fork of a traced task). */
+static __always_inline void jdw_tgid_add(__u32 tgid)
+{
+	__u32 idx = tgid & (JDW_TGID_BUCKETS - 1);
+	struct jdw_tgid_bucket *b;
+	__u8 one = 1;
+	int i;
+
+	bpf_map_update_elem(&jdw_tgid_filter, &tgid, &one, BPF_ANY);
+	b = bpf_map_lookup_elem(&jdw_tgid_buckets, &idx);
+	if (!b)
+		return;
+	for (i = 0; i < JDW_TGID_WAYS; i++) {
+		if (b->tgid[i] == tgid)
+			return;
+		if (b->tgid[i] == 0 && __sync_val_compare_and_swap(&b->tgid[i], 0, tgid) == 0)
+			return;
+	}
+	b->overflow = 1;
 }
 
 static __always_inline void jdw_count_lost(__u32 group)

@@ -57,7 +57,6 @@ static __always_inline void emit_fork(struct jdw_control *ctl, __u32 parent_tgid
 				      __u32 child_tgid, const char *comm, __u8 ck)
 {
 	struct jdw_task_fork_record *r;
-	__u8 one = 1;
 	void *ring;
 
 	if (!ctl)
@@ -65,10 +64,10 @@ static __always_inline void emit_fork(struct jdw_control *ctl, __u32 parent_tgid
 	/* Follow descendants even while the group is disabled, so that
 	 * re-enabling it still sees the whole process tree. */
 	if (ctl->filter_flags & JDW_FILTER_TGID) {
-		if (!bpf_map_lookup_elem(&jdw_tgid_filter, &parent_tgid))
+		if (!jdw_tgid_traced(ctl, parent_tgid))
 			return;
 		if (child_tgid != parent_tgid)
-			bpf_map_update_elem(&jdw_tgid_filter, &child_tgid, &one, BPF_ANY);
+			jdw_tgid_add(child_tgid);
 	}
 	if (!jdw_group_on(ctl, JDW_GROUP_SCHED))
 		return;

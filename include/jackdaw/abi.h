@@ -25,7 +25,7 @@
 #include <linux/types.h>
 #endif
 
-#define JDW_ABI_VERSION 1
+#define JDW_ABI_VERSION 2
 
 #define JDW_COMM_LEN 16
 #define JDW_MAX_CPUS 256
@@ -159,17 +159,22 @@ enum jdw_obj_kind {
 	A(__u8, daddr, 16)
 
 /* rq: the struct request address, the request id shared by issue and
- * completion. op: REQ_OP_* in the low byte, REQ_* flags above. */
+ * completion. op: REQ_OP_* in the low byte, REQ_* flags above.
+ * submit_tid: the thread that submitted the I/O (block_io_start), which
+ * differs from the header's task when a kworker dispatches it; 0 if the
+ * kernel does not report submissions. */
 #define JDW_BLOCK_ISSUE_FIELDS(F, A)                                         \
 	F(__u32, dev)                                                        \
 	F(__u32, op)                                                         \
 	F(__u64, sector)                                                     \
 	F(__u32, bytes)                                                      \
-	F(__u32, reserved)                                                   \
+	F(__u32, submit_tid)                                                 \
 	F(__u64, rq)
 
-/* issue_ts/issue_tid: from the matching issue (0 if issue was not seen),
- * so a completion can be placed back at its start time. */
+/* issue_ts: when the request was issued to the device; issue_tid/tgid: the
+ * thread that submitted it (block_io_start where the kernel has it, else
+ * the task current at issue). 0 if the issue was not seen. They let a
+ * completion be placed back at its start and charged to its submitter. */
 #define JDW_BLOCK_COMPLETE_FIELDS(F, A)                                      \
 	F(__u32, dev)                                                        \
 	F(__u32, op)                                                         \
@@ -319,6 +324,18 @@ struct jdw_control {
 #else
 #define JDW_STATIC_ASSERT _Static_assert
 #endif
+/* The tgid filter's fast path: an array of small buckets indexed by the low
+ * bits of the tgid, checked with one inlined array lookup instead of a hash
+ * lookup per event. A bucket that ever fills sets `overflow`, and its
+ * tgids beyond the ways live in the jdw_tgid_filter hash (the full set). */
+#define JDW_TGID_BUCKETS 4096
+#define JDW_TGID_WAYS 3
+
+struct jdw_tgid_bucket {
+	__u32 tgid[JDW_TGID_WAYS]; /* 0 = empty */
+	__u32 overflow;
+};
+
 #define JDW_ABI_ASSERT_SIZE(st, n) JDW_STATIC_ASSERT(sizeof(struct st) == (n), #st " size changed: bump JDW_ABI_VERSION")
 JDW_ABI_ASSERT_SIZE(jdw_record_header, 24);
 JDW_ABI_ASSERT_SIZE(jdw_sched_switch, 24);
@@ -335,5 +352,6 @@ JDW_ABI_ASSERT_SIZE(jdw_net_packet, 72);
 JDW_ABI_ASSERT_SIZE(jdw_usdt, 56);
 JDW_ABI_ASSERT_SIZE(jdw_interaction, 104);
 JDW_ABI_ASSERT_SIZE(jdw_control, 80);
+JDW_ABI_ASSERT_SIZE(jdw_tgid_bucket, 16);
 
 #endif /* JACKDAW_ABI_H */

@@ -26,7 +26,8 @@
 namespace jackdaw::capture {
 namespace {
 
-constexpr const char* kSharedMaps[] = {"jdw_ringbufs", "jdw_control", "jdw_lost", "jdw_tgid_filter"};
+constexpr const char* kSharedMaps[] = {"jdw_ringbufs", "jdw_control", "jdw_lost", "jdw_tgid_filter",
+                                       "jdw_tgid_buckets"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -165,6 +166,7 @@ Status CaptureSession::CreateSharedMaps() {
   control_fd_ = bpf_map__fd(m->maps.jdw_control);
   lost_fd_ = bpf_map__fd(m->maps.jdw_lost);
   tgid_fd_ = bpf_map__fd(m->maps.jdw_tgid_filter);
+  buckets_fd_ = bpf_map__fd(m->maps.jdw_tgid_buckets);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     const std::string name = "jdw_ring" + std::to_string(cpu);
     int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name.c_str(), 0, 0, opts_.ring_bytes_per_cpu, nullptr);
@@ -205,10 +207,15 @@ Status CaptureSession::LoadGroup(uint32_t group) {
     bpf_program* prog;
     bpf_object__for_each_program(prog, o.obj) {
       const char* sec = bpf_program__section_name(prog);
-      const bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode);
+      bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode);
+      // Optional hooks add detail where the kernel has them; without them
+      // the group still works.
+      if (wanted && strcmp(sec, "tp_btf/block_io_start") == 0 &&
+          libbpf_find_vmlinux_btf_id("block_io_start", BPF_TRACE_RAW_TP) < 0)
+        wanted = false;
       bpf_program__set_autoload(prog, wanted);
     }
-    const int shared_fds[] = {ringbufs_fd_, control_fd_, lost_fd_, tgid_fd_};
+    const int shared_fds[] = {ringbufs_fd_, control_fd_, lost_fd_, tgid_fd_, buckets_fd_};
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
       if (map && bpf_map__reuse_fd(map, shared_fds[i]) != 0) {
@@ -311,9 +318,23 @@ void CaptureSession::DisableAll() {
 }
 
 Status CaptureSession::AddTgid(uint32_t tgid) {
+  if (tgid == 0) return ErrStatus("pid 0 cannot be traced");
   uint8_t one = 1;
   if (bpf_map_update_elem(tgid_fd_, &tgid, &one, BPF_ANY) != 0)
     return ErrStatus("cannot add pid %u to the filter: %s", tgid, strerror(errno));
+  // Same bucket discipline as jdw_tgid_add() in bpf/jackdaw.bpf.h.
+  uint32_t idx = tgid & (JDW_TGID_BUCKETS - 1);
+  jdw_tgid_bucket b{};
+  if (bpf_map_lookup_elem(buckets_fd_, &idx, &b) != 0)
+    return ErrStatus("cannot read the pid filter: %s", strerror(errno));
+  bool placed = false;
+  for (uint32_t i = 0; i < JDW_TGID_WAYS && !placed; ++i) {
+    if (b.tgid[i] == tgid) placed = true;
+    else if (b.tgid[i] == 0) b.tgid[i] = tgid, placed = true;
+  }
+  if (!placed) b.overflow = 1;
+  if (bpf_map_update_elem(buckets_fd_, &idx, &b, BPF_ANY) != 0)
+    return ErrStatus("cannot update the pid filter: %s", strerror(errno));
   return Status::Ok();
 }
 

@@ -111,7 +111,7 @@ class CaptureSession {
   uint64_t syscall_bitmap_[JDW_SYSCALL_BITMAP_WORDS] = {};
   Group groups_[JDW_GROUP_MAX];
   std::function<void()> maps_destroy_;
-  int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1;
+  int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1;
   std::vector<int> ring_fds_;
   std::vector<RingCtx> ring_ctx_;
   ring_buffer* rb_ = nullptr;

@@ -14,6 +14,7 @@ Runner RegisterRecord(CLI::App& app);
 Runner RegisterDump(CLI::App& app);
 Runner RegisterAnalyze(CLI::App& app);
 Runner RegisterDemo(CLI::App& app);
+Runner RegisterReproduce(CLI::App& app);
 
 // Prints "jackdaw: MESSAGE" on stderr.
 void PrintError(const std::string& message);

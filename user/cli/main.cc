@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterDump(app));
   add(jackdaw::cli::RegisterAnalyze(app));
   add(jackdaw::cli::RegisterDemo(app));
+  add(jackdaw::cli::RegisterReproduce(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,276 @@
+#include "canonical/canonical.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+namespace jackdaw::canonical {
+namespace {
+
+// Forks and roots are ordered by this many leading symbols of their subtree
+// before falling back to size, demand and a structural hash. A bounded
+// prefix keeps the key O(1) per node.
+constexpr size_t kOrderPrefix = 16;
+
+uint64_t Fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+bool IsSchedulingArtefact(const model::RequestEvent& e, const CanonicalOptions& options) {
+  if (e.synthetic != model::SyntheticKind::kNone) return false;
+  for (const std::string& p : options.scheduling_symbol_prefixes)
+    if (std::string_view(e.symbol).substr(0, p.size()) == p) return true;
+  return false;
+}
+
+// Per kept event, during construction (indices are kept positions, which
+// follow timestamp order).
+struct Node {
+  uint32_t source = 0;
+  Demand demand;
+  int32_t thread_prev = -1;
+  std::vector<uint32_t> in_edges;  // kept positions of edge sources
+  uint64_t ready = 0, done = 0;
+  int32_t critical_pred = -1;
+  int32_t parent = -1;
+  TreeRole role = TreeRole::kRoot;
+  int32_t continuation = -1;    // child on the same thread
+  std::vector<uint32_t> forks;  // children via causal edges
+  // Ordering key of the subtree rooted here.
+  std::vector<const std::string*> prefix;
+  uint32_t size = 1;
+  Demand subtree_demand;
+  uint64_t hash = 0;
+};
+
+bool SubtreeLess(const std::vector<Node>& nodes, uint32_t a, uint32_t b) {
+  const Node& x = nodes[a];
+  const Node& y = nodes[b];
+  size_t n = std::min(x.prefix.size(), y.prefix.size());
+  for (size_t i = 0; i < n; ++i) {
+    int c = x.prefix[i]->compare(*y.prefix[i]);
+    if (c != 0) return c < 0;
+  }
+  if (x.prefix.size() != y.prefix.size()) return x.prefix.size() < y.prefix.size();
+  if (x.size != y.size) return x.size < y.size;
+  // Larger demand first: the heavier branch is usually the one of interest.
+  if (x.subtree_demand.cpu_ns != y.subtree_demand.cpu_ns)
+    return x.subtree_demand.cpu_ns > y.subtree_demand.cpu_ns;
+  if (x.subtree_demand.disk_bytes != y.subtree_demand.disk_bytes)
+    return x.subtree_demand.disk_bytes > y.subtree_demand.disk_bytes;
+  if (x.subtree_demand.net_bytes != y.subtree_demand.net_bytes)
+    return x.subtree_demand.net_bytes > y.subtree_demand.net_bytes;
+  if (x.hash != y.hash) return x.hash < y.hash;
+  return a < b;  // indistinguishable subtrees: any order serializes alike
+}
+
+}  // namespace
+
+CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOptions& options) {
+  CanonicalRequest out;
+  out.request_id = request.id;
+  const auto& events = request.events;
+  const uint32_t n = static_cast<uint32_t>(events.size());
+  if (n == 0) return out;
+
+  // Causal edges: forward in time only, deduplicated.
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  edges.reserve(request.edges.size());
+  for (const model::CausalEdge& e : request.edges) {
+    if (e.from >= e.to || e.to >= n) {
+      out.stats.ignored_backward_edges++;
+      continue;
+    }
+    edges.emplace_back(e.from, e.to);
+  }
+  std::sort(edges.begin(), edges.end());
+  size_t before = edges.size();
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  // An edge within one thread says nothing program order does not.
+  edges.erase(
+      std::remove_if(edges.begin(), edges.end(),
+                     [&](const auto& e) { return events[e.first].tid == events[e.second].tid; }),
+      edges.end());
+  out.stats.duplicate_edges = static_cast<uint32_t>(before - edges.size());
+
+  std::vector<char> endpoint(n, 0);
+  for (auto [from, to] : edges) endpoint[from] = endpoint[to] = 1;
+
+  // Drop scheduling artefacts and fold their demand into the next kept
+  // event of the same thread.
+  std::vector<char> keep(n, 0);
+  std::vector<Demand> demand(n);
+  struct ThreadFold {
+    Demand pending;
+    int32_t last_kept = -1;
+    int32_t last_any = -1;
+  };
+  std::unordered_map<uint32_t, ThreadFold> fold;
+  for (uint32_t i = 0; i < n; ++i) {
+    const model::RequestEvent& e = events[i];
+    demand[i] = Demand{e.cpu_ns, e.disk_bytes, e.net_bytes};
+    keep[i] = endpoint[i] || !IsSchedulingArtefact(e, options);
+    ThreadFold& f = fold[e.tid];
+    f.last_any = static_cast<int32_t>(i);
+    if (keep[i]) {
+      demand[i] += f.pending;
+      f.pending = {};
+      f.last_kept = static_cast<int32_t>(i);
+    } else {
+      f.pending += demand[i];
+    }
+  }
+  for (auto& [tid, f] : fold) {
+    if (f.pending.IsZero()) continue;
+    if (f.last_kept >= 0) {
+      demand[f.last_kept] += f.pending;
+    } else {
+      keep[f.last_any] = 1;
+      demand[f.last_any] = f.pending;
+    }
+  }
+
+  // Kept events in timestamp order.
+  std::vector<int32_t> pos(n, -1);
+  std::vector<Node> nodes;
+  std::unordered_map<uint32_t, int32_t> last_on_thread;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!keep[i]) {
+      out.stats.dropped_scheduling_events++;
+      continue;
+    }
+    Node node;
+    node.source = i;
+    node.demand = demand[i];
+    auto it = last_on_thread.find(events[i].tid);
+    node.thread_prev = it == last_on_thread.end() ? -1 : it->second;
+    pos[i] = static_cast<int32_t>(nodes.size());
+    last_on_thread[events[i].tid] = pos[i];
+    nodes.push_back(std::move(node));
+  }
+  for (auto [from, to] : edges) nodes[pos[to]].in_edges.push_back(static_cast<uint32_t>(pos[from]));
+  const uint32_t m = static_cast<uint32_t>(nodes.size());
+
+  // Schedule on unlimited CPUs. Kept positions are a topological order:
+  // thread predecessors and edge sources both come earlier.
+  uint64_t latency = 0;
+  int32_t last = -1;
+  for (uint32_t k = 0; k < m; ++k) {
+    Node& node = nodes[k];
+    if (node.thread_prev >= 0) {
+      node.ready = nodes[node.thread_prev].done;
+      node.critical_pred = node.thread_prev;
+    }
+    for (uint32_t src : node.in_edges) {
+      if (nodes[src].done > node.ready || node.critical_pred < 0) {
+        node.ready = nodes[src].done;
+        node.critical_pred = static_cast<int32_t>(src);
+      }
+    }
+    node.done = node.ready + node.demand.cpu_ns;
+    if (last < 0 || node.done > latency) {
+      latency = node.done;
+      last = static_cast<int32_t>(k);
+    }
+  }
+  out.latency_ns = latency;
+
+  // Overlay the binary tree.
+  for (uint32_t k = 0; k < m; ++k) {
+    Node& node = nodes[k];
+    if (!node.in_edges.empty()) {
+      uint32_t best = node.in_edges.front();
+      for (uint32_t src : node.in_edges)
+        if (nodes[src].done > nodes[best].done) best = src;
+      node.parent = static_cast<int32_t>(best);
+      node.role = TreeRole::kFork;
+      nodes[best].forks.push_back(k);
+    } else if (node.thread_prev >= 0) {
+      node.parent = node.thread_prev;
+      node.role = TreeRole::kContinue;
+      nodes[node.thread_prev].continuation = static_cast<int32_t>(k);
+    }
+  }
+
+  // Subtree keys bottom-up (children have larger positions than parents),
+  // ordering each node's forks on the way.
+  for (uint32_t k = m; k-- > 0;) {
+    Node& node = nodes[k];
+    std::sort(node.forks.begin(), node.forks.end(),
+              [&](uint32_t a, uint32_t b) { return SubtreeLess(nodes, a, b); });
+    const std::string& sym = events[node.source].symbol;
+    node.prefix.assign(1, &sym);
+    node.subtree_demand = node.demand;
+    node.size = 1;
+    uint64_t h = Fnv1a(sym);
+    auto absorb = [&](uint32_t c, uint64_t role_tag) {
+      const Node& child = nodes[c];
+      for (const std::string* s : child.prefix) {
+        if (node.prefix.size() >= kOrderPrefix) break;
+        node.prefix.push_back(s);
+      }
+      node.size += child.size;
+      node.subtree_demand += child.subtree_demand;
+      h = Mix(Mix(h, role_tag), child.hash);
+    };
+    if (node.continuation >= 0) absorb(static_cast<uint32_t>(node.continuation), 1);
+    for (uint32_t c : node.forks) absorb(c, 2);
+    node.hash = h;
+  }
+
+  std::vector<uint32_t> roots;
+  for (uint32_t k = 0; k < m; ++k)
+    if (nodes[k].parent < 0) roots.push_back(k);
+  std::sort(roots.begin(), roots.end(),
+            [&](uint32_t a, uint32_t b) { return SubtreeLess(nodes, a, b); });
+
+  std::vector<char> critical(m, 0);
+  for (int32_t k = last; k >= 0; k = nodes[k].critical_pred) critical[k] = 1;
+
+  // Depth-first, continuation before forks. Iterative: a long thread is a
+  // long chain of continuations.
+  std::vector<int32_t> out_index(m, -1);
+  std::unordered_map<uint32_t, uint32_t> canonical_thread;
+  std::vector<uint32_t> stack(roots.rbegin(), roots.rend());
+  out.events.reserve(m);
+  while (!stack.empty()) {
+    uint32_t k = stack.back();
+    stack.pop_back();
+    const Node& node = nodes[k];
+    const model::RequestEvent& src = events[node.source];
+    CanonicalEvent ce;
+    ce.source_index = node.source;
+    auto [it, inserted] =
+        canonical_thread.emplace(src.tid, static_cast<uint32_t>(canonical_thread.size()));
+    ce.thread = it->second;
+    ce.synthetic = src.synthetic;
+    ce.symbol = src.symbol;
+    ce.demand = node.demand;
+    ce.ready_ns = node.ready;
+    ce.done_ns = node.done;
+    ce.parent = node.parent >= 0 ? out_index[node.parent] : -1;
+    ce.role = node.role;
+    ce.leaf = node.continuation < 0 && node.forks.empty();
+    ce.critical = critical[k];
+    out_index[k] = static_cast<int32_t>(out.events.size());
+    out.total += ce.demand;
+    out.events.push_back(std::move(ce));
+    for (auto f = node.forks.rbegin(); f != node.forks.rend(); ++f) stack.push_back(*f);
+    if (node.continuation >= 0) stack.push_back(static_cast<uint32_t>(node.continuation));
+  }
+  out.num_threads = static_cast<uint32_t>(canonical_thread.size());
+  return out;
+}
+
+}  // namespace jackdaw::canonical

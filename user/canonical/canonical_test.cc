@@ -1,0 +1,310 @@
+#include "canonical/canonical.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "canonical/serialize.h"
+#include "model/synthetic.h"
+
+namespace jackdaw::canonical {
+namespace {
+
+using model::Request;
+using model::SyntheticKind;
+using model::synthetic::Jitter;
+using model::synthetic::RequestBuilder;
+using model::synthetic::RequestFactory;
+
+Jitter NoJitter() {
+  Jitter j;
+  j.spin = 0;
+  j.small = 0;
+  return j;
+}
+
+std::string Text(const Request& r) {
+  SymbolTable symbols;
+  return ToText(Serialize(Canonicalize(r), &symbols), symbols);
+}
+
+std::vector<std::string> SymbolsInTimestampOrder(const Request& r) {
+  std::vector<std::string> out;
+  for (const auto& e : r.events)
+    if (e.symbol != "sched_switch") out.push_back(e.symbol);
+  return out;
+}
+
+TEST(CanonicalTest, SingleThreadLatencyIsDemandNotWallTime) {
+  Jitter j = NoJitter();
+  j.preempt = true;
+  j.max_runq_ns = 5'000'000;
+  RequestFactory f(1, j);
+  Request r = f.Make('A', 1, 1'000'000, 10, 11);
+  CanonicalRequest c = Canonicalize(r);
+  EXPECT_GT(c.stats.dropped_scheduling_events, 0u);
+  EXPECT_EQ(c.total.cpu_ns, r.totals.cpu_ns);
+  EXPECT_EQ(c.latency_ns, r.totals.cpu_ns);
+  EXPECT_GT(r.latency_ns(), c.latency_ns);  // run-queue waits are gone
+  EXPECT_EQ(c.num_threads, 1u);
+  for (const CanonicalEvent& e : c.events) EXPECT_NE(e.symbol, "sched_switch");
+  // A chain: every event but the first continues its predecessor.
+  for (size_t i = 1; i < c.events.size(); ++i) {
+    EXPECT_EQ(c.events[i].parent, static_cast<int32_t>(i - 1));
+    EXPECT_EQ(c.events[i].role, TreeRole::kContinue);
+  }
+  EXPECT_TRUE(c.events.back().leaf);
+}
+
+TEST(CanonicalTest, ParallelForkLatencyIsLongestBranch) {
+  RequestFactory f(1, NoJitter());
+  CanonicalRequest c = Canonicalize(f.Make('E', 1, 0, 10, 11));
+  // recv 15us, signal 10us, helper: resume 3us + 15 ms spin, worker resume
+  // 3us, sendto 30us, end 5us; the worker's own 15 ms runs in parallel.
+  EXPECT_EQ(c.latency_ns, 15'066'000u);
+  EXPECT_EQ(c.total.cpu_ns, 30'068'000u);
+  EXPECT_EQ(c.num_threads, 2u);
+}
+
+TEST(CanonicalTest, RpcLatencyIsSerialChain) {
+  RequestFactory f(1, NoJitter());
+  CanonicalRequest c = Canonicalize(f.Make('F', 1, 0, 10, 11));
+  // 15us + 7.5 ms, resume 3us + 15 ms, resume 3us + 7.25 ms, end 5us.
+  EXPECT_EQ(c.latency_ns, 29'776'000u);
+  // The worker's wait is a leaf; its resume hangs under the helper's signal.
+  int forks = 0, leaves = 0;
+  for (const CanonicalEvent& e : c.events) {
+    forks += e.role == TreeRole::kFork;
+    leaves += e.leaf;
+  }
+  EXPECT_EQ(forks, 2);
+  EXPECT_EQ(leaves, 3);  // worker wait, helper wait, request end
+}
+
+// Type F built by hand so the interleaving can be chosen: `worker_lag`
+// delays the worker between its signal and its wait (it was preempted), so
+// with a short wake-up the helper resumes before the worker waits; `preempt`
+// cuts the helper's 15 ms spin with two context switches.
+Request Rpc(uint32_t w, uint32_t h, uint64_t t0, uint64_t wake, uint64_t worker_lag, bool preempt) {
+  RequestBuilder b(1);
+  uint64_t t = t0;
+  b.Add(w, t, "usdt:jackdaw:request_start");
+  b.Add(w, t += 15'000, "sys_enter:recvfrom", SyntheticKind::kNone, 15'000, 0, 160);
+  uint32_t sig = b.Add(w, t += 7'500'000, "signal", SyntheticKind::kSignal, 7'500'000);
+  uint64_t wait_ts = t + 2'000 + worker_lag;
+  if (worker_lag) b.Add(w, t + 1'000, "sched_switch", SyntheticKind::kNone, 1'000);
+  b.Add(w, wait_ts, "wait", SyntheticKind::kWait, worker_lag ? 1'000 : 2'000);
+  uint64_t ht = t + wake;
+  uint32_t res = b.Add(h, ht += 3'000, "resume", SyntheticKind::kResume, 3'000);
+  b.Edge(sig, res);
+  if (preempt) {
+    b.Add(h, ht += 4'000'000, "sched_switch", SyntheticKind::kNone, 4'000'000);
+    ht += 2'000'000;  // run-queue wait
+    b.Add(h, ht += 6'000'000, "sched_switch", SyntheticKind::kNone, 6'000'000);
+    ht += 500'000;
+    ht += 5'000'000;
+  } else {
+    ht += 15'000'000;
+  }
+  uint32_t hsig = b.Add(h, ht, "signal", SyntheticKind::kSignal, preempt ? 5'000'000 : 15'000'000);
+  b.Add(h, ht + 2'000, "wait", SyntheticKind::kWait, 2'000);
+  uint64_t wt = std::max(ht, wait_ts) + wake;
+  uint32_t wres = b.Add(w, wt += 3'000, "resume", SyntheticKind::kResume, 3'000);
+  b.Edge(hsig, wres);
+  b.Add(w, wt += 7'250'000, "sys_enter:sendto", SyntheticKind::kNone, 7'250'000, 0, 240);
+  b.Add(w, wt + 5'000, "usdt:jackdaw:request_end", SyntheticKind::kNone, 5'000);
+  return std::move(b).Build();
+}
+
+TEST(CanonicalTest, IdenticalBehaviourSerializesIdenticallyAcrossTidsAndInterleavings) {
+  Request calm = Rpc(4711, 8123, 1'000'000, 20'000, 0, false);
+  Request busy = Rpc(7, 3, 5'000'000, 20'000, 1'000'000, true);  // helper tid < worker tid
+  Request slow_wake = Rpc(31, 30, 0, 900'000, 0, false);
+  // The interleavings really differ.
+  EXPECT_NE(SymbolsInTimestampOrder(calm), SymbolsInTimestampOrder(busy));
+  EXPECT_NE(calm.events.size(), busy.events.size());
+  std::string t = Text(calm);
+  EXPECT_EQ(t, Text(busy));
+  EXPECT_EQ(t, Text(slow_wake));
+  EXPECT_EQ(t.find("4711"), std::string::npos);  // no thread ids
+  EXPECT_EQ(t.find("8123"), std::string::npos);
+  EXPECT_EQ(Canonicalize(calm).latency_ns, Canonicalize(busy).latency_ns);
+  EXPECT_EQ(Canonicalize(calm).latency_ns, 29'776'000u);
+  EXPECT_GT(busy.latency_ns(), calm.latency_ns());
+
+  // The same through the factory for every shape: tids, wake-up latency,
+  // preemption and run-queue waits differ, the serialization does not.
+  for (char type : {'A', 'B', 'C', 'D', 'E', 'F'}) {
+    Jitter quiet = NoJitter();
+    quiet.min_wake_ns = quiet.max_wake_ns = 20'000;
+    Jitter loaded = NoJitter();
+    loaded.min_wake_ns = loaded.max_wake_ns = 900'000;
+    loaded.preempt = true;
+    loaded.max_runq_ns = 3'000'000;
+    RequestFactory f1(1, quiet), f2(2, loaded);
+    Request r1 = f1.Make(type, 1, 1'000'000, 100, 200);
+    Request r2 = f2.Make(type, 2, 9'000'000, 7, 3);
+    EXPECT_EQ(Text(r1), Text(r2)) << "type " << type;
+    EXPECT_EQ(Canonicalize(r1).latency_ns, Canonicalize(r2).latency_ns) << "type " << type;
+  }
+}
+
+// One signal wakes two threads doing different work; which tid gets which
+// branch, and in which order their events land, must not matter.
+Request TwoForks(uint32_t reader_tid, uint32_t writer_tid, bool reader_first) {
+  RequestBuilder b(1);
+  uint32_t start = b.Add(1, 0, "usdt:start");
+  uint32_t sig = b.Add(1, 10, "signal", SyntheticKind::kSignal, 10);
+  b.Edge(start, sig);  // redundant: program order already says so
+  uint64_t r0 = reader_first ? 20 : 40, w0 = reader_first ? 40 : 20;
+  uint32_t rr = b.Add(reader_tid, r0, "resume", SyntheticKind::kResume, 1);
+  b.Add(reader_tid, r0 + 100, "sys_enter:read", SyntheticKind::kNone, 100, 4096);
+  uint32_t wr = b.Add(writer_tid, w0, "resume", SyntheticKind::kResume, 1);
+  b.Add(writer_tid, w0 + 300, "sys_enter:write", SyntheticKind::kNone, 300, 0, 512);
+  b.Edge(sig, rr);
+  b.Edge(sig, wr);
+  b.Add(1, 50, "wait", SyntheticKind::kWait, 40);
+  return std::move(b).Build();
+}
+
+TEST(CanonicalTest, ForkChildrenOrderedByStructureNotTid) {
+  std::string a = Text(TwoForks(5, 6, true));
+  EXPECT_EQ(a, Text(TwoForks(6, 5, true)));
+  EXPECT_EQ(a, Text(TwoForks(5, 6, false)));
+  EXPECT_EQ(a, Text(TwoForks(60, 5, false)));
+  // Continuation first, then forks by subtree symbols ("resume read" <
+  // "resume write").
+  EXPECT_EQ(a,
+            "usdt:start signal{cpu=0.000010ms} wait{cpu=0.000040ms} resume{cpu=0.000001ms} "
+            "sys_enter:read{cpu=0.000100ms,disk=4096B} resume{cpu=0.000001ms} "
+            "sys_enter:write{cpu=0.000300ms,net=512B}");
+}
+
+TEST(CanonicalTest, BackwardAndDuplicateEdgesAreIgnoredAndCounted) {
+  RequestBuilder b(1);
+  uint32_t x = b.Add(1, 0, "a");
+  uint32_t y = b.Add(2, 10, "b", SyntheticKind::kNone, 5);
+  uint32_t z = b.Add(2, 20, "c");
+  b.Edge(y, x);  // backward in time
+  b.Edge(x, y);
+  b.Edge(x, y);   // duplicate
+  b.Edge(y, z);   // within one thread
+  b.Edge(x, 99);  // out of range
+  CanonicalRequest c = Canonicalize(std::move(b).Build());
+  EXPECT_EQ(c.stats.ignored_backward_edges, 2u);
+  EXPECT_EQ(c.stats.duplicate_edges, 2u);
+  ASSERT_EQ(c.events.size(), 3u);
+  EXPECT_EQ(c.events[2].role, TreeRole::kContinue);
+  EXPECT_EQ(c.events[1].role, TreeRole::kFork);
+  EXPECT_EQ(c.latency_ns, 5u);
+}
+
+TEST(CanonicalTest, SchedulingDemandIsNeverLost) {
+  RequestBuilder b(1);
+  b.Add(1, 0, "usdt:start");
+  b.Add(1, 10, "sched_switch", SyntheticKind::kNone, 7);
+  b.Add(1, 20, "sys_enter:read", SyntheticKind::kNone, 3);
+  b.Add(1, 30, "sched_switch", SyntheticKind::kNone, 11);  // trailing
+  b.Add(2, 40, "sched_switch", SyntheticKind::kNone, 13);  // thread with nothing else
+  CanonicalRequest c = Canonicalize(std::move(b).Build());
+  EXPECT_EQ(c.total.cpu_ns, 34u);
+  EXPECT_EQ(c.stats.dropped_scheduling_events, 2u);
+  ASSERT_EQ(c.events.size(), 3u);
+  // Thread 2 survives as one event carrying its demand; it is a separate
+  // root with no causal link, so it starts at 0.
+  uint64_t read_cpu = 0, lone_cpu = 0;
+  for (const CanonicalEvent& e : c.events) {
+    if (e.symbol == "sys_enter:read") read_cpu = e.demand.cpu_ns;
+    if (e.symbol == "sched_switch") lone_cpu = e.demand.cpu_ns;
+  }
+  EXPECT_EQ(read_cpu, 21u);
+  EXPECT_EQ(lone_cpu, 13u);
+  EXPECT_EQ(c.latency_ns, 21u);
+}
+
+TEST(CanonicalTest, EmptyRequest) {
+  Request r;
+  r.id = 9;
+  CanonicalRequest c = Canonicalize(r);
+  EXPECT_EQ(c.request_id, 9u);
+  EXPECT_TRUE(c.events.empty());
+  EXPECT_EQ(c.latency_ns, 0u);
+  SymbolTable symbols;
+  EXPECT_EQ(ToText(Serialize(c, &symbols), symbols), "");
+}
+
+TEST(CanonicalTest, MixConservesDemandAndParentsPrecedeChildren) {
+  RequestFactory f(7);
+  f.jitter().preempt = true;
+  f.jitter().max_runq_ns = 1'000'000;
+  std::string truth;
+  for (const Request& r : f.MakeMix("ABCDEF", 10, &truth)) {
+    CanonicalRequest c = Canonicalize(r);
+    EXPECT_EQ(c.total.cpu_ns, r.totals.cpu_ns);
+    EXPECT_EQ(c.total.disk_bytes, r.totals.disk_bytes);
+    for (size_t i = 0; i < c.events.size(); ++i) {
+      EXPECT_LT(c.events[i].parent, static_cast<int32_t>(i));
+      EXPECT_LE(c.events[i].done_ns, c.latency_ns);
+    }
+    EXPECT_LE(c.latency_ns, r.latency_ns());
+  }
+}
+
+// Seeded random requests, malformed edges included: the invariants hold and
+// renaming threads changes nothing.
+TEST(CanonicalTest, RandomRequestsKeepInvariantsAndIgnoreTids) {
+  std::mt19937_64 rng(1234);
+  const char* symbols[] = {"sys_enter:read", "sys_enter:write", "signal",       "resume",
+                           "wait",           "sched_switch",    "sched_wakeup", "usdt:x"};
+  for (int iter = 0; iter < 300; ++iter) {
+    std::uniform_int_distribution<int> nev(0, 40), tid(1, 4), sym(0, 7), cpu(0, 1000);
+    const int n = nev(rng);
+    Request r;
+    r.id = static_cast<uint64_t>(iter);
+    uint64_t demand = 0;
+    for (int i = 0; i < n; ++i) {
+      model::RequestEvent e;
+      e.ts_ns = static_cast<uint64_t>(i) * 10;
+      e.tid = static_cast<uint32_t>(tid(rng));
+      e.symbol = symbols[sym(rng)];
+      e.synthetic = e.symbol == "signal"   ? SyntheticKind::kSignal
+                    : e.symbol == "resume" ? SyntheticKind::kResume
+                    : e.symbol == "wait"   ? SyntheticKind::kWait
+                                           : SyntheticKind::kNone;
+      e.cpu_ns = static_cast<uint64_t>(cpu(rng));
+      demand += e.cpu_ns;
+      r.events.push_back(e);
+    }
+    std::uniform_int_distribution<int> idx(0, n + 2);
+    for (int k = 0; k < n / 3; ++k)
+      r.edges.push_back({static_cast<uint32_t>(idx(rng)), static_cast<uint32_t>(idx(rng))});
+    CanonicalRequest c = Canonicalize(r);
+    EXPECT_EQ(c.total.cpu_ns, demand);
+    std::vector<int> seen(static_cast<size_t>(n), 0);
+    for (size_t i = 0; i < c.events.size(); ++i) {
+      EXPECT_LT(c.events[i].parent, static_cast<int32_t>(i));
+      EXPECT_LT(c.events[i].thread, c.num_threads);
+      EXPECT_GE(c.events[i].done_ns, c.events[i].ready_ns);
+      seen[c.events[i].source_index]++;
+    }
+    for (int v : seen) EXPECT_LE(v, 1);
+    Request renamed = r;
+    for (model::RequestEvent& e : renamed.events) e.tid = 100 - e.tid;
+    EXPECT_EQ(Text(r), Text(renamed));
+  }
+}
+
+TEST(SerializeTest, SymbolsAreInternedOnce) {
+  SymbolTable t;
+  EXPECT_EQ(t.Intern("a"), 0u);
+  EXPECT_EQ(t.Intern("b"), 1u);
+  EXPECT_EQ(t.Intern("a"), 0u);
+  EXPECT_EQ(t.Name(1), "b");
+  EXPECT_EQ(t.size(), 2u);
+}
+
+}  // namespace
+}  // namespace jackdaw::canonical

@@ -1,0 +1,139 @@
+// jackdaw reproduce: Magpie's validation (OSDI'04 Tables 2-5) on this machine.
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "capture/session.h"
+#include "cli/commands.h"
+#include "schema/schema.h"
+#include "validate/experiment.h"
+
+namespace jackdaw::cli {
+namespace {
+
+struct ReproduceArgs {
+  bool quick = false;
+  int requests = 500;
+  std::string work_dir = "/var/tmp/jackdaw-reproduce";
+  std::string results;
+  std::vector<std::string> schemas = {"testserver", "tcp-threadpool"};
+  bool verbose = false;
+};
+
+std::string SelfPath() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, n) : "jackdaw";
+}
+
+nlohmann::json ToJson(const validate::SchemaResult& r) {
+  nlohmann::json clusters = nlohmann::json::array();
+  for (const auto& c : r.clusters)
+    clusters.push_back({{"label", c.label}, {"size", c.size}, {"composition", c.composition}, {"mean_cpu_ms", c.mean_cpu_ms}});
+  return {{"schema", r.schema}, {"sent", r.sent}, {"extracted", r.extracted}, {"matched", r.matched},
+          {"merged", r.merged}, {"split", r.split}, {"missing", r.missing}, {"unmatched", r.unmatched},
+          {"accounted_cpu", r.accounted_cpu}, {"charged_vs_server_cpu", r.accounted_vs_server},
+          {"clusters", clusters}, {"avg_diameter", r.avg_diameter}, {"min_separation", r.min_separation},
+          {"model_error_cpu", r.model_error_cpu}, {"model_error_disk", r.model_error_disk},
+          {"model_error_net", r.model_error_net}, {"model_error", r.model_error}, {"purity", r.purity},
+          {"ari", r.ari}, {"outside_type_cluster", r.outside_type_cluster}, {"bef_separate", r.bef_separate},
+          {"anomalies", r.anomalies}, {"join_summary", r.summary}};
+}
+
+int Run(const ReproduceArgs& a) {
+  Status priv = capture::CheckPrivileges();
+  if (!priv.ok()) return PrintError(priv.message()), 2;
+  const std::string self = SelfPath();
+  validate::RunOptions ro;
+  ro.bin_dir = self.substr(0, self.rfind('/'));
+  ro.work_dir = a.work_dir;
+  ro.verbose = a.verbose;
+  std::error_code ec;
+  std::filesystem::create_directories(a.work_dir, ec);
+  if (ec) return PrintError("cannot create " + a.work_dir + ": " + ec.message()), 1;
+  const auto workloads = validate::PaperWorkloads(a.quick, a.requests);
+  const auto dirs = schema::DefaultSchemaDirs(self);
+  std::vector<std::pair<validate::Workload, std::vector<validate::SchemaResult>>> rows;
+  nlohmann::json out = nlohmann::json::array();
+  bool ok = true;
+  size_t i = 0;
+  for (const auto& w : workloads) {
+    ++i;
+    fprintf(stderr, "[%zu/%zu] table %s: %s, %d client%s, %d requests: recording...", i, workloads.size(),
+            w.table.c_str(), w.name.c_str(), w.clients, w.clients > 1 ? "s" : "", w.requests);
+    fflush(stderr);
+    auto run = validate::RecordWorkload(ro, w);
+    if (!run.ok()) {
+      fprintf(stderr, "\n");
+      PrintError(run.status().message());
+      ok = false;
+      continue;
+    }
+    fprintf(stderr, " %.1f s; analysing...", run->wall_s);
+    std::vector<validate::SchemaResult> results;
+    nlohmann::json jw = {{"table", w.table}, {"workload", w.name}, {"clients", w.clients},
+                         {"requests", w.requests}, {"record_wall_s", run->wall_s}};
+    for (const auto& s : a.schemas) {
+      auto r = validate::AnalyzeRun(*run, s, dirs);
+      if (!r.ok()) {
+        fprintf(stderr, "\n");
+        PrintError(s + ": " + r.status().message());
+        ok = false;
+        continue;
+      }
+      jw["schemas"].push_back(ToJson(*r));
+      results.push_back(std::move(*r));
+    }
+    fprintf(stderr, " done\n");
+    out.push_back(jw);
+    rows.push_back({w, std::move(results)});
+    std::filesystem::remove(run->trace, ec);
+  }
+  validate::PrintTables(rows, stdout);
+  if (!a.results.empty()) {
+    utsname u{};
+    uname(&u);
+    time_t now = time(nullptr);
+    char date[32];
+    strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&now));
+    nlohmann::json doc = {{"date", date},
+                          {"machine", {{"host", u.nodename}, {"kernel", u.release}, {"cpus", sysconf(_SC_NPROCESSORS_ONLN)}}},
+                          {"quick", a.quick},
+                          {"runs", out}};
+    std::ofstream f(a.results);
+    f << doc.dump(2) << "\n";
+    if (!f) return PrintError("cannot write " + a.results), 1;
+    fprintf(stderr, "jackdaw: results written to %s\n", a.results.c_str());
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+Runner RegisterReproduce(CLI::App& app) {
+  auto args = std::make_shared<ReproduceArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "reproduce",
+      "Reproduce Magpie's validation (OSDI'04 Tables 2-5) on this machine: record the built-in test\n"
+      "server under each paper workload (A, B, A/B, C, D, C/D, E, B/E, A/B/E, F, A/F, A/E/F,\n"
+      "A/B/E/F; 1 and 5 clients), analyse with both schemas and compare with ground truth.\n"
+      "  sudo jackdaw reproduce --quick                      # mixed A/B/E/F only, about a minute\n"
+      "  sudo jackdaw reproduce --results tests/results/magpie.json");
+  sub->add_flag("--quick", args->quick, "only the mixed A/B/E/F workload with 5 clients");
+  sub->add_option("-n,--requests", args->requests, "requests per workload")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--work-dir", args->work_dir, "where traces and ground truth go (disk-backed)")->capture_default_str();
+  sub->add_option("--results", args->results, "also write all figures as JSON here");
+  sub->add_option("--schemas", args->schemas, "schemas to compare")->delimiter(',')->capture_default_str();
+  sub->add_flag("-v,--verbose", args->verbose, "show the server's and recorder's output");
+  return [args] { return Run(*args); };
+}
+
+}  // namespace jackdaw::cli

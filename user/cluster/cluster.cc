@@ -1,0 +1,332 @@
+#include "cluster/cluster.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace jackdaw::cluster {
+namespace {
+
+// Reports progress every this many items (and at the end of a stage).
+constexpr uint64_t kProgressEvery = 256;
+
+void Report(const ProgressCallback& progress, std::string_view stage, uint64_t done,
+            uint64_t total) {
+  if (progress && (done % kProgressEvery == 0 || done == total)) progress(stage, done, total);
+}
+
+// Evenly spaced positions: k * n / count for k < count (all when n <= count).
+std::vector<uint32_t> EvenSample(size_t n, size_t count) {
+  std::vector<uint32_t> out;
+  if (n <= count) {
+    out.resize(n);
+    std::iota(out.begin(), out.end(), 0u);
+    return out;
+  }
+  out.reserve(count);
+  for (size_t k = 0; k < count; ++k) out.push_back(static_cast<uint32_t>(k * n / count));
+  return out;
+}
+
+// Pairwise distances inside a cluster are capped at this multiple of the
+// threshold (at least kMedoidCapMin): a member that far from another is an
+// outlier either way, and the cap keeps every comparison banded.
+constexpr float kMedoidCapFactor = 4;
+constexpr float kMedoidCapMin = 1;
+
+// Sample pairwise distances for the threshold are capped here: the
+// threshold is the lowest gap, far below.
+constexpr float kThresholdDistanceCap = 4;
+
+template <typename Get>
+uint32_t MedoidOf(Get get, std::span<const uint32_t> members, uint32_t sample, float cap,
+                  uint64_t* count) {
+  if (members.size() <= 2) return members.front();
+  std::vector<uint32_t> pick;
+  for (uint32_t p : EvenSample(members.size(), std::max<uint32_t>(sample, 1)))
+    pick.push_back(members[p]);
+  std::vector<double> sum(pick.size(), 0.0);
+  for (size_t i = 0; i < pick.size(); ++i) {
+    for (size_t j = i + 1; j < pick.size(); ++j) {
+      double d = std::min(Distance(get(pick[i]), get(pick[j]), cap), cap);
+      sum[i] += d;
+      sum[j] += d;
+    }
+  }
+  if (count) *count += pick.size() * (pick.size() - 1) / 2;
+  size_t best = 0;
+  for (size_t i = 1; i < pick.size(); ++i)
+    if (sum[i] < sum[best]) best = i;
+  return pick[best];
+}
+
+// Nearest of `reps` (indices into strings) to s, exactly, with lower-bound
+// pruning, among those within `limit` (pos -1 if none). `skip` is excluded.
+// Ties go to the lowest position in reps.
+struct NearestResult {
+  int32_t pos = -1;
+  float distance = std::numeric_limits<float>::infinity();
+};
+
+template <typename Get>
+NearestResult NearestOf(const NormString& s, Get get, const std::vector<uint32_t>& reps,
+                        int32_t skip, uint64_t* count,
+                        float limit = std::numeric_limits<float>::infinity()) {
+  thread_local std::vector<std::pair<float, int32_t>> cand;
+  cand.clear();
+  for (size_t c = 0; c < reps.size(); ++c) {
+    if (static_cast<int32_t>(c) == skip) continue;
+    cand.emplace_back(LowerBound(s, get(reps[c])), static_cast<int32_t>(c));
+  }
+  std::sort(cand.begin(), cand.end());
+  NearestResult best;
+  float bound = limit;
+  for (auto [lb, c] : cand) {
+    if (lb > bound) break;
+    float d = Distance(s, get(reps[c]), bound);
+    ++*count;
+    if (d > bound) continue;
+    if (best.pos < 0 || d < best.distance || (d == best.distance && c < best.pos)) {
+      best.distance = d;
+      best.pos = c;
+      bound = d;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+float MedoidCap(double threshold) {
+  return std::max(kMedoidCapMin, kMedoidCapFactor * static_cast<float>(threshold));
+}
+
+ThresholdEstimate DeriveThreshold(std::span<const NormString> strings, uint32_t sample) {
+  ThresholdEstimate est;
+  est.source = ThresholdEstimate::Source::kFloor;
+  est.threshold = kFloorThreshold;
+  std::vector<uint32_t> pick = EvenSample(strings.size(), std::max<uint32_t>(sample, 2));
+  est.sample_size = static_cast<uint32_t>(pick.size());
+  if (pick.size() < 3) return est;
+  std::vector<float> d;
+  d.reserve(pick.size() * (pick.size() - 1) / 2);
+  for (size_t i = 0; i < pick.size(); ++i)
+    for (size_t j = i + 1; j < pick.size(); ++j)
+      d.push_back(std::min(Distance(strings[pick[i]], strings[pick[j]], kThresholdDistanceCap),
+                           kThresholdDistanceCap));
+  std::sort(d.begin(), d.end());
+  const double min_below = std::max(1.0, kGapMinMass * static_cast<double>(d.size()));
+  for (size_t k = 0; k + 1 < d.size(); ++k) {
+    const double lo = d[k], hi = d[k + 1];
+    if (static_cast<double>(k + 1) < min_below || hi < kGapMinTop) continue;
+    if (hi < kGapRatio * lo) continue;
+    // Exact duplicates below the gap would put the geometric mean at 0.
+    const double lo_eff = std::max(lo, hi / 10.0);
+    est.threshold = std::sqrt(lo_eff * hi);
+    est.source = ThresholdEstimate::Source::kGap;
+    est.gap_low = lo;
+    est.gap_high = hi;
+    return est;
+  }
+  return est;
+}
+
+IncrementalClusterer::IncrementalClusterer(double threshold, uint32_t medoid_sample)
+    : threshold_(threshold), medoid_sample_(std::max<uint32_t>(medoid_sample, 2)) {}
+
+IncrementalClusterer::Nearest IncrementalClusterer::FindNearest(const NormString& s,
+                                                                float limit) const {
+  thread_local std::vector<uint32_t> reps;
+  reps.clear();
+  for (const State& c : clusters_) reps.push_back(c.rep);
+  NearestResult r = NearestOf(
+      s, [&](uint32_t i) -> const NormString& { return *strings_[i]; }, reps, -1,
+      &distance_computations_, limit);
+  return Nearest{r.pos, r.distance};
+}
+
+uint32_t IncrementalClusterer::Add(const NormString* s) {
+  const uint32_t index = static_cast<uint32_t>(strings_.size());
+  strings_.push_back(s);
+  // Only a representative within the threshold matters here, so the search
+  // is limited to it and every comparison is banded.
+  Nearest nn = FindNearest(*s, static_cast<float>(threshold_));
+  if (nn.cluster >= 0 && nn.distance <= threshold_) {
+    State& c = clusters_[nn.cluster];
+    c.members.push_back(index);
+    c.sum_distance += nn.distance;
+    if (c.members.size() >= c.next_recentre) Recentre(&c);
+    return static_cast<uint32_t>(nn.cluster);
+  }
+  State c;
+  c.rep = index;
+  c.members.push_back(index);
+  clusters_.push_back(std::move(c));
+  return static_cast<uint32_t>(clusters_.size() - 1);
+}
+
+void IncrementalClusterer::Recentre(State* c) {
+  c->rep = MedoidOf([&](uint32_t i) -> const NormString& { return *strings_[i]; }, c->members,
+                    std::min<uint32_t>(medoid_sample_, 24), MedoidCap(threshold_),
+                    &distance_computations_);
+  c->next_recentre *= 4;
+}
+
+double IncrementalClusterer::AverageDiameter() const {
+  if (clusters_.empty()) return 0;
+  double sum = 0;
+  for (const State& c : clusters_) sum += c.sum_distance / static_cast<double>(c.members.size());
+  return sum / static_cast<double>(clusters_.size());
+}
+
+uint32_t Medoid(std::span<const NormString> strings, std::span<const uint32_t> members,
+                uint32_t sample, float cap, uint64_t* distance_computations) {
+  return MedoidOf([&](uint32_t i) -> const NormString& { return strings[i]; }, members, sample, cap,
+                  distance_computations);
+}
+
+Clustering ClusterRequests(std::span<const NormString> strings, const ClusterOptions& options) {
+  Clustering out;
+  const size_t n = strings.size();
+  const auto& progress = options.progress;
+  uint64_t computations = 0;
+  auto get = [&](uint32_t i) -> const NormString& { return strings[i]; };
+
+  if (options.threshold > 0) {
+    out.threshold.threshold = options.threshold;
+    out.threshold.source = ThresholdEstimate::Source::kUser;
+  } else {
+    if (progress) progress("threshold", 0, 1);
+    out.threshold = DeriveThreshold(strings, options.threshold_sample);
+    if (progress) progress("threshold", 1, 1);
+  }
+  if (n == 0) return out;
+
+  // 1. Magpie's incremental pass.
+  IncrementalClusterer inc(out.threshold.threshold, options.medoid_sample);
+  for (size_t i = 0; i < n; ++i) {
+    inc.Add(&strings[i]);
+    Report(progress, "cluster", i + 1, n);
+  }
+  computations += inc.distance_computations();
+  std::vector<std::vector<uint32_t>> members(inc.num_clusters());
+  for (size_t c = 0; c < inc.num_clusters(); ++c) members[c] = inc.members(c);
+  std::vector<uint32_t> assignment(n);
+  std::vector<float> distance(n, 0);
+  for (size_t c = 0; c < members.size(); ++c)
+    for (uint32_t i : members[c]) assignment[i] = static_cast<uint32_t>(c);
+
+  // 2. Representatives become medoids; optionally reassign to the nearest.
+  std::vector<uint32_t> reps(members.size());
+  auto choose_reps = [&] {
+    for (size_t c = 0; c < members.size(); ++c)
+      reps[c] = MedoidOf(get, members[c], options.medoid_sample, MedoidCap(out.threshold.threshold),
+                         &computations);
+  };
+  choose_reps();
+  const uint32_t rounds = options.refine ? std::max<uint32_t>(options.refine_iterations, 1) : 0;
+  for (uint32_t round = 0; round < rounds; ++round) {
+    if (round > 0) choose_reps();
+    std::vector<uint32_t> rep_of(n, UINT32_MAX);
+    for (size_t c = 0; c < reps.size(); ++c) rep_of[reps[c]] = static_cast<uint32_t>(c);
+    uint32_t moves = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t target;
+      float d;
+      if (rep_of[i] != UINT32_MAX) {
+        target = rep_of[i];  // a representative stays in its own cluster
+        d = 0;
+      } else {
+        // Banded search within the threshold first; only requests beyond
+        // it from every representative need the full one.
+        const float limit = static_cast<float>(out.threshold.threshold);
+        NearestResult r = NearestOf(strings[i], get, reps, -1, &computations, limit);
+        if (r.pos < 0) r = NearestOf(strings[i], get, reps, -1, &computations);
+        target = static_cast<uint32_t>(r.pos);
+        d = r.distance;
+      }
+      moves += target != assignment[i];
+      assignment[i] = target;
+      distance[i] = d;
+      Report(progress, "refine", i + 1, n);
+    }
+    out.refine_moves += moves;
+    for (auto& m : members) m.clear();
+    for (size_t i = 0; i < n; ++i) members[assignment[i]].push_back(static_cast<uint32_t>(i));
+    if (moves == 0) break;
+  }
+  if (rounds == 0) {
+    for (size_t c = 0; c < members.size(); ++c)
+      for (uint32_t i : members[c]) {
+        distance[i] = i == reps[c] ? 0 : Distance(strings[i], strings[reps[c]]);
+        ++computations;
+      }
+  }
+
+  // 3. Order clusters largest first (ties: earliest first member); no
+  // cluster is empty because representatives never leave their cluster.
+  std::vector<uint32_t> order(members.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (members[a].size() != members[b].size()) return members[a].size() > members[b].size();
+    return members[a].front() < members[b].front();
+  });
+  std::vector<uint32_t> new_id(members.size());
+  for (size_t k = 0; k < order.size(); ++k) new_id[order[k]] = static_cast<uint32_t>(k);
+  out.clusters.resize(order.size());
+  std::vector<uint32_t> final_reps(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    Cluster& c = out.clusters[k];
+    c.representative = reps[order[k]];
+    c.members = std::move(members[order[k]]);
+    final_reps[k] = c.representative;
+  }
+  out.assignment.resize(n);
+  for (size_t i = 0; i < n; ++i) out.assignment[i] = new_id[assignment[i]];
+  out.distance = std::move(distance);
+
+  // 4. Statistics.
+  double weighted = 0;
+  for (size_t k = 0; k < out.clusters.size(); ++k) {
+    Cluster& c = out.clusters[k];
+    double sum = 0, mx = 0;
+    for (uint32_t i : c.members) {
+      sum += out.distance[i];
+      mx = std::max<double>(mx, out.distance[i]);
+    }
+    c.diameter = sum / static_cast<double>(c.members.size());
+    c.max_distance = mx;
+    weighted += sum;
+    if (out.clusters.size() > 1) {
+      NearestResult r = NearestOf(strings[c.representative], get, final_reps,
+                                  static_cast<int32_t>(k), &computations);
+      c.min_separation = r.distance;
+      c.nearest_cluster = r.pos;
+    }
+    Report(progress, "separation", k + 1, out.clusters.size());
+  }
+  out.avg_diameter = weighted / static_cast<double>(n);
+  // Mean distance over pairs of representatives, over an even sample of
+  // them sized so that the exact comparisons stay within a budget of
+  // dynamic-programme cells (all of them, up to 256, for short strings).
+  constexpr double kPairCellBudget = 2e8;
+  double mean_len = 0;
+  for (uint32_t r : final_reps) mean_len += static_cast<double>(strings[r].tokens.size());
+  mean_len = std::max(1.0, mean_len / static_cast<double>(std::max<size_t>(final_reps.size(), 1)));
+  const size_t max_pair_reps =
+      static_cast<size_t>(std::clamp(std::sqrt(2 * kPairCellBudget) / mean_len, 16.0, 256.0));
+  std::vector<uint32_t> pick = EvenSample(final_reps.size(), max_pair_reps);
+  double pair_sum = 0;
+  uint64_t pairs = 0;
+  for (size_t a = 0; a < pick.size(); ++a)
+    for (size_t b = a + 1; b < pick.size(); ++b) {
+      pair_sum += Distance(strings[final_reps[pick[a]]], strings[final_reps[pick[b]]]);
+      ++pairs;
+    }
+  computations += pairs;
+  out.avg_inter_cluster_distance = pairs ? pair_sum / static_cast<double>(pairs) : 0;
+  out.distance_computations = computations;
+  return out;
+}
+
+}  // namespace jackdaw::cluster

@@ -1,0 +1,142 @@
+#include "cluster/distance.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace jackdaw::cluster {
+namespace {
+
+using canonical::Demand;
+using canonical::SerializedRequest;
+using canonical::Token;
+
+SerializedRequest Req(std::vector<Token> tokens) {
+  SerializedRequest r;
+  r.tokens = std::move(tokens);
+  for (const Token& t : r.tokens) r.total += t.demand;
+  return r;
+}
+
+Token T(uint32_t sym, uint64_t cpu_ns = 0, uint64_t disk = 0, uint64_t net = 0) {
+  return Token{sym, Demand{cpu_ns, disk, net}};
+}
+
+// Symbol cost 1 keeps the arithmetic in these tests obvious.
+const Normalization kMs{1e6, 4096, 4096, 1.0};
+
+NormString N(std::vector<Token> tokens, const Normalization& n = kMs) {
+  return Normalize(Req(std::move(tokens)), n);
+}
+
+NormString Random(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> len(0, 12), sym(0, 4), cpu(0, 5'000'000), bytes(0, 3);
+  std::vector<Token> t;
+  int n = len(rng);
+  for (int i = 0; i < n; ++i)
+    t.push_back(T(sym(rng), cpu(rng), bytes(rng) * 4096u, bytes(rng) == 3 ? 1500u : 0u));
+  return N(std::move(t));
+}
+
+TEST(DistanceTest, IdenticalStringsAreAtZero) {
+  NormString a = N({T(0, 1'000'000), T(1, 0, 4096), T(2)});
+  EXPECT_EQ(Distance(a, a), 0.0f);
+}
+
+TEST(DistanceTest, SymbolMismatchCostsOne) {
+  EXPECT_FLOAT_EQ(Distance(N({T(0)}), N({T(1)})), 1.0f);
+}
+
+TEST(DistanceTest, ResourceDeltaIsNormalisedEuclidean) {
+  // 3 ms of CPU against 16 KiB of disk at scales 1 ms and 4 KiB: sqrt(3^2 + 4^2).
+  EXPECT_FLOAT_EQ(Distance(N({T(0, 3'000'000)}), N({T(0, 0, 16384)})), 5.0f);
+  // Different symbol adds one.
+  EXPECT_FLOAT_EQ(Distance(N({T(0, 3'000'000)}), N({T(1, 0, 16384)})), 6.0f);
+}
+
+TEST(DistanceTest, SymbolCostWeighsStructure) {
+  Normalization w = kMs;
+  w.symbol_cost = 0.1;
+  EXPECT_FLOAT_EQ(Distance(N({T(0)}, w), N({T(1)}, w)), 0.1f);
+  EXPECT_FLOAT_EQ(Distance(N({T(0)}, w), N({T(0), T(1, 2'000'000)}, w)), 2.1f);
+  EXPECT_FLOAT_EQ(Normalization{}.symbol_cost, kDefaultSymbolCost);
+  // Bounds and the band hold with any weight.
+  std::mt19937_64 rng(5);
+  for (int iter = 0; iter < 200; ++iter) {
+    std::uniform_int_distribution<int> len(0, 12), sym(0, 4), cpu(0, 3'000'000);
+    std::vector<Token> x, y;
+    for (int i = len(rng); i > 0; --i) x.push_back(T(sym(rng), cpu(rng)));
+    for (int i = len(rng); i > 0; --i) y.push_back(T(sym(rng), cpu(rng)));
+    NormString a = N(x, w), b = N(y, w);
+    float ab = Distance(a, b);
+    EXPECT_LE(LowerBound(a, b), ab + 1e-4f);
+    for (float cutoff : {0.3f * ab, ab, 1.5f * ab + 0.05f}) {
+      float d = Distance(a, b, cutoff);
+      if (ab <= cutoff)
+        EXPECT_NEAR(d, ab, 1e-4 * (1 + ab));
+      else
+        EXPECT_GT(d, cutoff);
+    }
+  }
+}
+
+TEST(DistanceTest, InsertionCostsOnePlusItsDemand) {
+  EXPECT_FLOAT_EQ(Distance(N({T(0)}), N({T(0), T(1, 2'000'000)})), 3.0f);
+  EXPECT_FLOAT_EQ(Distance(N({}), N({T(0), T(1, 2'000'000)})), 4.0f);
+  EXPECT_FLOAT_EQ(Distance(N({T(0), T(1, 2'000'000)}), N({})), 4.0f);
+}
+
+TEST(DistanceTest, MetricPropertiesAndBoundsOnRandomStrings) {
+  std::mt19937_64 rng(42);
+  for (int iter = 0; iter < 300; ++iter) {
+    NormString a = Random(rng), b = Random(rng), c = Random(rng);
+    float ab = Distance(a, b), ba = Distance(b, a), bc = Distance(b, c), ac = Distance(a, c);
+    EXPECT_NEAR(ab, ba, 1e-3 * (1 + ab));
+    EXPECT_LE(ac, ab + bc + 1e-3f * (1 + ac));
+    EXPECT_LE(LowerBound(a, b), ab + 1e-4f);
+    // With a cutoff: exact at or below it, above it otherwise.
+    for (float cutoff : {0.5f * ab, ab, 2.0f * ab + 0.1f}) {
+      float d = Distance(a, b, cutoff);
+      if (ab <= cutoff)
+        EXPECT_FLOAT_EQ(d, ab);
+      else
+        EXPECT_GT(d, cutoff);
+    }
+    float sum = 0;
+    for (const AlignmentStep& s : Align(a, b)) sum += s.cost;
+    EXPECT_NEAR(sum, ab, 1e-3 * (1 + ab));
+  }
+}
+
+TEST(DistanceTest, AlignmentNamesExtraAndMissingTokens) {
+  NormString a = N({T(0), T(5, 100'000'000), T(1, 0, 4096)});
+  NormString b = N({T(0), T(1, 0, 4096), T(2)});
+  std::vector<AlignmentStep> steps = Align(a, b);
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_EQ(steps[0].op, EditOp::kPair);
+  EXPECT_EQ(steps[1].op, EditOp::kExtra);
+  EXPECT_EQ(steps[1].a_index, 1);
+  EXPECT_FLOAT_EQ(steps[1].cost, 101.0f);
+  EXPECT_EQ(steps[2].op, EditOp::kPair);
+  EXPECT_EQ(steps[3].op, EditOp::kMissing);
+  EXPECT_EQ(steps[3].b_index, 2);
+}
+
+TEST(NormalizationTest, MeanOfNonZeroRequestTotals) {
+  std::vector<SerializedRequest> reqs = {
+      Req({T(0, 10'000'000), T(1, 0, 0, 100)}),
+      Req({T(0, 30'000'000, 12288)}),
+      Req({T(0, 20'000'000, 4096, 300)}),
+      Req({T(0)}),
+  };
+  Normalization n = DeriveNormalization(reqs);
+  EXPECT_DOUBLE_EQ(n.cpu_ns, 20'000'000.0);
+  EXPECT_DOUBLE_EQ(n.disk_bytes, 8192.0);
+  EXPECT_DOUBLE_EQ(n.net_bytes, 200.0);
+  Normalization none = DeriveNormalization(std::vector<SerializedRequest>{Req({T(0)})});
+  EXPECT_DOUBLE_EQ(none.cpu_ns, 1.0);
+}
+
+}  // namespace
+}  // namespace jackdaw::cluster

@@ -1,0 +1,1721 @@
+#include "join/extractor.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+
+#include "join/flat_map.h"
+#include "reorder/reorderer.h"
+
+namespace jackdaw::join {
+
+// Extractor::Impl — the temporal join.
+//
+// Data structures (Magpie Figure 7, with union-find instead of lists):
+//  - live_: (attribute, value) -> set slot, one entry per OPEN valid-interval.
+//    Closed intervals are simply erased: nothing can join through them again,
+//    which is the whole point of temporal joins.
+//  - sets_: slab of event sets. A set owns its events, the keys of its open
+//    intervals (lazily pruned), off-CPU records, causal-edge candidates and
+//    sockets. Sets are the union-find classes; instead of parent pointers a
+//    union moves the smaller set into the larger and re-points the smaller
+//    one's open intervals (small-to-large, O(n log n) overall), so every live_
+//    entry always names a root and a finished set's slot can be reused at
+//    once. A set is finished when its count of open intervals drops to 0.
+//  - threads_: per-thread kernel state kept for every thread regardless of
+//    the schema: run state from sched_switch (for CPU and off-CPU time), the
+//    syscall it is in (block reason, sys_exit fallbacks), its last socket,
+//    a pending wakeup edge, the last values it bound for SYNC attributes.
+//
+// Per record, in global timestamp order:
+//  1. kernel bookkeeping that must precede the event (CPU charged up to now);
+//  2. match the schema's definitions for this record (first match wins) and
+//     read each binding's value; value 0 means "absent" and skips the binding
+//     (tid 0 is the idle task, arg0 = 0 is "no request id yet", obj 0 is "no
+//     object"); header tid/tgid are absent in interrupt context (they name
+//     the interrupted task, not the event's owner);
+//  3. join: the sets of every open interval hit by a BASIC or STOP binding
+//     are unioned (a START does not join the interval it replaces); if there
+//     is none a new set is created. Then intervals are updated in binding
+//     order: START closes the open interval (its old set may finish) and
+//     opens a new one in this set; BASIC with no open interval opens one (so
+//     a thread already running when tracing began, or an attribute whose
+//     first sighting is not a START, still joins what follows — until a STOP
+//     or a START closes it); STOP closes the interval it joined, and is a
+//     no-op (joins nothing) when none is open;
+//  4. charge resources to the event (below) and append it to its set;
+//  5. if the set has no open interval left it is finished: emitted iff it
+//     holds a seed event, otherwise discarded.
+//
+// Resource accounting:
+//  - CPU: a thread's run time (between its switch-in and switch-out) accrues
+//    as "pending"; each event of that thread that joins a set takes the
+//    pending time (RequestEvent::cpu_ns). Pending time does not survive a
+//    blocking switch-out that was not itself joined: it is dropped and
+//    counted (cpu_dropped_ns), because it is not known to belong to the set
+//    the thread joins after it wakes. Preemption keeps it.
+//  - Off-CPU: a thread's last off-CPU period before a joined event (blocked
+//    from switch-out to wakeup, runnable from wakeup or preemption to
+//    switch-in) is attached to that event; when the request is emitted the
+//    period is clipped to the request's start, so idle time of a pool thread
+//    waiting for work is not charged to the request that wakes it. Blocked
+//    time is split by the syscall the thread was in when it blocked.
+//  - Interrupt context: records with ctx != TASK never charge the
+//    interrupted task's CPU to their set; see Options::irq_burst_gap_ns.
+//  - Disk bytes from block_complete, packet bytes from net_xmit/net_recv, to
+//    the set that record joins.
+//
+// Causality: a sched_wakeup in task context records (waker event, ts) on the
+// wakee; the wakee's next joined event becomes the edge's target. SYNC
+// sources leave (statement, attribute value) -> source event; a destination
+// with the same value consumes it. Either way the candidate edge is stored in
+// the target's set and materialised (Signal after the source, Resume before
+// the target, CausalEdge between them) only if both ends are in the emitted
+// request.
+//
+// Memory: sets, intervals, pending syncs and sockets are freed when they
+// finish or time out; thread state on task_exit or after a long silence.
+// Nothing grows with trace length.
+class Extractor::Impl {
+ public:
+  Impl(const schema::Schema& schema, const trace::TraceMeta& meta, Options opts, RequestSink sink);
+  Status Init();
+  void Push(const jdw_record_header* rec);
+  void Finish();
+  const Stats& stats() const { return stats_; }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr size_t kMaxBindings = 16;
+  static constexpr uint8_t kDirIn = 1, kDirOut = 2;
+
+  struct IKey {
+    uint64_t value;
+    uint32_t attr;
+    uint32_t pad = 0;
+    bool operator==(const IKey& o) const { return value == o.value && attr == o.attr; }
+  };
+  struct IKeyHash {
+    uint64_t operator()(const IKey& k) const { return Mix64(k.value ^ (uint64_t{k.attr} << 48) ^ k.attr); }
+  };
+
+  enum EvFlags : uint8_t {
+    kEvIrq = 1,
+    kEvWait = 2,
+    kEvNetIn = 4,
+    kEvNetOut = 8,
+    kEvDisk = 16,
+  };
+  struct Ev {
+    uint64_t seq;
+    uint64_t ts;
+    uint64_t cpu_ns;
+    uint32_t tid;
+    uint32_t tgid;
+    uint32_t symbol;
+    uint32_t bytes;
+    uint32_t off;  // 1 + index into Set::offs, 0 = none
+    uint16_t cpu;
+    uint16_t record_type;
+    uint8_t synth;  // model::SyntheticKind
+    uint8_t flags;
+  };
+  // An off-CPU period ending right before an event.
+  struct OffCpu {
+    uint64_t off_from;  // switch-out
+    uint64_t wake;      // end of blocked part (== off_from when preempted)
+    uint64_t run;       // switch-in
+    uint8_t reason;     // model::BlockReason of the blocked part
+    // Earlier periods since the thread's previous joined event, summed; only
+    // charged if they all lie inside the request.
+    uint64_t early_from;
+    uint64_t early_runq;
+    uint64_t early_blocked[6];
+  };
+  struct EdgeCand {
+    uint64_t from_seq;
+    uint64_t to_seq;
+    uint64_t sig_ts;
+    uint32_t from_tid;
+    uint16_t from_cpu;
+    uint8_t is_sync;
+  };
+  struct Set {
+    std::vector<Ev> events;
+    std::vector<IKey> open_keys;
+    std::vector<OffCpu> offs;
+    std::vector<EdgeCand> edges;
+    std::vector<uint64_t> socks;
+    uint32_t open = 0;
+    bool live = false;
+    bool seed = false;
+    uint32_t seed_tgid = 0;
+    uint64_t first_ts = 0, last_ts = 0;
+  };
+  struct SyncVal {
+    uint32_t attr;
+    uint64_t value;
+  };
+  enum class Off : uint8_t { kNone, kBlocked, kRunnable };
+  struct Thread {
+    uint32_t tid = 0, tgid = 0;
+    bool on_cpu = false;
+    bool last_out_blocked = true;
+    Off off = Off::kNone;
+    uint8_t block_reason = 0;
+    uint64_t acct_from = 0;
+    uint64_t cpu_pending = 0;
+    uint64_t irq_steal = 0;
+    uint64_t off_since = 0, wake_ts = 0;
+    bool has_off = false;
+    OffCpu pend_off{};
+    // syscall in progress
+    int32_t sys_nr = -1;
+    uint8_t sys_obj_kind = 0;
+    int32_t sys_fd = -1;
+    uint64_t sys_obj = 0, sys_arg = 0;
+    uint64_t last_sock = 0;
+    bool sock_used = false;  // socket syscall since it last woke from a sleep
+    // wakeup edge pending for this thread's next joined event
+    bool wake_edge = false;
+    EdgeCand wake{};
+    uint64_t last_joined_seq = 0;
+    uint64_t last_seen = 0;
+    std::vector<SyncVal> sync_vals;
+  };
+  struct CpuState {
+    uint64_t last_irq_ts = 0;
+    bool irq_run = false;  // last record on this CPU was in irq context
+  };
+  struct PendingSync {
+    uint64_t seq, ts;
+    uint32_t tid;
+    uint16_t cpu;
+  };
+  struct SockEntry {
+    uint16_t family = 0;
+    uint16_t sport = 0, dport = 0;
+    uint8_t saddr[16] = {}, daddr[16] = {};
+    uint64_t info_ts = 0;
+  };
+  struct Closed {
+    uint64_t ts, sk;
+  };
+  // Per-record evaluation context.
+  struct Ctx {
+    const jdw_record_header* rec;
+    const uint8_t* payload;
+    size_t payload_len;
+    uint64_t ts;  // mono ns
+    schema::EventKind kind;
+    Thread* thread;  // the thread the event is about (nullptr in irq context / tid 0)
+    uint32_t tid, tgid;
+    bool irq;
+    bool after_block;
+    int32_t in_syscall;
+    // SockOf() result, computed at most once per record.
+    mutable bool sock_done = false;
+    mutable uint64_t sock = 0;
+  };
+
+  // --- setup
+  void BuildDispatch();
+  uint32_t Symbol(uint64_t key, const std::string& (*make)(Impl*, uint64_t));
+
+  // --- per record
+  void Process(const reorder::SortedRecord& sr);
+  void HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts);
+  void RunEvent(Ctx& c, const std::vector<uint16_t>* defs);
+  bool Matches(const schema::EventDef& def, const Ctx& c);
+  uint64_t Read(const schema::FieldRef& f, const Ctx& c, bool* ok);
+  uint64_t ReadPayload(const Ctx& c, uint16_t offset, uint8_t size, bool is_signed, bool* ok);
+  void Join(Ctx& c, uint16_t def_idx);
+  uint32_t EventSymbol(const Ctx& c);
+
+  // --- threads
+  Thread* GetThread(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now);
+  void ChargeRun(Thread* t, uint64_t ts);
+  uint8_t ReasonOf(const Thread* t) const;
+
+  // --- sets
+  uint32_t NewSet(uint64_t ts);
+  uint32_t Union(uint32_t a, uint32_t b);
+  void OpenInterval(const IKey& k, uint32_t set);
+  void FinishSet(uint32_t slot, bool timed_out);
+  void FreeSet(uint32_t slot);
+  void Emit(Set& s, bool timed_out);
+  void Gc(uint64_t now);
+
+  // --- sockets
+  uint64_t SockOf(const Ctx& c);
+  uint64_t ComputeSock(const Ctx& c);
+  uint64_t ConnKey(uint16_t family, const uint8_t* laddr, uint16_t lport, const uint8_t* raddr,
+                   uint16_t rport) const;
+  void OnSockInfo(const Ctx& c);
+  std::string FormatAddr(uint16_t family, const uint8_t* addr, uint16_t port) const;
+
+  uint64_t ToNs(uint64_t ts) const {
+    return time_.base == trace::Timebase::kMonoNs ? ts : time_.ToMonoNs(ts);
+  }
+
+  const schema::Schema schema_;
+  trace::TimeConverter time_;
+  std::vector<std::string> app_probes_;
+  Options opts_;
+  RequestSink sink_;
+  reorder::Reorderer reorder_;
+  uint64_t timeout_ns_;
+  uint64_t max_age_ns_;
+  uint64_t gc_every_ns_;
+  uint64_t next_gc_ = 0;
+  uint64_t now_ = 0;
+
+  // dispatch: record type -> candidate defs (kRecord); per syscall nr for sys_*
+  std::array<std::vector<uint16_t>, JDW_EVENT_MAX> by_type_;
+  std::vector<std::vector<uint16_t>> sys_enter_defs_, sys_exit_defs_;
+  std::vector<uint16_t> switch_out_defs_, switch_in_defs_, io_start_defs_;
+  std::vector<std::vector<uint16_t>> usdt_defs_;  // probe_id -> defs
+  std::vector<bool> sync_attr_;                   // attr used by some SYNC
+  std::vector<std::string> syscall_names_;
+  std::vector<uint8_t> sys_dir_;  // nr -> kDirIn / kDirOut / 0
+  std::vector<uint8_t> sys_close_;  // nr -> 1 for close/shutdown
+
+  FlatMap<IKey, uint32_t, IKeyHash> live_;
+  std::vector<Set> sets_;
+  std::vector<uint32_t> free_sets_;
+  size_t live_sets_ = 0;
+
+  FlatMap<uint64_t, uint32_t, U64Hash> thread_index_;
+  // Direct-mapped cache tid -> Thread* in front of thread_index_ (most
+  // records come from a handful of running threads).
+  struct ThreadCacheEntry {
+    uint32_t tid = 0;
+    Thread* t = nullptr;
+  };
+  std::array<ThreadCacheEntry, 256> thread_cache_{};
+  std::deque<Thread> threads_;  // deque: Thread* stays valid while others are added
+  std::vector<uint32_t> free_threads_;
+  std::vector<CpuState> cpus_;
+  FlatMap<uint64_t, uint64_t, U64Hash> tgid_cpu_;  // tgid -> on-CPU ns
+
+  FlatMap<IKey, PendingSync, IKeyHash> pending_sync_;
+
+  FlatMap<uint64_t, uint64_t, U64Hash> conn_to_sock_;  // ConnKey -> sk
+  FlatMap<uint64_t, uint32_t, U64Hash> sock_index_;    // sk -> socks_ slot
+  FlatMap<uint64_t, uint8_t, U64Hash> sock_dir_;      // sk -> direction of its last data syscall
+  std::vector<SockEntry> socks_;
+  std::vector<uint32_t> free_socks_;
+  std::vector<Closed> closed_socks_;  // FIFO by ts
+  size_t closed_head_ = 0;
+
+  FlatMap<uint64_t, uint32_t, U64Hash> symbol_index_;
+  std::vector<std::string> symbols_;
+
+  // Emit() scratch, reused across requests.
+  struct Item {
+    uint64_t ts;
+    uint64_t seq;
+    uint8_t sub;  // 0 resume, 1 real, 2 signal, 3 wait
+    uint32_t ev;  // index into Set::events (the event, or the edge end it sits next to)
+    uint32_t tid;
+    uint16_t cpu;
+  };
+  std::vector<Item> scratch_items_;
+  std::vector<uint32_t> scratch_order_, scratch_pos_, scratch_synth_;
+
+  std::vector<uint32_t> request_tgids_;
+  uint64_t seq_ = 0;
+  uint64_t next_request_id_ = 1;
+  Stats stats_;
+};
+
+namespace {
+
+constexpr uint64_t kSymSys = 1, kSymUsdt = 2, kSymBlock = 3, kSymPlain = 4, kSymSwitchOut = 5;
+
+const char* BlockOpName(uint32_t op) {
+  switch (op & 0xff) {
+    case 0:
+      return "read";
+    case 1:
+      return "write";
+    case 2:
+      return "flush";
+    case 3:
+      return "discard";
+    default:
+      return "other";
+  }
+}
+
+const char* RecordName(uint16_t type) {
+  switch (type) {
+#define JDW_REC_NAME(NAME, id, group, str, fields, st) \
+  case id:                                             \
+    return str;
+    JDW_EVENT_TABLE(JDW_REC_NAME)
+#undef JDW_REC_NAME
+    default:
+      return "unknown";
+  }
+}
+
+size_t PayloadSize(uint16_t type) {
+  switch (type) {
+#define JDW_REC_SIZE(NAME, id, group, str, fields, st) \
+  case id:                                             \
+    return sizeof(struct st);
+    JDW_EVENT_TABLE(JDW_REC_SIZE)
+#undef JDW_REC_SIZE
+    default:
+      return 0;
+  }
+}
+
+bool IsV4Mapped(const uint8_t* a) {
+  uint64_t lo;
+  uint32_t mid;
+  memcpy(&lo, a, 8);
+  memcpy(&mid, a + 8, 4);
+  return lo == 0 && mid == 0xffff0000u;  // ::ffff:a.b.c.d (little-endian load of 00 00 ff ff)
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// setup
+
+Extractor::Impl::Impl(const schema::Schema& schema, const trace::TraceMeta& meta, Options opts,
+                      RequestSink sink)
+    : schema_(schema),
+      time_(meta.time),
+      app_probes_(meta.app_probes),
+      opts_(opts),
+      sink_(std::move(sink)),
+      reorder_(reorder::Reorderer::Options{opts.reorder_window, true}) {
+  syscall_names_ = meta.syscall_names;
+  timeout_ns_ = opts_.timeout_ns ? opts_.timeout_ns : schema_.timeout_ns;
+  max_age_ns_ = opts_.max_set_age_ns ? opts_.max_set_age_ns : 6 * timeout_ns_;
+  gc_every_ns_ = std::max<uint64_t>(timeout_ns_ / 8, 1'000'000);
+}
+
+Status Extractor::Impl::Init() {
+  for (const schema::EventDef& d : schema_.events) {
+    if (d.bindings.size() > kMaxBindings)
+      return ErrStatus("schema %s: event '%s' has %zu bindings; at most %zu are supported", schema_.path.c_str(),
+                       d.name.c_str(), d.bindings.size(), kMaxBindings);
+  }
+  if (schema_.events.size() >= UINT16_MAX) return ErrStatus("schema has too many events");
+  if (syscall_names_.empty()) syscall_names_ = schema::CompiledSyscallNames();
+  sys_dir_.assign(syscall_names_.size(), 0);
+  sys_close_.assign(syscall_names_.size(), 0);
+  for (size_t nr = 0; nr < syscall_names_.size(); nr++) {
+    const std::string& n = syscall_names_[nr];
+    if (n == "read" || n == "readv" || n == "recvfrom" || n == "recvmsg" || n == "recvmmsg" || n == "pread64")
+      sys_dir_[nr] = kDirIn;
+    if (n == "write" || n == "writev" || n == "sendto" || n == "sendmsg" || n == "sendmmsg" || n == "sendfile" ||
+        n == "pwrite64")
+      sys_dir_[nr] = kDirOut;
+    if (n == "close" || n == "shutdown") sys_close_[nr] = 1;
+  }
+  sync_attr_.assign(schema_.attributes.size(), false);
+  for (const schema::SyncStmt& s : schema_.syncs) sync_attr_[s.attr] = true;
+  BuildDispatch();
+  return Status::Ok();
+}
+
+void Extractor::Impl::BuildDispatch() {
+  const size_t nsys = std::max<size_t>(syscall_names_.size(), JDW_MAX_SYSCALLS);
+  sys_enter_defs_.assign(nsys, {});
+  sys_exit_defs_.assign(nsys, {});
+  usdt_defs_.assign(app_probes_.size(), {});
+  for (size_t i = 0; i < schema_.events.size(); i++) {
+    const schema::EventDef& d = schema_.events[i];
+    const auto idx = static_cast<uint16_t>(i);
+    switch (d.kind) {
+      case schema::EventKind::kSwitchOut:
+        switch_out_defs_.push_back(idx);
+        break;
+      case schema::EventKind::kSwitchIn:
+        switch_in_defs_.push_back(idx);
+        break;
+      case schema::EventKind::kIoStart:
+        io_start_defs_.push_back(idx);
+        break;
+      case schema::EventKind::kUsdt: {
+        bool found = false;
+        for (size_t p = 0; p < app_probes_.size(); p++) {
+          if (app_probes_[p] == d.usdt_probe) {
+            usdt_defs_[p].push_back(idx);
+            found = true;
+          }
+        }
+        if (!found && !app_probes_.empty())
+          stats_.warnings.push_back("schema event '" + d.name + "': probe usdt " + d.usdt_probe +
+                                    " is not in this trace");
+        break;
+      }
+      case schema::EventKind::kRecord:
+        if (d.record_type == JDW_EVENT_SYS_ENTER || d.record_type == JDW_EVENT_SYS_EXIT) {
+          auto& table = d.record_type == JDW_EVENT_SYS_ENTER ? sys_enter_defs_ : sys_exit_defs_;
+          if (d.syscalls.empty()) {
+            for (auto& v : table) v.push_back(idx);
+          } else {
+            for (const std::string& name : d.syscalls) {
+              bool found = false;
+              for (size_t nr = 0; nr < syscall_names_.size(); nr++) {
+                if (syscall_names_[nr] == name) {
+                  table[nr].push_back(idx);
+                  found = true;
+                }
+              }
+              if (!found)
+                stats_.warnings.push_back("schema event '" + d.name + "': syscall " + name +
+                                          " is not in this trace's syscall table");
+            }
+          }
+        } else if (d.record_type < JDW_EVENT_MAX) {
+          by_type_[d.record_type].push_back(idx);
+        }
+        break;
+    }
+  }
+  if (app_probes_.empty()) {
+    std::string names;
+    for (const schema::EventDef& d : schema_.events) {
+      if (d.kind != schema::EventKind::kUsdt) continue;
+      names += names.empty() ? "" : ", ";
+      names += d.name;
+    }
+    if (!names.empty())
+      stats_.warnings.push_back("the trace has no USDT probes (record with the app group and the server's probes); "
+                                "schema events that need them: " + names);
+  }
+  // Several names may map to one nr in a table; keep each def once, in order.
+  for (auto* table : {&sys_enter_defs_, &sys_exit_defs_}) {
+    for (auto& v : *table) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+    }
+  }
+}
+
+uint32_t Extractor::Impl::Symbol(uint64_t key, const std::string& (*make)(Impl*, uint64_t)) {
+  bool inserted;
+  uint32_t* id = symbol_index_.FindOrInsert(key, &inserted);
+  if (inserted) {
+    symbols_.push_back(make(this, key));
+    *id = static_cast<uint32_t>(symbols_.size() - 1);
+  }
+  return *id;
+}
+
+uint32_t Extractor::Impl::EventSymbol(const Ctx& c) {
+  // key: kind << 56 | record type << 32 | sub-id
+  const uint16_t type = c.rec->type;
+  uint64_t key;
+  switch (c.kind) {
+    case schema::EventKind::kSwitchOut:
+      key = (kSymSwitchOut << 56) | (c.after_block ? 1 : 0);
+      break;
+    case schema::EventKind::kSwitchIn:
+      key = (kSymSwitchOut << 56) | 2;
+      break;
+    case schema::EventKind::kIoStart:
+    case schema::EventKind::kRecord:
+      if (type == JDW_EVENT_SYS_ENTER || type == JDW_EVENT_SYS_EXIT) {
+        uint16_t nr;
+        memcpy(&nr, c.payload, sizeof(nr));
+        key = (kSymSys << 56) | (uint64_t{type} << 32) | nr;
+      } else if (type == JDW_EVENT_BLOCK_COMPLETE || type == JDW_EVENT_BLOCK_ISSUE) {
+        uint32_t op;
+        memcpy(&op, c.payload + 4, sizeof(op));  // dev, op: same offset in both
+        key = (kSymBlock << 56) | (uint64_t{c.kind == schema::EventKind::kIoStart} << 48) |
+              (uint64_t{type} << 32) | (op & 0xff);
+      } else {
+        key = (kSymPlain << 56) | (uint64_t{type} << 32);
+      }
+      break;
+    case schema::EventKind::kUsdt: {
+      uint32_t probe;
+      memcpy(&probe, c.payload, sizeof(probe));
+      key = (kSymUsdt << 56) | probe;
+      break;
+    }
+    default:
+      key = 0;
+  }
+  return Symbol(key, [](Impl* self, uint64_t k) -> const std::string& {
+    static thread_local std::string s;
+    const uint64_t kind = k >> 56;
+    const auto type = static_cast<uint16_t>((k >> 32) & 0xffff);
+    if (kind == kSymSwitchOut) {
+      s = (k & 0xff) == 2 ? "switch_in" : ((k & 1) ? "switch_out:blocked" : "switch_out:preempted");
+    } else if (kind == kSymSys) {
+      const auto nr = static_cast<uint32_t>(k & 0xffff);
+      s = RecordName(type);
+      s += ':';
+      s += nr < self->syscall_names_.size() && !self->syscall_names_[nr].empty() ? self->syscall_names_[nr]
+                                                                                 : std::to_string(nr);
+    } else if (kind == kSymBlock) {
+      s = ((k >> 48) & 1) ? "io_start" : RecordName(type);
+      s += ':';
+      s += BlockOpName(static_cast<uint32_t>(k & 0xff));
+    } else if (kind == kSymUsdt) {
+      const auto probe = static_cast<uint32_t>(k & 0xffffffff);
+      s = "usdt:";
+      s += probe < self->app_probes_.size() ? self->app_probes_[probe] : "probe" + std::to_string(probe);
+    } else {
+      s = RecordName(type);
+    }
+    return s;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// threads
+
+Extractor::Impl::Thread* Extractor::Impl::GetThread(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now) {
+  if (tid == 0) return nullptr;  // the idle task: never a request thread
+  ThreadCacheEntry& ce = thread_cache_[tid & 255];
+  if (ce.tid == tid) {
+    Thread* t = ce.t;
+    if (tgid) t->tgid = tgid;
+    t->last_seen = ts;
+    return t;
+  }
+  bool inserted;
+  uint32_t* idx = thread_index_.FindOrInsert(tid, &inserted);
+  if (inserted) {
+    if (!free_threads_.empty()) {
+      *idx = free_threads_.back();
+      free_threads_.pop_back();
+      threads_[*idx] = Thread{};
+    } else {
+      *idx = static_cast<uint32_t>(threads_.size());
+      threads_.emplace_back();
+    }
+    Thread& t = threads_[*idx];
+    t.tid = tid;
+    t.tgid = tgid;
+    // First sighting: if it emits a task-context record it is running now;
+    // run time before that is unknown and never charged.
+    t.on_cpu = running_now;
+    t.acct_from = ts;
+    stats_.peak_threads = std::max<uint64_t>(stats_.peak_threads, thread_index_.size());
+  }
+  Thread* t = &threads_[*idx];
+  if (tgid) t->tgid = tgid;
+  t->last_seen = ts;
+  ce.tid = tid;
+  ce.t = t;
+  return t;
+}
+
+void Extractor::Impl::ChargeRun(Thread* t, uint64_t ts) {
+  if (!t->on_cpu || ts <= t->acct_from) return;
+  uint64_t d = ts - t->acct_from;
+  t->acct_from = ts;
+  bool ins;
+  *tgid_cpu_.FindOrInsert(t->tgid, &ins) += d;
+  // Interrupt work already charged as softirq CPU elsewhere is not the task's.
+  const uint64_t steal = std::min(d, t->irq_steal);
+  t->irq_steal -= steal;
+  t->cpu_pending += d - steal;
+}
+
+uint8_t Extractor::Impl::ReasonOf(const Thread* t) const {
+  using model::BlockReason;
+  if (t->sys_nr < 0) return static_cast<uint8_t>(BlockReason::kOther);
+  switch (t->sys_obj_kind) {
+    case JDW_OBJ_FILE:
+      return static_cast<uint8_t>(BlockReason::kDisk);
+    case JDW_OBJ_SOCKET:
+    case JDW_OBJ_EPOLL:  // servers wait in epoll for sockets
+      return static_cast<uint8_t>(BlockReason::kNetwork);
+    case JDW_OBJ_PIPE:
+      return static_cast<uint8_t>(BlockReason::kPipe);
+    case JDW_OBJ_FUTEX:
+      return static_cast<uint8_t>(BlockReason::kFutex);
+    default:
+      break;
+  }
+  const size_t nr = static_cast<size_t>(t->sys_nr);
+  if (nr < syscall_names_.size()) {
+    const std::string& n = syscall_names_[nr];
+    if (n == "futex" || n == "futex_waitv") return static_cast<uint8_t>(BlockReason::kFutex);
+    if (n == "fsync" || n == "fdatasync" || n == "sync_file_range" || n == "io_getevents" ||
+        n == "io_uring_enter")
+      return static_cast<uint8_t>(BlockReason::kDisk);
+    if (n == "epoll_wait" || n == "epoll_pwait" || n == "epoll_pwait2" || n == "poll" || n == "ppoll" ||
+        n == "select" || n == "pselect6" || n == "accept" || n == "accept4" || n == "connect")
+      return static_cast<uint8_t>(BlockReason::kNetwork);
+  }
+  return static_cast<uint8_t>(BlockReason::kOther);
+}
+
+// ---------------------------------------------------------------------------
+// sets
+
+uint32_t Extractor::Impl::NewSet(uint64_t ts) {
+  uint32_t slot;
+  if (!free_sets_.empty()) {
+    slot = free_sets_.back();
+    free_sets_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(sets_.size());
+    sets_.emplace_back();
+  }
+  Set& s = sets_[slot];
+  s.live = true;
+  s.open = 0;
+  s.seed = false;
+  s.seed_tgid = 0;
+  s.first_ts = s.last_ts = ts;
+  live_sets_++;
+  stats_.sets_created++;
+  stats_.peak_live_sets = std::max<uint64_t>(stats_.peak_live_sets, live_sets_);
+  return slot;
+}
+
+uint32_t Extractor::Impl::Union(uint32_t a, uint32_t b) {
+  if (a == b) return a;
+  stats_.sets_merged++;
+  if (sets_[a].events.size() + sets_[a].open_keys.size() < sets_[b].events.size() + sets_[b].open_keys.size())
+    std::swap(a, b);
+  Set& big = sets_[a];
+  Set& small = sets_[b];
+  const auto off_base = static_cast<uint32_t>(big.offs.size());
+  for (Ev e : small.events) {
+    if (e.off) e.off += off_base;
+    big.events.push_back(e);
+  }
+  big.offs.insert(big.offs.end(), small.offs.begin(), small.offs.end());
+  big.edges.insert(big.edges.end(), small.edges.begin(), small.edges.end());
+  for (uint64_t sk : small.socks)
+    if (std::find(big.socks.begin(), big.socks.end(), sk) == big.socks.end()) big.socks.push_back(sk);
+  for (const IKey& k : small.open_keys) {
+    uint32_t* slot = live_.Find(k);
+    if (slot && *slot == b) {
+      *slot = a;
+      big.open_keys.push_back(k);
+    }
+  }
+  big.open += small.open;
+  if (small.seed && !big.seed) big.seed_tgid = small.seed_tgid;
+  big.seed |= small.seed;
+  big.first_ts = std::min(big.first_ts, small.first_ts);
+  big.last_ts = std::max(big.last_ts, small.last_ts);
+  small.open = 0;
+  FreeSet(b);
+  return a;
+}
+
+void Extractor::Impl::OpenInterval(const IKey& k, uint32_t set) {
+  live_.Set(k, set);
+  Set& s = sets_[set];
+  s.open++;
+  s.open_keys.push_back(k);
+  // Lazily drop keys of intervals that closed or moved, so a long-lived set
+  // that opens and closes many intervals stays small.
+  if (s.open_keys.size() > 32 && s.open_keys.size() > 4 * size_t{s.open}) {
+    size_t w = 0;
+    for (size_t r = 0; r < s.open_keys.size(); r++) {
+      const uint32_t* slot = live_.Find(s.open_keys[r]);
+      if (!slot || *slot != set) continue;
+      bool dup = false;
+      for (size_t i = 0; i < w && !dup; i++) dup = s.open_keys[i] == s.open_keys[r];
+      if (!dup) s.open_keys[w++] = s.open_keys[r];
+    }
+    s.open_keys.resize(w);
+  }
+  stats_.peak_live_intervals = std::max<uint64_t>(stats_.peak_live_intervals, live_.size());
+}
+
+void Extractor::Impl::FreeSet(uint32_t slot) {
+  Set& s = sets_[slot];
+  // Keep capacity for reuse (no allocation per request in steady state), but
+  // not a one-off giant's.
+  auto reset = [](auto& v) {
+    if (v.capacity() > 4096) {
+      std::remove_reference_t<decltype(v)>().swap(v);
+    } else {
+      v.clear();
+    }
+  };
+  reset(s.events);
+  reset(s.open_keys);
+  reset(s.offs);
+  reset(s.edges);
+  reset(s.socks);
+  s.live = false;
+  s.open = 0;
+  free_sets_.push_back(slot);
+  live_sets_--;
+}
+
+void Extractor::Impl::FinishSet(uint32_t slot, bool timed_out) {
+  Set& s = sets_[slot];
+  if (s.open > 0) {
+    for (const IKey& k : s.open_keys) {
+      const uint32_t* cur = live_.Find(k);
+      if (cur && *cur == slot) live_.Erase(k);
+    }
+    s.open = 0;
+  }
+  if (timed_out) stats_.sets_timed_out++;
+  if (s.seed && (!timed_out || opts_.emit_timed_out)) {
+    Emit(s, timed_out);
+  } else {
+    stats_.sets_discarded++;
+    stats_.events_discarded += s.events.size();
+  }
+  FreeSet(slot);
+}
+
+// ---------------------------------------------------------------------------
+// sockets
+
+uint64_t Extractor::Impl::ConnKey(uint16_t family, const uint8_t* laddr, uint16_t lport, const uint8_t* raddr,
+                                  uint16_t rport) const {
+  uint8_t l[16], r[16];
+  size_t n = 16;
+  if (family == 10 && IsV4Mapped(laddr) && IsV4Mapped(raddr)) {
+    family = 2;
+    memcpy(l, laddr + 12, 4);
+    memcpy(r, raddr + 12, 4);
+    n = 4;
+  } else {
+    n = family == 2 ? 4 : 16;
+    memcpy(l, laddr, n);
+    memcpy(r, raddr, n);
+  }
+  uint64_t h = Mix64(family ^ (uint64_t{lport} << 16) ^ (uint64_t{rport} << 32));
+  for (size_t i = 0; i < n; i += 4) {
+    uint32_t a, b;
+    memcpy(&a, l + i, 4);
+    memcpy(&b, r + i, 4);
+    h = Mix64(h ^ a ^ (uint64_t{b} << 32));
+  }
+  return h;
+}
+
+void Extractor::Impl::OnSockInfo(const Ctx& c) {
+  const auto* si = reinterpret_cast<const jdw_sock_info*>(c.payload);
+  if (si->sk == 0) return;
+  bool inserted;
+  uint32_t* idx = sock_index_.FindOrInsert(si->sk, &inserted);
+  if (inserted) {
+    if (!free_socks_.empty()) {
+      *idx = free_socks_.back();
+      free_socks_.pop_back();
+    } else {
+      *idx = static_cast<uint32_t>(socks_.size());
+      socks_.emplace_back();
+    }
+  }
+  SockEntry& e = socks_[*idx];
+  e.family = si->family;
+  e.sport = si->sport;
+  e.dport = si->dport;
+  memcpy(e.saddr, si->saddr, 16);
+  memcpy(e.daddr, si->daddr, 16);
+  e.info_ts = c.ts;
+  conn_to_sock_.Set(ConnKey(si->family, si->saddr, si->sport, si->daddr, si->dport), si->sk);
+}
+
+uint64_t Extractor::Impl::SockOf(const Ctx& c) {
+  if (!c.sock_done) {
+    c.sock = ComputeSock(c);
+    c.sock_done = true;
+  }
+  return c.sock;
+}
+
+uint64_t Extractor::Impl::ComputeSock(const Ctx& c) {
+  const uint16_t type = c.rec->type;
+  if (c.kind != schema::EventKind::kRecord) return 0;
+  switch (type) {
+    case JDW_EVENT_SYS_ENTER: {
+      const auto* e = reinterpret_cast<const jdw_sys_enter*>(c.payload);
+      return e->obj_kind == JDW_OBJ_SOCKET ? e->obj : 0;
+    }
+    case JDW_EVENT_SYS_EXIT: {
+      const auto* e = reinterpret_cast<const jdw_sys_exit*>(c.payload);
+      if (e->obj) return e->obj_kind == JDW_OBJ_SOCKET ? e->obj : 0;
+      const Thread* t = c.thread;
+      if (t && t->sys_nr == e->nr && t->sys_obj_kind == JDW_OBJ_SOCKET) return t->sys_obj;
+      return 0;
+    }
+    case JDW_EVENT_SOCK_INFO:
+      return reinterpret_cast<const jdw_sock_info*>(c.payload)->sk;
+    case JDW_EVENT_NET_XMIT:
+    case JDW_EVENT_NET_RECV: {
+      const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
+      if (type == JDW_EVENT_NET_XMIT && p->sk) return p->sk;
+      // The local socket sees a received packet's destination as local.
+      const uint64_t key = type == JDW_EVENT_NET_RECV
+                               ? ConnKey(p->family, p->daddr, p->dport, p->saddr, p->sport)
+                               : ConnKey(p->family, p->saddr, p->sport, p->daddr, p->dport);
+      const uint64_t* sk = conn_to_sock_.Find(key);
+      return sk ? *sk : 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+std::string Extractor::Impl::FormatAddr(uint16_t family, const uint8_t* a, uint16_t port) const {
+  char buf[96];
+  if (family == 2 || (family == 10 && IsV4Mapped(a))) {
+    const uint8_t* v4 = family == 2 ? a : a + 12;
+    snprintf(buf, sizeof(buf), "%u.%u.%u.%u:%u", v4[0], v4[1], v4[2], v4[3], port);
+  } else {
+    std::string s = "[";
+    for (int i = 0; i < 16; i += 2) {
+      char h[8];
+      snprintf(h, sizeof(h), "%s%x", i ? ":" : "", (a[i] << 8) | a[i + 1]);
+      s += h;
+    }
+    snprintf(buf, sizeof(buf), "%s]:%u", s.c_str(), port);
+  }
+  return buf;
+}
+
+// ---------------------------------------------------------------------------
+// field access
+
+uint64_t Extractor::Impl::ReadPayload(const Ctx& c, uint16_t offset, uint8_t size, bool is_signed, bool* ok) {
+  if (size_t{offset} + size > c.payload_len) {
+    *ok = false;
+    return 0;
+  }
+  const uint8_t* p = c.payload + offset;
+  switch (size) {
+    case 1: {
+      uint8_t v = *p;
+      return is_signed ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(v))) : v;
+    }
+    case 2: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return is_signed ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(v))) : v;
+    }
+    case 4: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return is_signed ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v))) : v;
+    }
+    case 8: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
+    default:
+      *ok = false;
+      return 0;
+  }
+}
+
+uint64_t Extractor::Impl::Read(const schema::FieldRef& f, const Ctx& c, bool* ok) {
+  using schema::FieldSource;
+  switch (f.source) {
+    case FieldSource::kPayload:
+      return ReadPayload(c, f.offset, f.size, f.is_signed, ok);
+    case FieldSource::kHeaderTid:
+      return c.irq ? 0 : c.rec->tid;
+    case FieldSource::kHeaderTgid:
+      return c.irq ? 0 : c.rec->tgid;
+    case FieldSource::kHeaderCpu:
+      return c.rec->cpu;
+    case FieldSource::kHeaderCtx:
+      return c.rec->ctx;
+    case FieldSource::kUsdtArg: {
+      const auto* u = reinterpret_cast<const jdw_usdt*>(c.payload);
+      if (f.index >= u->nargs || f.index >= JDW_USDT_MAX_ARGS) return 0;
+      return u->args[f.index];
+    }
+    case FieldSource::kSock:
+      return SockOf(c);
+    case FieldSource::kExitObj:
+    case FieldSource::kExitObjKind:
+    case FieldSource::kExitFd:
+    case FieldSource::kEnterArg: {
+      const auto* e = reinterpret_cast<const jdw_sys_exit*>(c.payload);
+      const Thread* t = c.thread;
+      const bool paired = t && t->sys_nr == e->nr;
+      if (f.source == FieldSource::kEnterArg) return paired ? t->sys_arg : 0;
+      if (e->obj) {
+        if (f.source == FieldSource::kExitObj) return e->obj;
+        if (f.source == FieldSource::kExitObjKind) return e->obj_kind;
+        return static_cast<uint64_t>(static_cast<int64_t>(e->fd));
+      }
+      if (!paired) return f.source == FieldSource::kExitFd ? static_cast<uint64_t>(int64_t{-1}) : 0;
+      if (f.source == FieldSource::kExitObj) return t->sys_obj;
+      if (f.source == FieldSource::kExitObjKind) return t->sys_obj_kind;
+      return static_cast<uint64_t>(static_cast<int64_t>(t->sys_fd));
+    }
+    case FieldSource::kInSyscall:
+      return static_cast<uint64_t>(static_cast<int64_t>(c.in_syscall));
+    case FieldSource::kAfterBlock:
+      return c.after_block ? 1 : 0;
+    case FieldSource::kSockUsed:
+      return c.thread && c.thread->sock_used ? 1 : 0;
+    case FieldSource::kNewSock: {
+      const uint64_t sk = SockOf(c);
+      return sk && c.thread && c.thread->last_sock != sk ? 1 : 0;
+    }
+    case FieldSource::kNewMsg: {
+      const auto* e = reinterpret_cast<const jdw_sys_enter*>(c.payload);
+      if (e->obj_kind != JDW_OBJ_SOCKET || !e->obj || e->nr >= sys_dir_.size() || sys_dir_[e->nr] != kDirIn)
+        return 0;
+      const uint8_t* last = sock_dir_.Find(e->obj);
+      return last && *last == kDirOut ? 1 : 0;
+    }
+    case FieldSource::kWakeeSyscall:
+    case FieldSource::kWakeeObj:
+    case FieldSource::kWakeeArg: {
+      const auto* w = reinterpret_cast<const jdw_sched_wakeup*>(c.payload);
+      const uint32_t* idx = w->wakee_tid ? thread_index_.Find(w->wakee_tid) : nullptr;
+      const Thread* wt = idx ? &threads_[*idx] : nullptr;
+      if (f.source == FieldSource::kWakeeSyscall)
+        return static_cast<uint64_t>(static_cast<int64_t>(wt ? wt->sys_nr : -1));
+      if (!wt || wt->sys_nr < 0) return 0;
+      return f.source == FieldSource::kWakeeObj ? wt->sys_obj : wt->sys_arg;
+    }
+    case FieldSource::kBlocked: {
+      const auto* sw = reinterpret_cast<const jdw_sched_switch*>(c.payload);
+      return sw->prev_state != 0 ? 1 : 0;
+    }
+  }
+  return 0;
+}
+
+bool Extractor::Impl::Matches(const schema::EventDef& def, const Ctx& c) {
+  for (const schema::Predicate& p : def.where) {
+    bool ok = true;
+    uint64_t v = Read(p.field, c, &ok);
+    if (!ok) return false;
+    if (p.mask) v &= p.mask;
+    bool r;
+    if (p.field.is_signed) {
+      const auto a = static_cast<int64_t>(v);
+      const int64_t b = p.value;
+      switch (p.op) {
+        case schema::CmpOp::kEq: r = a == b; break;
+        case schema::CmpOp::kNe: r = a != b; break;
+        case schema::CmpOp::kLt: r = a < b; break;
+        case schema::CmpOp::kLe: r = a <= b; break;
+        case schema::CmpOp::kGt: r = a > b; break;
+        default: r = a >= b; break;
+      }
+    } else {
+      const uint64_t a = v;
+      const auto b = static_cast<uint64_t>(p.value);
+      switch (p.op) {
+        case schema::CmpOp::kEq: r = a == b; break;
+        case schema::CmpOp::kNe: r = a != b; break;
+        case schema::CmpOp::kLt: r = a < b; break;
+        case schema::CmpOp::kLe: r = a <= b; break;
+        case schema::CmpOp::kGt: r = a > b; break;
+        default: r = a >= b; break;
+      }
+    }
+    if (!r) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// the join
+
+void Extractor::Impl::RunEvent(Ctx& c, const std::vector<uint16_t>* defs) {
+  if (!defs) return;
+  for (uint16_t d : *defs) {
+    if (Matches(schema_.events[d], c)) {
+      stats_.events_matched++;
+      Join(c, d);
+      return;
+    }
+  }
+}
+
+void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
+  const schema::EventDef& def = schema_.events[def_idx];
+  struct B {
+    IKey key;
+    schema::Binding type;
+  };
+  B bs[kMaxBindings];
+  size_t n = 0;
+  for (const schema::AttrBinding& b : def.bindings) {
+    bool ok = true;
+    const uint64_t v = Read(b.value, c, &ok);
+    if (!ok || v == 0) {
+      stats_.bindings_skipped++;
+      continue;
+    }
+    bs[n++] = B{IKey{v, b.attr}, b.type};
+  }
+  if (n == 0) {
+    stats_.events_unbound++;
+    return;
+  }
+
+  // 1. Union the sets of every open interval this event joins.
+  uint32_t target = kNone;
+  for (size_t i = 0; i < n; i++) {
+    if (bs[i].type == schema::Binding::kStart) continue;
+    const uint32_t* s = live_.Find(bs[i].key);
+    if (!s) continue;
+    target = target == kNone ? *s : Union(target, *s);
+  }
+  if (target == kNone) target = NewSet(c.ts);
+
+  // 2. Update intervals in binding order.
+  uint32_t finished[kMaxBindings];
+  size_t nfinished = 0;
+  for (size_t i = 0; i < n; i++) {
+    const IKey& k = bs[i].key;
+    const size_t at = live_.FindIndex(k);
+    switch (bs[i].type) {
+      case schema::Binding::kStart:
+        if (at != live_.kNpos) {
+          // Close the old interval and open the new one in the same slot.
+          uint32_t& slot = live_.ValueAt(at);
+          const uint32_t old = slot;
+          if (old != target) {
+            sets_[old].open--;
+            if (sets_[old].open == 0) finished[nfinished++] = old;
+            slot = target;
+            sets_[target].open++;
+            sets_[target].open_keys.push_back(k);
+          }
+        } else {
+          OpenInterval(k, target);
+        }
+        break;
+      case schema::Binding::kBasic:
+        if (at == live_.kNpos) OpenInterval(k, target);
+        break;
+      case schema::Binding::kStop:
+        if (at != live_.kNpos) {
+          const uint32_t old = live_.ValueAt(at);  // == target: it was joined in step 1
+          live_.EraseAt(at);
+          sets_[old].open--;
+        }
+        break;
+    }
+  }
+
+  // 3. The event itself, with what it consumed.
+  Set& s = sets_[target];
+  Ev ev{};
+  ev.seq = ++seq_;
+  ev.ts = c.ts;
+  ev.tid = c.tid;
+  ev.tgid = c.tgid;
+  ev.cpu = c.rec->cpu;
+  ev.record_type = c.kind == schema::EventKind::kRecord || c.kind == schema::EventKind::kUsdt ? c.rec->type : 0;
+  ev.symbol = EventSymbol(c);
+  if (c.kind == schema::EventKind::kIoStart) ev.synth = static_cast<uint8_t>(model::SyntheticKind::kIoStart);
+  if (def.wait) ev.flags |= kEvWait;
+  if (c.kind == schema::EventKind::kRecord) {
+    if (c.rec->type == JDW_EVENT_NET_XMIT || c.rec->type == JDW_EVENT_NET_RECV) {
+      const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
+      ev.bytes = p->len;
+      ev.flags |= c.rec->type == JDW_EVENT_NET_XMIT ? kEvNetOut : kEvNetIn;
+    } else if (c.rec->type == JDW_EVENT_BLOCK_COMPLETE) {
+      ev.bytes = reinterpret_cast<const jdw_block_complete*>(c.payload)->bytes;
+      ev.flags |= kEvDisk;
+    }
+  }
+
+  if (c.irq) {
+    ev.flags |= kEvIrq;
+    ev.tid = 0;  // not the interrupted task's event
+    CpuState& cs = cpus_[c.rec->cpu];
+    if (opts_.irq_burst_gap_ns && cs.irq_run && c.ts >= cs.last_irq_ts &&
+        c.ts - cs.last_irq_ts <= opts_.irq_burst_gap_ns) {
+      ev.cpu_ns = c.ts - cs.last_irq_ts;
+      if (c.rec->tid) {
+        Thread* victim = GetThread(c.rec->tid, c.rec->tgid, c.ts, true);
+        if (victim) victim->irq_steal += ev.cpu_ns;
+      }
+    }
+  } else if (Thread* t = c.thread) {
+    ChargeRun(t, c.ts);
+    ev.cpu_ns = t->cpu_pending;
+    t->cpu_pending = 0;
+    if (t->has_off) {
+      s.offs.push_back(t->pend_off);
+      ev.off = static_cast<uint32_t>(s.offs.size());
+      t->has_off = false;
+    }
+    if (t->wake_edge) {
+      EdgeCand e = t->wake;
+      e.to_seq = ev.seq;
+      s.edges.push_back(e);
+      t->wake_edge = false;
+    }
+    t->last_joined_seq = ev.seq;
+    for (size_t i = 0; i < n; i++) {
+      const uint32_t a = bs[i].key.attr;
+      if (!sync_attr_[a]) continue;
+      bool found = false;
+      for (SyncVal& sv : t->sync_vals) {
+        if (sv.attr == a) {
+          sv.value = bs[i].key.value;
+          found = true;
+        }
+      }
+      if (!found) t->sync_vals.push_back(SyncVal{a, bs[i].key.value});
+    }
+  }
+
+  // SYNC: destinations consume a pending source first, so an event that is
+  // both does not pair with itself.
+  for (size_t si = 0; si < schema_.syncs.size(); si++) {
+    const schema::SyncStmt& st = schema_.syncs[si];
+    if (st.dest != def_idx && st.source != def_idx) continue;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n && !v; i++)
+      if (bs[i].key.attr == st.attr) v = bs[i].key.value;
+    if (!v && c.thread) {
+      for (const SyncVal& sv : c.thread->sync_vals)
+        if (sv.attr == st.attr) v = sv.value;
+    }
+    if (!v) continue;
+    const IKey pk{v, static_cast<uint32_t>(si)};
+    if (st.dest == def_idx) {
+      if (const PendingSync* ps = pending_sync_.Find(pk)) {
+        s.edges.push_back(EdgeCand{ps->seq, ev.seq, ps->ts, ps->tid, ps->cpu, 1});
+        pending_sync_.Erase(pk);
+      }
+    }
+    if (st.source == def_idx) pending_sync_.Set(pk, PendingSync{ev.seq, c.ts, c.tid, c.rec->cpu});
+  }
+
+  if (const uint64_t sk = SockOf(c)) {
+    if (std::find(s.socks.begin(), s.socks.end(), sk) == s.socks.end()) s.socks.push_back(sk);
+  }
+  if (def.seed && !s.seed) {
+    s.seed = true;
+    s.seed_tgid = c.irq ? c.rec->tgid : c.tgid;
+  }
+  s.last_ts = std::max(s.last_ts, c.ts);
+  s.first_ts = std::min(s.first_ts, c.ts);
+  s.events.push_back(ev);
+  stats_.events_joined++;
+
+  // 4. Finished sets.
+  for (size_t i = 0; i < nfinished; i++)
+    if (sets_[finished[i]].live && sets_[finished[i]].open == 0) FinishSet(finished[i], false);
+  if (sets_[target].open == 0) {
+    FinishSet(target, false);
+  } else if (sets_[target].events.size() > opts_.max_set_events) {
+    FinishSet(target, true);
+  }
+}
+
+void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts) {
+  const jdw_record_header* rec = sr.rec;
+  const auto* sw = reinterpret_cast<const jdw_sched_switch*>(rec + 1);
+  const bool blocked = sw->prev_state != 0;
+
+  // prev: charge its run time, then the switch_out event takes it if joined.
+  Thread* prev = GetThread(sw->prev_tid, sw->prev_tgid, ts, true);
+  if (prev) {
+    // Switched out while we had it off CPU, with no record of it running
+    // since: its switch-in is missing from the trace.
+    if (!prev->on_cpu) stats_.sched_chain_breaks++;
+    ChargeRun(prev, ts);
+    Ctx c{rec, reinterpret_cast<const uint8_t*>(sw), rec->size - sizeof(*rec), ts,
+          schema::EventKind::kSwitchOut, prev, prev->tid, prev->tgid, false, blocked, prev->sys_nr};
+    RunEvent(c, &switch_out_defs_);
+    if (blocked && prev->cpu_pending) {
+      stats_.cpu_dropped_ns += prev->cpu_pending;
+      prev->cpu_pending = 0;
+    }
+    prev->on_cpu = false;
+    prev->last_out_blocked = blocked;
+    prev->off = blocked ? Off::kBlocked : Off::kRunnable;
+    prev->off_since = ts;
+    prev->wake_ts = ts;  // preempted: runnable from now on
+    prev->block_reason = blocked ? ReasonOf(prev) : 0;
+  }
+
+  Thread* next = GetThread(sw->next_tid, sw->next_tgid, ts, false);
+  if (next) {
+    const bool after_block = next->last_out_blocked;
+    if (next->off != Off::kNone) {
+      OffCpu o{};
+      o.off_from = next->off_since;
+      o.wake = next->off == Off::kBlocked ? ts : next->wake_ts;  // never woken: blocked until now
+      o.run = ts;
+      o.reason = next->block_reason;
+      if (next->has_off) {
+        // fold the previous, never-charged period into the early sums
+        const OffCpu& p = next->pend_off;
+        o.early_from = p.early_from ? std::min(p.early_from, p.off_from) : p.off_from;
+        o.early_runq = p.early_runq + (p.run - p.wake);
+        for (int r = 0; r < 6; r++) o.early_blocked[r] = p.early_blocked[r];
+        o.early_blocked[p.reason % 6] += p.wake - p.off_from;
+      }
+      next->pend_off = o;
+      next->has_off = true;
+    }
+    next->off = Off::kNone;
+    next->on_cpu = true;
+    if (after_block) next->sock_used = false;
+    next->acct_from = ts;
+    Ctx c{rec, reinterpret_cast<const uint8_t*>(sw), rec->size - sizeof(*rec), ts,
+          schema::EventKind::kSwitchIn, next, next->tid, next->tgid, false, after_block, next->sys_nr};
+    RunEvent(c, &switch_in_defs_);
+  }
+}
+
+void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
+  const jdw_record_header* rec = sr.rec;
+  stats_.records_processed++;
+  const size_t need = PayloadSize(rec->type);
+  if (rec->size < sizeof(*rec) || (need && rec->size < sizeof(*rec) + need)) {
+    stats_.bad_records++;
+    return;
+  }
+  const uint64_t ts = ToNs(sr.ts);
+  now_ = std::max(now_, ts);
+  if (rec->cpu >= cpus_.size()) cpus_.resize(size_t{rec->cpu} + 1);
+  const bool irq = rec->ctx != JDW_CTX_TASK;
+
+  if (now_ >= next_gc_) {
+    Gc(now_);
+    next_gc_ = now_ + gc_every_ns_;
+  }
+
+  if (sr.io_start) {
+    stats_.io_starts++;
+    const auto* bc = reinterpret_cast<const jdw_block_complete*>(rec + 1);
+    Thread* t = GetThread(bc->issue_tid, bc->issue_tgid, ts, true);
+    Ctx c{rec, reinterpret_cast<const uint8_t*>(bc), rec->size - sizeof(*rec), ts, schema::EventKind::kIoStart,
+          t, bc->issue_tid, bc->issue_tgid, false, false, t ? t->sys_nr : -1};
+    RunEvent(c, &io_start_defs_);
+    return;
+  }
+
+  CpuState& cs = cpus_[rec->cpu];
+  if (rec->type == JDW_EVENT_SCHED_SWITCH) {
+    stats_.sched_switches++;
+    HandleSwitch(sr, ts);
+    cs.irq_run = false;
+    return;
+  }
+
+  Thread* t = irq ? nullptr : GetThread(rec->tid, rec->tgid, ts, true);
+  Ctx c{rec, reinterpret_cast<const uint8_t*>(rec + 1), rec->size - sizeof(*rec), ts, schema::EventKind::kRecord,
+        t, irq ? 0 : rec->tid, irq ? 0 : rec->tgid, irq, false, t ? t->sys_nr : -1};
+  if (t && !t->on_cpu) {
+    // A task-context record proves the thread runs (its switch-in may
+    // predate the trace or have been lost).
+    t->on_cpu = true;
+    t->acct_from = ts;
+    t->off = Off::kNone;
+  }
+
+  switch (rec->type) {
+    case JDW_EVENT_SYS_ENTER: {
+      const auto* e = reinterpret_cast<const jdw_sys_enter*>(c.payload);
+      RunEvent(c, e->nr < sys_enter_defs_.size() ? &sys_enter_defs_[e->nr] : nullptr);
+      if (t) {
+        t->sys_nr = e->nr;
+        t->sys_obj_kind = e->obj_kind;
+        t->sys_obj = e->obj;
+        t->sys_fd = e->fd;
+        t->sys_arg = e->arg;
+        if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
+          t->last_sock = e->obj;
+          t->sock_used = true;
+        }
+        if (e->obj_kind == JDW_OBJ_SOCKET && e->obj && e->nr < sys_dir_.size()) {
+          if (sys_dir_[e->nr]) sock_dir_.Set(e->obj, sys_dir_[e->nr]);
+          if (sys_close_[e->nr]) {
+            closed_socks_.push_back(Closed{ts, e->obj});
+            sock_dir_.Erase(e->obj);
+          }
+        }
+      }
+      break;
+    }
+    case JDW_EVENT_SYS_EXIT: {
+      const auto* e = reinterpret_cast<const jdw_sys_exit*>(c.payload);
+      RunEvent(c, e->nr < sys_exit_defs_.size() ? &sys_exit_defs_[e->nr] : nullptr);
+      if (t) {
+        if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
+          t->last_sock = e->obj;
+          t->sock_used = true;
+        }
+        t->sys_nr = -1;
+        t->sys_obj_kind = 0;
+        t->sys_obj = 0;
+        t->sys_fd = -1;
+      }
+      break;
+    }
+    case JDW_EVENT_SCHED_WAKEUP:
+    case JDW_EVENT_SCHED_WAKEUP_NEW: {
+      const uint64_t before = seq_;
+      RunEvent(c, &by_type_[rec->type]);
+      const bool joined = seq_ != before;
+      const auto* w = reinterpret_cast<const jdw_sched_wakeup*>(c.payload);
+      Thread* wakee = GetThread(w->wakee_tid, w->wakee_tgid, ts, false);
+      if (wakee && !wakee->on_cpu) {
+        if (wakee->off == Off::kBlocked) {
+          wakee->off = Off::kRunnable;
+          wakee->wake_ts = ts;
+        } else if (wakee->off == Off::kNone) {
+          // Never seen switching out: only the run-queue part is known.
+          wakee->off = Off::kRunnable;
+          wakee->off_since = ts;
+          wakee->wake_ts = ts;
+        }
+        wakee->wake_edge = false;
+        if (!irq && t) {
+          const uint64_t from = joined ? seq_ : t->last_joined_seq;
+          if (from) {
+            wakee->wake_edge = true;
+            wakee->wake = EdgeCand{from, 0, ts, t->tid, rec->cpu, 0};
+          }
+        }
+      }
+      break;
+    }
+    case JDW_EVENT_SOCK_INFO:
+      OnSockInfo(c);
+      RunEvent(c, &by_type_[rec->type]);
+      break;
+    case JDW_EVENT_TASK_EXIT:
+      RunEvent(c, &by_type_[rec->type]);
+      if (t && rec->tid) {
+        if (t->on_cpu) ChargeRun(t, ts);
+        if (t->cpu_pending) stats_.cpu_dropped_ns += t->cpu_pending;
+        if (const uint32_t* idx = thread_index_.Find(rec->tid)) {
+          free_threads_.push_back(*idx);
+          thread_index_.Erase(rec->tid);
+          thread_cache_[rec->tid & 255] = ThreadCacheEntry{};
+        }
+      }
+      break;
+    case JDW_EVENT_USDT: {
+      const auto* u = reinterpret_cast<const jdw_usdt*>(c.payload);
+      c.kind = schema::EventKind::kUsdt;
+      if (u->probe_id < usdt_defs_.size()) {
+        RunEvent(c, &usdt_defs_[u->probe_id]);
+      } else {
+        stats_.usdt_unknown_probe++;
+      }
+      break;
+    }
+    default:
+      if (rec->type < JDW_EVENT_MAX) RunEvent(c, &by_type_[rec->type]);
+      break;
+  }
+
+  if (irq) {
+    cs.irq_run = true;
+    cs.last_irq_ts = ts;
+  } else {
+    cs.irq_run = false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// GC, emission
+
+void Extractor::Impl::Gc(uint64_t now) {
+  if (now > timeout_ns_) {
+    const uint64_t horizon = now - timeout_ns_;
+    const uint64_t age_horizon = now > max_age_ns_ ? now - max_age_ns_ : 0;
+    for (uint32_t i = 0; i < sets_.size(); i++)
+      if (sets_[i].live && (sets_[i].last_ts < horizon || sets_[i].first_ts < age_horizon)) FinishSet(i, true);
+    pending_sync_.EraseIf([&](const IKey&, PendingSync& p) { return p.ts < horizon; });
+    // Threads silent for long and off CPU: their state is stale anyway.
+    if (now > 8 * timeout_ns_) {
+      const uint64_t thread_horizon = now - 8 * timeout_ns_;
+      thread_index_.EraseIf([&](const uint64_t&, uint32_t& idx) {
+        const Thread& t = threads_[idx];
+        if (t.on_cpu || t.last_seen >= thread_horizon) return false;
+        free_threads_.push_back(idx);
+        thread_cache_[t.tid & 255] = ThreadCacheEntry{};
+        return true;
+      });
+    }
+  }
+  // Sockets closed long ago: packets after close (FIN/ACK) had their chance.
+  while (closed_head_ < closed_socks_.size() && closed_socks_[closed_head_].ts + 2 * timeout_ns_ < now) {
+    const Closed& cl = closed_socks_[closed_head_++];
+    if (const uint32_t* idx = sock_index_.Find(cl.sk)) {
+      SockEntry& e = socks_[*idx];
+      if (e.info_ts <= cl.ts) {
+        const uint64_t key = ConnKey(e.family, e.saddr, e.sport, e.daddr, e.dport);
+        const uint64_t* cur = conn_to_sock_.Find(key);
+        if (cur && *cur == cl.sk) conn_to_sock_.Erase(key);
+        free_socks_.push_back(*idx);
+        sock_index_.Erase(cl.sk);
+      }
+    }
+  }
+  if (closed_head_ > 4096 && closed_head_ * 2 > closed_socks_.size()) {
+    closed_socks_.erase(closed_socks_.begin(), closed_socks_.begin() + static_cast<ptrdiff_t>(closed_head_));
+    closed_head_ = 0;
+  }
+  live_.MaybeShrink();
+}
+
+void Extractor::Impl::Emit(Set& s, bool timed_out) {
+  // Unions append whole sets, so only merged sets need sorting.
+  auto by_seq = [](const Ev& a, const Ev& b) { return a.seq < b.seq; };
+  if (!std::is_sorted(s.events.begin(), s.events.end(), by_seq)) std::sort(s.events.begin(), s.events.end(), by_seq);
+  auto find_seq = [&](uint64_t seq) -> const Ev* {
+    auto it = std::lower_bound(s.events.begin(), s.events.end(), seq,
+                               [](const Ev& e, uint64_t q) { return e.seq < q; });
+    return it != s.events.end() && it->seq == seq ? &*it : nullptr;
+  };
+
+  // Items to order: real events and the synthetic Signal/Resume/Wait.
+  // Real events first (already in (ts, seq) order), synthetic ones after.
+  std::vector<Item>& items = scratch_items_;
+  items.clear();
+  for (uint32_t i = 0; i < s.events.size(); i++) {
+    const Ev& e = s.events[i];
+    items.push_back(Item{e.ts, e.seq, 1, i, e.tid, e.cpu});
+  }
+  const size_t nreal = items.size();
+  for (uint32_t i = 0; i < s.events.size(); i++) {
+    const Ev& e = s.events[i];
+    if (e.flags & kEvWait) items.push_back(Item{e.ts, e.seq, 3, i, e.tid, e.cpu});
+  }
+  // Deduplicate candidate edges between the same two events.
+  std::sort(s.edges.begin(), s.edges.end(), [](const EdgeCand& a, const EdgeCand& b) {
+    return a.from_seq != b.from_seq ? a.from_seq < b.from_seq : a.to_seq < b.to_seq;
+  });
+  std::vector<std::pair<size_t, size_t>> edge_items;  // (signal item idx, resume item idx)
+  uint64_t nwake = 0, nsync = 0;
+  for (size_t i = 0; i < s.edges.size(); i++) {
+    const EdgeCand& e = s.edges[i];
+    if (i && e.from_seq == s.edges[i - 1].from_seq && e.to_seq == s.edges[i - 1].to_seq) continue;
+    const Ev* from = find_seq(e.from_seq);
+    const Ev* to = find_seq(e.to_seq);
+    if (!from || !to || from == to) continue;
+    const uint64_t sig_ts = std::max(from->ts, e.sig_ts);
+    if (sig_ts > to->ts) continue;  // would point backwards in time: not a cause
+    items.push_back(Item{sig_ts, e.from_seq, 2, static_cast<uint32_t>(from - s.events.data()), e.from_tid,
+                         e.from_cpu});
+    items.push_back(Item{to->ts, e.to_seq, 0, static_cast<uint32_t>(to - s.events.data()), to->tid, to->cpu});
+    edge_items.emplace_back(items.size() - 2, items.size() - 1);
+    (e.is_sync ? nsync : nwake)++;
+  }
+  auto item_less = [&](uint32_t a, uint32_t b) {
+    const Item& x = items[a];
+    const Item& y = items[b];
+    if (x.ts != y.ts) return x.ts < y.ts;
+    if (x.seq != y.seq) return x.seq < y.seq;
+    return x.sub < y.sub;
+  };
+  // Sort the few synthetic items and merge them into the real ones.
+  std::vector<uint32_t>& order = scratch_order_;
+  std::vector<uint32_t>& synth = scratch_synth_;
+  synth.clear();
+  for (uint32_t i = static_cast<uint32_t>(nreal); i < items.size(); i++) synth.push_back(i);
+  std::sort(synth.begin(), synth.end(), item_less);
+  order.clear();
+  order.reserve(items.size());
+  {
+    uint32_t r = 0;
+    size_t k = 0;
+    while (r < nreal || k < synth.size()) {
+      if (k == synth.size() || (r < nreal && !item_less(synth[k], r))) {
+        order.push_back(r++);
+      } else {
+        order.push_back(synth[k++]);
+      }
+    }
+  }
+  std::vector<uint32_t>& pos = scratch_pos_;
+  pos.resize(items.size());
+  for (uint32_t i = 0; i < order.size(); i++) pos[order[i]] = i;
+
+  model::Request r;
+  r.id = next_request_id_++;
+  r.timed_out = timed_out;
+  r.tgid = s.seed_tgid;
+  r.events.reserve(items.size());
+  const uint64_t start = items.empty() ? s.first_ts : items[order.front()].ts;
+  uint64_t end = start;
+  for (uint32_t oi : order) {
+    const Item& it = items[oi];
+    const Ev& e = s.events[it.ev];
+    model::RequestEvent out;
+    out.ts_ns = it.ts;
+    out.tsc = time_.clock.MonoToTsc(it.ts);
+    out.tid = it.tid;
+    out.cpu = it.cpu;
+    end = std::max(end, it.ts);
+    switch (it.sub) {
+      case 0:
+        out.synthetic = model::SyntheticKind::kResume;
+        out.symbol = "resume";
+        break;
+      case 2:
+        out.synthetic = model::SyntheticKind::kSignal;
+        out.symbol = "signal";
+        break;
+      case 3:
+        out.synthetic = model::SyntheticKind::kWait;
+        out.symbol = "wait";
+        break;
+      default: {
+        out.record_type = e.record_type;
+        out.synthetic = static_cast<model::SyntheticKind>(e.synth);
+        out.symbol = symbols_[e.symbol];
+        out.cpu_ns = e.cpu_ns;
+        if (e.flags & (kEvNetIn | kEvNetOut)) out.net_bytes = e.bytes;
+        if (e.flags & kEvDisk) out.disk_bytes = e.bytes;
+        // totals
+        model::ResourceTotals& t = r.totals;
+        if (e.flags & kEvIrq) {
+          t.softirq_cpu_ns += e.cpu_ns;
+        } else {
+          t.cpu_ns += e.cpu_ns;
+        }
+        if (e.flags & kEvNetIn) t.net_bytes_in += e.bytes;
+        if (e.flags & kEvNetOut) t.net_bytes_out += e.bytes;
+        if (e.flags & kEvDisk) {
+          t.disk_bytes += e.bytes;
+          t.disk_ios++;
+        }
+        if (e.tid && std::find(r.threads.begin(), r.threads.end(), e.tid) == r.threads.end())
+          r.threads.push_back(e.tid);
+        break;
+      }
+    }
+    r.events.push_back(std::move(out));
+  }
+  r.start_ns = start;
+  r.end_ns = end;
+  r.start_tsc = time_.clock.MonoToTsc(start);
+  r.end_tsc = time_.clock.MonoToTsc(end);
+  r.start_wall_ns = time_.clock.MonoToWall(start);
+  r.end_wall_ns = time_.clock.MonoToWall(end);
+  for (const auto& [si, ri] : edge_items) r.edges.push_back(model::CausalEdge{pos[si], pos[ri]});
+  std::sort(r.edges.begin(), r.edges.end(),
+            [](const model::CausalEdge& a, const model::CausalEdge& b) { return a.from < b.from; });
+
+  // Off-CPU periods, clipped to the request's start.
+  model::ResourceTotals& t = r.totals;
+  auto add_blocked = [&](uint8_t reason, uint64_t ns) {
+    if (!ns) return;
+    t.blocked_ns += ns;
+    switch (static_cast<model::BlockReason>(reason)) {
+      case model::BlockReason::kDisk: t.blocked_disk_ns += ns; break;
+      case model::BlockReason::kNetwork: t.blocked_net_ns += ns; break;
+      case model::BlockReason::kFutex: t.blocked_futex_ns += ns; break;
+      case model::BlockReason::kPipe: t.blocked_pipe_ns += ns; break;
+      default: t.blocked_other_ns += ns; break;
+    }
+  };
+  for (const Ev& e : s.events) {
+    if (!e.off) continue;
+    const OffCpu& o = s.offs[e.off - 1];
+    if (o.early_from && o.early_from >= start) {
+      t.runq_wait_ns += o.early_runq;
+      for (uint8_t rsn = 0; rsn < 6; rsn++) add_blocked(rsn, o.early_blocked[rsn]);
+    }
+    const uint64_t bfrom = std::max(o.off_from, start);
+    if (o.wake > bfrom) add_blocked(o.reason, o.wake - bfrom);
+    const uint64_t rfrom = std::max(o.wake, start);
+    if (o.run > rfrom) t.runq_wait_ns += o.run - rfrom;
+  }
+
+  // Connections of the sockets it used.
+  for (uint64_t sk : s.socks) {
+    const uint32_t* idx = sock_index_.Find(sk);
+    if (!idx) continue;
+    const SockEntry& e = socks_[*idx];
+    r.connections.push_back(
+        model::Endpoint{FormatAddr(e.family, e.saddr, e.sport), FormatAddr(e.family, e.daddr, e.dport)});
+  }
+
+  stats_.requests_emitted++;
+  if (timed_out) stats_.requests_timed_out++;
+  stats_.events_in_requests += s.events.size();
+  stats_.edges_wakeup += nwake;
+  stats_.edges_sync += nsync;
+  for (const Ev& e : s.events) {
+    if (e.flags & kEvIrq) {
+      stats_.softirq_charged_ns += e.cpu_ns;
+    } else if (e.tid && e.tgid == r.tgid) {
+      // Compared against the observed CPU of request tgids (the seed's), so
+      // helper processes joined in (kworkers) do not skew the ratio.
+      stats_.cpu_charged_ns += e.cpu_ns;
+    }
+  }
+  if (r.tgid && std::find(request_tgids_.begin(), request_tgids_.end(), r.tgid) == request_tgids_.end())
+    request_tgids_.push_back(r.tgid);
+  if (sink_) sink_(std::move(r));
+}
+
+void Extractor::Impl::Push(const jdw_record_header* rec) {
+  stats_.records_in++;
+  reorder_.Push(rec);
+  reorder::SortedRecord sr;
+  while (reorder_.Pop(&sr)) Process(sr);
+}
+
+void Extractor::Impl::Finish() {
+  reorder_.Flush();
+  reorder::SortedRecord sr;
+  while (reorder_.Pop(&sr)) Process(sr);
+  // End of trace: whatever is still open is cut by the end of the trace.
+  for (uint32_t i = 0; i < sets_.size(); i++)
+    if (sets_[i].live) FinishSet(i, true);
+  for (uint32_t idx = 0; idx < threads_.size(); idx++) {
+    Thread& t = threads_[idx];
+    if (t.on_cpu && t.tid) ChargeRun(&t, now_);
+  }
+  if (stats_.sched_chain_breaks * 100 > stats_.sched_switches) {
+    char buf[256];
+    snprintf(buf, sizeof(buf),
+             "%lu of %lu context switches switch out a thread whose switch-in is missing from the trace; "
+             "its run time before them is unaccounted",
+             static_cast<unsigned long>(stats_.sched_chain_breaks), static_cast<unsigned long>(stats_.sched_switches));
+    stats_.warnings.push_back(buf);
+  }
+  const reorder::ReorderStats& rs = reorder_.stats();
+  stats_.late_records = rs.late_records;
+  stats_.late_io_starts = rs.late_io_starts;
+  stats_.peak_reorder_queued = rs.max_queued;
+  stats_.cpu_observed_ns = 0;
+  for (uint32_t tgid : request_tgids_) {
+    if (const uint64_t* ns = tgid_cpu_.Find(tgid)) stats_.cpu_observed_ns += *ns;
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+Extractor::Extractor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Extractor::~Extractor() = default;
+
+StatusOr<std::unique_ptr<Extractor>> Extractor::Create(const schema::Schema& schema, const trace::TraceMeta& meta,
+                                                       Options opts, RequestSink sink) {
+  auto impl = std::make_unique<Impl>(schema, meta, opts, std::move(sink));
+  RETURN_IF_ERROR(impl->Init());
+  return std::unique_ptr<Extractor>(new Extractor(std::move(impl)));
+}
+
+void Extractor::Push(const jdw_record_header* rec) { impl_->Push(rec); }
+void Extractor::Finish() { impl_->Finish(); }
+const Stats& Extractor::stats() const { return impl_->stats(); }
+
+}  // namespace jackdaw::join

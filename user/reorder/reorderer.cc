@@ -1,0 +1,161 @@
+#include "reorder/reorderer.h"
+
+#include <algorithm>
+
+namespace jackdaw::reorder {
+void Reorderer::Fifo::push_back(const Entry& e) {
+  if (size_ == buf_.size()) {
+    std::vector<Entry> bigger(buf_.empty() ? 64 : buf_.size() * 2);
+    for (size_t i = 0; i < size_; i++) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
+    buf_.swap(bigger);
+    head_ = 0;
+  }
+  buf_[(head_ + size_) & (buf_.size() - 1)] = e;
+  size_++;
+}
+
+Reorderer::Reorderer() : Reorderer(Options{}) {}
+Reorderer::Reorderer(Options opts) : opts_(opts) {}
+
+bool Reorderer::MiscLater(const Entry& a, const Entry& b) { return a.ts != b.ts ? a.ts > b.ts : a.order > b.order; }
+
+void Reorderer::PushMisc(const Entry& e) {
+  misc_.push_back(e);
+  std::push_heap(misc_.begin(), misc_.end(), MiscLater);
+}
+
+uint32_t Reorderer::MinFifo(uint64_t* second_ts) const {
+  // A scan of the active run heads (there are few: one per interleaved
+  // source). Also returns the smallest head ts among the other runs.
+  uint32_t best = UINT32_MAX;
+  uint64_t best_ts = 0;
+  uint64_t second = UINT64_MAX;
+  for (uint32_t src : active_) {
+    const uint64_t ts = fifos_[src].front().ts;
+    if (best == UINT32_MAX || ts < best_ts) {
+      if (best != UINT32_MAX) second = std::min(second, best_ts);
+      best = src;
+      best_ts = ts;
+    } else {
+      second = std::min(second, ts);
+    }
+  }
+  *second_ts = second;
+  return best;
+}
+
+void Reorderer::Insert(const Entry& e) {
+  queued_++;
+  if (e.ts < min_queued_ts_) min_queued_ts_ = e.ts;
+  stats_.max_queued = std::max<uint64_t>(stats_.max_queued, queued_);
+  if (e.io_start) {
+    PushMisc(e);
+    return;
+  }
+  // Sorted input (the common case) keeps extending the run it extended last.
+  if (last_run_ != UINT32_MAX && !fifos_[last_run_].empty() && fifos_[last_run_].back().ts <= e.ts) {
+    fifos_[last_run_].push_back(e);
+    return;
+  }
+  // Otherwise the run whose tail is the latest one not after e (patience
+  // sorting), so interleaved sorted sources (CPUs drained chunk by chunk)
+  // each keep a run of their own.
+  uint32_t best = UINT32_MAX;
+  for (uint32_t r : active_) {
+    const uint64_t tail = fifos_[r].back().ts;
+    if (tail <= e.ts && (best == UINT32_MAX || tail > fifos_[best].back().ts)) best = r;
+  }
+  if (best == UINT32_MAX) {
+    if (active_.size() >= kMaxRuns) {
+      // Too disordered for runs: the heap places it.
+      stats_.out_of_order_in_cpu++;
+      PushMisc(e);
+      return;
+    }
+    if (free_runs_.empty()) {
+      free_runs_.push_back(static_cast<uint32_t>(fifos_.size()));
+      fifos_.emplace_back();
+    }
+    best = free_runs_.back();
+    free_runs_.pop_back();
+    active_.push_back(best);
+  }
+  fifos_[best].push_back(e);
+  last_run_ = best;
+}
+
+void Reorderer::Push(const jdw_record_header* rec) {
+  stats_.pushed++;
+  const uint64_t ts = rec->ts;
+  if (emitted_any_ && ts < last_emitted_) {
+    stats_.late_records++;
+    return;
+  }
+  watermark_ = std::max(watermark_, ts);
+  Insert(Entry{ts, rec, order_++, false});
+
+  if (opts_.synthesize_io_start && rec->type == JDW_EVENT_BLOCK_COMPLETE &&
+      rec->size >= sizeof(jdw_block_complete_record)) {
+    const auto* bc = reinterpret_cast<const jdw_block_complete_record*>(rec);
+    const uint64_t issue = bc->body.issue_ts;
+    if (issue != 0 && issue <= ts) {
+      if (emitted_any_ && issue < last_emitted_) {
+        stats_.late_io_starts++;
+      } else {
+        stats_.io_starts_inserted++;
+        Insert(Entry{issue, rec, order_++, true});
+      }
+    }
+  }
+}
+
+bool Reorderer::Pop(SortedRecord* out) {
+  if (queued_ == 0) return false;
+  // Cheap refusal: min_queued_ts_ is a lower bound of every queued ts, so if
+  // even it is inside the window nothing is ready (the common case right
+  // after a push).
+  if (!flushing_ && (watermark_ < opts_.window || min_queued_ts_ > watermark_ - opts_.window)) return false;
+  uint64_t other_run_ts = 0;  // smallest head of the other runs
+  const uint32_t run = MinFifo(&other_run_ts);
+  const uint64_t run_ts = run != UINT32_MAX ? fifos_[run].front().ts : 0;
+  // At equal ts the misc entry (synthetic start, or a straggler) goes first:
+  // a synthetic start precedes whatever else happened at its time.
+  const bool from_misc = run == UINT32_MAX || (!misc_.empty() && misc_.front().ts <= run_ts);
+  const uint64_t ts = from_misc ? misc_.front().ts : run_ts;
+  if (!flushing_ && (watermark_ < opts_.window || ts > watermark_ - opts_.window)) {
+    min_queued_ts_ = ts;  // the exact minimum: a tighter bound for next time
+    return false;
+  }
+  if (from_misc) {
+    const Entry e = misc_.front();
+    std::pop_heap(misc_.begin(), misc_.end(), MiscLater);
+    misc_.pop_back();
+    *out = SortedRecord{e.ts, e.rec, e.io_start};
+    uint64_t m = run != UINT32_MAX ? run_ts : UINT64_MAX;
+    if (!misc_.empty()) m = std::min(m, misc_.front().ts);
+    min_queued_ts_ = m;
+  } else {
+    Fifo& f = fifos_[run];
+    const Entry e = f.front();
+    f.pop_front();
+    *out = SortedRecord{e.ts, e.rec, e.io_start};
+    if (f.empty()) {
+      active_.erase(std::find(active_.begin(), active_.end(), run));
+      free_runs_.push_back(run);
+      if (last_run_ == run) last_run_ = UINT32_MAX;
+    }
+    // Exact minimum of what is left, so the next Pop() can refuse without
+    // scanning.
+    uint64_t m = other_run_ts;
+    if (!f.empty()) m = std::min(m, f.front().ts);
+    if (!misc_.empty()) m = std::min(m, misc_.front().ts);
+    min_queued_ts_ = m;
+  }
+  queued_--;
+  stats_.emitted++;
+  last_emitted_ = out->ts;
+  emitted_any_ = true;
+  return true;
+}
+
+}  // namespace jackdaw::reorder

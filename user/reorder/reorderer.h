@@ -1,0 +1,123 @@
+// Windowed merge of per-CPU record streams into one global timestamp order
+// (Magpie §3.4: "reorderings are performed using a priority queue, and add
+// approximately 1 second of pipeline delay"; perfetto's TraceSorter).
+//
+// Algorithm. Records are kept in a few sorted runs (FIFOs), patience-sorting
+// style: a record extends the run whose tail is the latest one not after it;
+// if none fits it starts a new run. Globally sorted input (a trace file's
+// per-CPU chunks merged by timestamp) is one run, so push and pop are O(1);
+// per-CPU streams drained buffer by buffer give one run per CPU. The global
+// order is a merge of the run heads (a scan: there are few). Synthetic
+// io_start events derived from block completions (placed back at their
+// issue_ts, earlier than the completion), and records once there are more
+// than kMaxRuns runs, go to a min-heap that takes part in the merge.
+//
+// Window. The watermark is the largest timestamp pushed so far. A record is
+// released by Pop() only once watermark - ts >= window: anything that arrives
+// later can still be placed before it as long as it is no more than `window`
+// older than the newest record. Flush() (end of input) releases everything.
+//
+// Invariants.
+//  - Pop() returns records in non-decreasing ts; records of one source keep
+//    their arrival order; ties between sources break deterministically for
+//    a given input.
+//  - A record whose ts is below the last ts already returned is "late": it is
+//    counted (stats().late_records / late_io_starts) and dropped, never
+//    emitted out of order, because the join downstream assumes order.
+//  - Pointers are not copied: a record passed to Push() must stay valid until
+//    Pop() has returned it (trace files are mmap-ed; the live path keeps its
+//    buffers until the window has passed).
+//  - Memory is O(records inside the window), independent of trace length.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "jackdaw/abi.h"
+
+namespace jackdaw::reorder {
+
+struct SortedRecord {
+  uint64_t ts = 0;  // record timebase (io_start: the completion's issue_ts)
+  const jdw_record_header* rec = nullptr;
+  // Synthetic block-request start: `rec` is the block_complete it comes from.
+  bool io_start = false;
+};
+
+struct ReorderStats {
+  uint64_t pushed = 0;
+  uint64_t emitted = 0;
+  uint64_t late_records = 0;     // arrived after their place was passed: dropped
+  uint64_t late_io_starts = 0;   // io_start whose issue_ts was already passed
+  uint64_t io_starts_inserted = 0;
+  uint64_t out_of_order_in_cpu = 0;  // not late, but too disordered for the runs: heap-placed
+  uint64_t max_queued = 0;
+};
+
+class Reorderer {
+ public:
+  struct Options {
+    uint64_t window = 1'000'000'000;  // in record timebase units (ns for BPF traces)
+    bool synthesize_io_start = true;
+  };
+
+  Reorderer();
+  explicit Reorderer(Options opts);
+
+  void Push(const jdw_record_header* rec);
+  // Next record in global order, if one is ready (see Window above).
+  bool Pop(SortedRecord* out);
+  // End of input: every queued record becomes ready.
+  void Flush() { flushing_ = true; }
+
+  size_t queued() const { return queued_; }
+  const ReorderStats& stats() const { return stats_; }
+
+ private:
+  struct Entry {
+    uint64_t ts;
+    const jdw_record_header* rec;
+    uint64_t order;  // arrival sequence (tie-break within the misc heap)
+    bool io_start;
+  };
+  // FIFO of one CPU's records; power-of-two ring.
+  class Fifo {
+   public:
+    bool empty() const { return size_ == 0; }
+    size_t size() const { return size_; }
+    const Entry& front() const { return buf_[head_]; }
+    const Entry& back() const { return buf_[(head_ + size_ - 1) & (buf_.size() - 1)]; }
+    void push_back(const Entry& e);
+    void pop_front() {
+      head_ = (head_ + 1) & (buf_.size() - 1);
+      size_--;
+    }
+
+   private:
+    std::vector<Entry> buf_;
+    size_t head_ = 0, size_ = 0;
+  };
+  static bool MiscLater(const Entry& a, const Entry& b);
+  void Insert(const Entry& e);
+  void PushMisc(const Entry& e);
+  uint32_t MinFifo(uint64_t* second_ts) const;
+
+  Options opts_;
+  static constexpr size_t kMaxRuns = 64;
+  std::vector<Fifo> fifos_;       // runs, reused
+  std::vector<uint32_t> active_;  // non-empty runs
+  std::vector<uint32_t> free_runs_;
+  uint32_t last_run_ = UINT32_MAX;  // the run the previous record extended
+  std::vector<Entry> misc_;       // min-heap of synthetic and straggler entries
+  uint64_t watermark_ = 0;
+  uint64_t min_queued_ts_ = UINT64_MAX;  // lower bound of queued timestamps
+  uint64_t last_emitted_ = 0;
+  bool emitted_any_ = false;
+  bool flushing_ = false;
+  uint64_t order_ = 0;
+  size_t queued_ = 0;
+  ReorderStats stats_;
+};
+
+}  // namespace jackdaw::reorder

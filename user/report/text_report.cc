@@ -1,0 +1,97 @@
+// The text report: Magpie's Table 2 columns, one row per cluster.
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "model/explain.h"
+#include "model/scoring.h"
+#include "report/report.h"
+#include "report/report_util.h"
+
+namespace jackdaw::report {
+
+void WriteTextReport(const model::WorkloadModel& m, std::ostream& out,
+                     const TextReportOptions& options) {
+  const size_t n = m.requests.size();
+  out << fmt::format("jackdaw workload model: {} requests, {} clusters, {} anomalies\n", n,
+                     m.clusters.size(), m.anomalies.size());
+  out << "threshold " << ThresholdText(m.threshold) << "\n";
+  out << fmt::format("normalisation: CPU {}, disk {}, net {} per unit of distance\n",
+                     model::FormatResource(0, m.normalization.cpu_ns),
+                     model::FormatResource(1, m.normalization.disk_bytes),
+                     model::FormatResource(2, m.normalization.net_bytes));
+  out << fmt::format("accounted CPU: {}   model error: {} (CPU {}, disk {}, net {})\n",
+                     m.accounted_cpu_fraction ? Percent(*m.accounted_cpu_fraction) : "n/a",
+                     Percent(m.error.combined), Percent(m.error.per_resource[0]),
+                     Percent(m.error.per_resource[1]), Percent(m.error.per_resource[2]));
+  if (options.truth) {
+    model::AgreementScore s = model::ScoreAgainstTruth(m, *options.truth);
+    out << fmt::format(
+        "ground truth: purity {:.3f}, adjusted Rand index {:.3f} ({} labelled, {} not)\n", s.purity,
+        s.adjusted_rand_index, s.scored, s.unlabeled);
+  }
+  out << "\n";
+
+  const bool truth = options.truth != nullptr;
+  out << fmt::format("{:<7} {:>7} {}{:>8} {:>9} {:>7} {:>11} {:>10} {:>10} {:>11} {:>11}\n",
+                     "Cluster", "Size", truth ? fmt::format("{:<16} ", "Contents") : "", "Dia.",
+                     "Min.Sep.", "Nearest", "CPU", "Disk", "Net", "Latency", "Canonical");
+  for (const model::ClusterSummary& c : m.clusters) {
+    std::string contents;
+    if (truth) contents = fmt::format("{:<16} ", model::Composition(c, *options.truth));
+    out << fmt::format(
+        "{:<7} {:>6}{} {}{:>8.3f} {:>9.3f} {:>7} {:>11} {:>10} {:>10} {:>8.3f} ms {:>8.3f} ms\n",
+        c.label, c.size, c.anomalous ? "\u2020" : " ", contents, c.diameter, c.min_separation,
+        c.nearest_cluster >= 0 ? m.clusters[c.nearest_cluster].label : "-",
+        model::FormatResource(0, c.mean.cpu_ns), model::FormatResource(1, c.mean.disk_bytes),
+        model::FormatResource(2, c.mean.net_bytes), c.latency_ms.mean, c.canonical_latency_ms.mean);
+  }
+  out << fmt::format(
+      "(\u2020 anomalous cluster; Dia. = mean distance to the representative; Min.Sep. = distance "
+      "to the nearest other representative; CPU/Disk/Net = mean demand per request)\n");
+  out << fmt::format("average diameter {:.3f}, average inter-cluster distance {:.3f}\n",
+                     m.avg_diameter, m.avg_inter_cluster_distance);
+
+  if (!m.anomalies.empty()) {
+    out << fmt::format("\nAnomalies ({}):\n", m.anomalies.size());
+    size_t shown = 0;
+    for (const model::Anomaly& a : m.anomalies) {
+      if (shown++ >= options.max_anomalies) {
+        out << fmt::format("  ... {} more (see --json / --csv)\n",
+                           m.anomalies.size() - options.max_anomalies);
+        break;
+      }
+      out << fmt::format("  request {} (cluster {}, {}), distance {:.3f}", a.request_id,
+                         m.clusters[a.cluster].label, AnomalyKindName(a.kind), a.distance);
+      if (a.compared_cluster >= 0)
+        out << fmt::format(" from the representative of {} (request {})",
+                           m.clusters[a.compared_cluster].label, a.compared_request_id);
+      out << "\n";
+      for (const std::string& r : a.reasons) out << "    - " << r << "\n";
+      out << "    events:";
+      size_t k = 0;
+      for (const model::AnomalyEvent& e : a.events) {
+        if (k++ >= options.max_anomaly_events) {
+          out << " ...";
+          break;
+        }
+        out << " " << (e.differs ? "*" : "") << EventText(e);
+      }
+      out << "\n";
+    }
+    out << "  (* marks events that differ from the representative)\n";
+  }
+
+  if (options.show_breakdown && !m.breakdowns.empty()) {
+    out << "\nLatency breakdown (slowest vs fastest requests of each cluster):\n";
+    for (const model::LatencyBreakdown& b : m.breakdowns)
+      out << fmt::format("  {}: {}\n", m.clusters[b.cluster].label, b.explanation);
+  }
+
+  const model::ModelStats& s = m.stats;
+  if (s.ignored_backward_edges || s.duplicate_edges)
+    out << fmt::format("\nnote: {} backward and {} duplicate causal edges ignored\n",
+                       s.ignored_backward_edges, s.duplicate_edges);
+}
+
+}  // namespace jackdaw::report

@@ -1,0 +1,575 @@
+#include "schema/schema.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace jackdaw::schema {
+namespace {
+
+enum class Tok : uint8_t { kEnd, kIdent, kNumber, kPunct };
+
+struct Token {
+  Tok kind = Tok::kEnd;
+  std::string text;  // identifier, number text or punctuation
+  int line = 0, col = 0;
+};
+
+std::string Describe(const Token& t) {
+  switch (t.kind) {
+    case Tok::kEnd:
+      return "end of file";
+    case Tok::kNumber:
+      return "number " + t.text;
+    case Tok::kIdent:
+    case Tok::kPunct:
+      return "'" + t.text + "'";
+  }
+  return "?";
+}
+
+// Hand-written lexer: identifiers, numbers (decimal or 0x hex), one- and
+// two-character punctuation; '#' starts a comment to end of line.
+class Lexer {
+ public:
+  explicit Lexer(std::string_view text) : text_(text) {}
+
+  // Returns false with *bad set for an unexpected character.
+  bool Next(Token* t, Token* bad) {
+    SkipSpace();
+    t->line = line_;
+    t->col = col_;
+    t->text.clear();
+    if (pos_ >= text_.size()) {
+      t->kind = Tok::kEnd;
+      return true;
+    }
+    const char c = text_[pos_];
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      t->kind = Tok::kIdent;
+      while (pos_ < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+        t->text += Advance();
+      return true;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      t->kind = Tok::kNumber;
+      if (c == '0' && pos_ + 1 < text_.size() && (text_[pos_ + 1] == 'x' || text_[pos_ + 1] == 'X')) {
+        t->text += Advance();
+        t->text += Advance();
+        while (pos_ < text_.size() && std::isxdigit(static_cast<unsigned char>(text_[pos_])))
+          t->text += Advance();
+      } else {
+        while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))
+          t->text += Advance();
+      }
+      return true;
+    }
+    static const char* kTwo[] = {"==", "!=", "<=", ">="};
+    for (const char* two : kTwo) {
+      if (text_.substr(pos_, 2) == two) {
+        t->kind = Tok::kPunct;
+        t->text += Advance();
+        t->text += Advance();
+        return true;
+      }
+    }
+    if (std::strchr("={}(),|:&<>-*", c)) {
+      t->kind = Tok::kPunct;
+      t->text += Advance();
+      return true;
+    }
+    bad->kind = Tok::kPunct;
+    bad->text = std::string(1, c);
+    bad->line = line_;
+    bad->col = col_;
+    return false;
+  }
+
+ private:
+  char Advance() {
+    const char c = text_[pos_++];
+    if (c == '\n') {
+      line_++;
+      col_ = 1;
+    } else {
+      col_++;
+    }
+    return c;
+  }
+  void SkipSpace() {
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c == '#') {
+        while (pos_ < text_.size() && text_[pos_] != '\n') Advance();
+      } else if (std::isspace(static_cast<unsigned char>(c))) {
+        Advance();
+      } else {
+        break;
+      }
+    }
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+  int line_ = 1, col_ = 1;
+};
+
+std::string JoinNames(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) {
+    if (!s.empty()) s += ", ";
+    s += x;
+  }
+  return s;
+}
+
+// Recursive-descent parser over the token stream (grammar in LANGUAGE.md).
+// Names are resolved as they are parsed, except references to events defined
+// later in the file (seed/sync/wait), which are resolved at the end.
+class Parser {
+ public:
+  Parser(std::string_view text, std::string_view filename) : lex_(text), file_(filename) {}
+
+  StatusOr<Schema> Parse() {
+    RETURN_IF_ERROR(Advance());
+    while (tok_.kind != Tok::kEnd) {
+      if (tok_.kind != Tok::kIdent)
+        return Expected("a statement (event, seed, sync, wait, timeout)");
+      if (tok_.text == "event") {
+        RETURN_IF_ERROR(ParseEvent());
+      } else if (tok_.text == "seed") {
+        RETURN_IF_ERROR(ParseSeed());
+      } else if (tok_.text == "sync") {
+        RETURN_IF_ERROR(ParseSync());
+      } else if (tok_.text == "wait") {
+        RETURN_IF_ERROR(ParseWait());
+      } else if (tok_.text == "timeout") {
+        RETURN_IF_ERROR(ParseTimeout());
+      } else {
+        return Expected("a statement (event, seed, sync, wait, timeout)");
+      }
+    }
+    RETURN_IF_ERROR(ResolveRefs());
+    return std::move(schema_);
+  }
+
+ private:
+  struct EventRef {
+    Token at;
+    std::string name;
+  };
+  struct PendingSync {
+    EventRef source, dest;
+    Token attr_at;
+    std::string attr;
+  };
+
+  Status Advance() {
+    Token bad;
+    if (!lex_.Next(&tok_, &bad)) return At(bad, "unexpected character " + Describe(bad));
+    return Status::Ok();
+  }
+  Status At(const Token& t, const std::string& msg) const {
+    return Status::Error(std::string(file_) + ":" + std::to_string(t.line) + ":" + std::to_string(t.col) +
+                         ": " + msg);
+  }
+  Status Expected(const std::string& what) const { return At(tok_, "expected " + what + ", found " + Describe(tok_)); }
+  bool IsPunct(const char* p) const { return tok_.kind == Tok::kPunct && tok_.text == p; }
+  bool IsWord(const char* w) const { return tok_.kind == Tok::kIdent && tok_.text == w; }
+  Status ExpectPunct(const char* p) {
+    if (!IsPunct(p)) return Expected(std::string("'") + p + "'");
+    return Advance();
+  }
+  Status ExpectIdent(const std::string& what, Token* out) {
+    if (tok_.kind != Tok::kIdent) return Expected(what);
+    *out = tok_;
+    return Advance();
+  }
+  static bool IsKeyword(std::string_view s) {
+    return s == "event" || s == "seed" || s == "sync" || s == "wait" || s == "timeout" || s == "where" ||
+           s == "and" || s == "start" || s == "stop" || s == "basic" || s == "usdt";
+  }
+
+  uint16_t InternAttribute(const std::string& name) {
+    const int i = schema_.FindAttribute(name);
+    if (i >= 0) return static_cast<uint16_t>(i);
+    schema_.attributes.push_back(name);
+    return static_cast<uint16_t>(schema_.attributes.size() - 1);
+  }
+
+  // event NAME = SELECTOR [where COND {and COND}] { BINDING* }
+  Status ParseEvent() {
+    const Token event_kw = tok_;
+    RETURN_IF_ERROR(Advance());
+    Token name;
+    RETURN_IF_ERROR(ExpectIdent("an event name", &name));
+    if (IsKeyword(name.text)) return At(name, "'" + name.text + "' is a keyword, not an event name");
+    if (schema_.FindEvent(name.text) >= 0)
+      return At(name, "event '" + name.text + "' is already defined");
+    RETURN_IF_ERROR(ExpectPunct("="));
+
+    EventDef def;
+    def.name = name.text;
+    def.line = event_kw.line;
+    Token type_tok;
+    RETURN_IF_ERROR(ExpectIdent("an event type (" + EventTypeList() + ")", &type_tok));
+    const EventTypeSpec* type = FindEventType(type_tok.text);
+    if (!type) {
+      std::vector<std::string> names;
+      for (const EventTypeSpec& e : EventTypes()) names.push_back(e.name);
+      std::string hint;
+      auto near = NearestNames(type_tok.text, names, 1);
+      if (!near.empty()) hint = " (did you mean '" + near[0] + "'?)";
+      return At(type_tok, "unknown event type '" + type_tok.text + "'" + hint + "; valid: " + EventTypeList());
+    }
+    def.type_name = type->name;
+    def.kind = type->kind;
+    def.record_type = type->record_type;
+    if (type->kind == EventKind::kUsdt) {
+      Token provider, probe;
+      RETURN_IF_ERROR(ExpectIdent("a USDT provider (usdt PROVIDER:NAME)", &provider));
+      RETURN_IF_ERROR(ExpectPunct(":"));
+      RETURN_IF_ERROR(ExpectIdent("a USDT probe name (usdt PROVIDER:NAME)", &probe));
+      def.usdt_probe = provider.text + ":" + probe.text;
+    } else if (type->takes_syscalls && tok_.kind == Tok::kIdent && !IsWord("where")) {
+      // sys_enter read|recvfrom|...
+      for (;;) {
+        Token sc;
+        RETURN_IF_ERROR(ExpectIdent("a syscall name", &sc));
+        if (CompiledSyscallNumber(sc.text) < 0) {
+          auto near = NearestNames(sc.text, CompiledSyscallNames(), 3);
+          return At(sc, "unknown syscall '" + sc.text + "' (did you mean " + JoinNames(near) +
+                            "?); valid: the x86-64 syscall names of <asm/unistd_64.h>");
+        }
+        def.syscalls.push_back(sc.text);
+        if (!IsPunct("|")) break;
+        RETURN_IF_ERROR(Advance());
+      }
+    }
+
+    if (IsWord("where")) {
+      RETURN_IF_ERROR(Advance());
+      for (;;) {
+        Predicate p;
+        RETURN_IF_ERROR(ParsePredicate(*type, def, &p));
+        def.where.push_back(std::move(p));
+        if (!IsWord("and")) break;
+        RETURN_IF_ERROR(Advance());
+      }
+    }
+
+    RETURN_IF_ERROR(ExpectPunct("{"));
+    while (!IsPunct("}")) {
+      if (tok_.kind == Tok::kEnd) return Expected("'}' closing event '" + def.name + "'");
+      AttrBinding b;
+      if (IsWord("basic")) {
+        b.type = Binding::kBasic;
+      } else if (IsWord("start")) {
+        b.type = Binding::kStart;
+      } else if (IsWord("stop")) {
+        b.type = Binding::kStop;
+      } else {
+        return Expected("a binding (basic, start or stop) or '}'");
+      }
+      RETURN_IF_ERROR(Advance());
+      Token attr;
+      RETURN_IF_ERROR(ExpectIdent("an attribute name", &attr));
+      if (IsKeyword(attr.text)) return At(attr, "'" + attr.text + "' is a keyword, not an attribute name");
+      RETURN_IF_ERROR(ExpectPunct("="));
+      Token field;
+      RETURN_IF_ERROR(ExpectIdent("a field of " + def.type_name, &field));
+      RETURN_IF_ERROR(ResolveField(*type, def, field, &b.value));
+      b.attr = InternAttribute(attr.text);
+      def.bindings.push_back(std::move(b));
+    }
+    RETURN_IF_ERROR(Advance());  // '}'
+    schema_.events.push_back(std::move(def));
+    return Status::Ok();
+  }
+
+  Status ResolveField(const EventTypeSpec& type, const EventDef& def, const Token& field, FieldRef* out) {
+    const FieldSpec* f = type.FindField(field.text);
+    if (!f) {
+      std::vector<std::string> names;
+      for (const FieldSpec& g : type.fields) names.push_back(g.name);
+      auto near = NearestNames(field.text, names, 1);
+      std::string hint = near.empty() ? "" : " (did you mean '" + near[0] + "'?)";
+      return At(field, "unknown field '" + field.text + "' of " + def.type_name + hint + "; valid: " +
+                           type.FieldList());
+    }
+    out->name = f->name;
+    out->source = f->source;
+    out->offset = f->offset;
+    out->size = f->size;
+    out->is_signed = f->is_signed;
+    out->index = f->index;
+    return Status::Ok();
+  }
+
+  // FIELD [& MASK] OP VALUE
+  Status ParsePredicate(const EventTypeSpec& type, const EventDef& def, Predicate* p) {
+    Token field;
+    RETURN_IF_ERROR(ExpectIdent("a field of " + def.type_name, &field));
+    RETURN_IF_ERROR(ResolveField(type, def, field, &p->field));
+    const Domain domain = type.FindField(field.text)->domain;
+    if (IsPunct("&")) {
+      RETURN_IF_ERROR(Advance());
+      int64_t mask;
+      RETURN_IF_ERROR(ParseNumber(&mask));
+      p->mask = static_cast<uint64_t>(mask);
+    }
+    static const struct {
+      const char* text;
+      CmpOp op;
+    } kOps[] = {{"==", CmpOp::kEq}, {"!=", CmpOp::kNe}, {"<", CmpOp::kLt},
+                {"<=", CmpOp::kLe}, {">", CmpOp::kGt},  {">=", CmpOp::kGe}};
+    bool found = false;
+    for (const auto& o : kOps) {
+      if (IsPunct(o.text)) {
+        p->op = o.op;
+        found = true;
+      }
+    }
+    if (!found) return Expected("a comparison (==, !=, <, <=, >, >=)");
+    RETURN_IF_ERROR(Advance());
+    if (tok_.kind == Tok::kIdent) {
+      if (!LookupConstant(domain, tok_.text, &p->value)) {
+        return At(tok_, "unknown constant '" + tok_.text + "' for field '" + field.text + "'; valid: " +
+                            ConstantList(domain));
+      }
+      return Advance();
+    }
+    return ParseNumber(&p->value);
+  }
+
+  Status ParseNumber(int64_t* out) {
+    bool neg = false;
+    if (IsPunct("-")) {
+      neg = true;
+      RETURN_IF_ERROR(Advance());
+    }
+    if (tok_.kind != Tok::kNumber) return Expected("a number");
+    errno = 0;
+    const uint64_t v = std::strtoull(tok_.text.c_str(), nullptr, 0);
+    if (errno == ERANGE) return At(tok_, "number " + tok_.text + " does not fit in 64 bits");
+    *out = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    return Advance();
+  }
+
+  Status ParseEventRef(EventRef* ref) {
+    Token t;
+    RETURN_IF_ERROR(ExpectIdent("an event name", &t));
+    ref->at = t;
+    ref->name = t.text;
+    return Status::Ok();
+  }
+
+  // seed NAME {, NAME}
+  Status ParseSeed() {
+    RETURN_IF_ERROR(Advance());
+    for (;;) {
+      EventRef r;
+      RETURN_IF_ERROR(ParseEventRef(&r));
+      seeds_.push_back(r);
+      if (!IsPunct(",")) break;
+      RETURN_IF_ERROR(Advance());
+    }
+    return Status::Ok();
+  }
+
+  // sync(SOURCE, ATTRIBUTE, DEST)
+  Status ParseSync() {
+    RETURN_IF_ERROR(Advance());
+    RETURN_IF_ERROR(ExpectPunct("("));
+    PendingSync s;
+    RETURN_IF_ERROR(ParseEventRef(&s.source));
+    RETURN_IF_ERROR(ExpectPunct(","));
+    Token attr;
+    RETURN_IF_ERROR(ExpectIdent("an attribute name", &attr));
+    s.attr_at = attr;
+    s.attr = attr.text;
+    RETURN_IF_ERROR(ExpectPunct(","));
+    RETURN_IF_ERROR(ParseEventRef(&s.dest));
+    RETURN_IF_ERROR(ExpectPunct(")"));
+    syncs_.push_back(std::move(s));
+    return Status::Ok();
+  }
+
+  // wait(NAME)
+  Status ParseWait() {
+    RETURN_IF_ERROR(Advance());
+    RETURN_IF_ERROR(ExpectPunct("("));
+    EventRef r;
+    RETURN_IF_ERROR(ParseEventRef(&r));
+    RETURN_IF_ERROR(ExpectPunct(")"));
+    waits_.push_back(r);
+    return Status::Ok();
+  }
+
+  // timeout NUMBER UNIT
+  Status ParseTimeout() {
+    RETURN_IF_ERROR(Advance());
+    if (tok_.kind != Tok::kNumber) return Expected("a duration (e.g. 10s, 500ms)");
+    const uint64_t n = std::strtoull(tok_.text.c_str(), nullptr, 0);
+    RETURN_IF_ERROR(Advance());
+    static const struct {
+      const char* unit;
+      uint64_t ns;
+    } kUnits[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"min", 60000000000}};
+    for (const auto& u : kUnits) {
+      if (IsWord(u.unit)) {
+        if (n == 0) return At(tok_, "timeout must be positive");
+        schema_.timeout_ns = n * u.ns;
+        return Advance();
+      }
+    }
+    return Expected("a time unit (ns, us, ms, s, min)");
+  }
+
+  Status UnknownEvent(const EventRef& r) const {
+    std::vector<std::string> names;
+    for (const EventDef& e : schema_.events) names.push_back(e.name);
+    return At(r.at, "unknown event '" + r.name + "'; defined events: " +
+                        (names.empty() ? std::string("none") : JoinNames(names)));
+  }
+
+  Status ResolveRefs() {
+    for (const EventRef& r : seeds_) {
+      const int i = schema_.FindEvent(r.name);
+      if (i < 0) return UnknownEvent(r);
+      schema_.events[i].seed = true;
+    }
+    for (const EventRef& r : waits_) {
+      const int i = schema_.FindEvent(r.name);
+      if (i < 0) return UnknownEvent(r);
+      schema_.events[i].wait = true;
+    }
+    for (const PendingSync& s : syncs_) {
+      const int src = schema_.FindEvent(s.source.name);
+      if (src < 0) return UnknownEvent(s.source);
+      const int dst = schema_.FindEvent(s.dest.name);
+      if (dst < 0) return UnknownEvent(s.dest);
+      const int attr = schema_.FindAttribute(s.attr);
+      if (attr < 0) {
+        return At(s.attr_at, "unknown attribute '" + s.attr + "' in sync; attributes bound by events: " +
+                                 (schema_.attributes.empty() ? std::string("none")
+                                                             : JoinNames(schema_.attributes)));
+      }
+      schema_.syncs.push_back(
+          SyncStmt{static_cast<uint16_t>(src), static_cast<uint16_t>(attr), static_cast<uint16_t>(dst)});
+    }
+    if (schema_.events.empty()) return At(tok_, "schema defines no events");
+    if (!schema_.HasSeed())
+      return At(tok_, "schema has no seed: add 'seed EVENT' naming an event that occurs once in every request");
+    return Status::Ok();
+  }
+
+  Lexer lex_;
+  std::string_view file_;
+  Token tok_;
+  Schema schema_;
+  std::vector<EventRef> seeds_, waits_;
+  std::vector<PendingSync> syncs_;
+};
+
+}  // namespace
+
+const char* BindingName(Binding b) {
+  switch (b) {
+    case Binding::kBasic:
+      return "basic";
+    case Binding::kStart:
+      return "start";
+    case Binding::kStop:
+      return "stop";
+  }
+  return "?";
+}
+
+int Schema::FindEvent(std::string_view n) const {
+  for (size_t i = 0; i < events.size(); i++)
+    if (events[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int Schema::FindAttribute(std::string_view n) const {
+  for (size_t i = 0; i < attributes.size(); i++)
+    if (attributes[i] == n) return static_cast<int>(i);
+  return -1;
+}
+
+bool Schema::HasSeed() const {
+  for (const EventDef& e : events)
+    if (e.seed) return true;
+  return false;
+}
+
+StatusOr<Schema> ParseSchema(std::string_view text, std::string_view filename) {
+  Parser p(text, filename);
+  return p.Parse();
+}
+
+StatusOr<Schema> LoadSchemaFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return ErrStatus("cannot read schema %s: %s", path.c_str(), strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ASSIGN_OR_RETURN(Schema s, ParseSchema(ss.str(), path));
+  s.path = path;
+  s.name = std::filesystem::path(path).stem().string();
+  return s;
+}
+
+StatusOr<Schema> LoadSchema(const std::string& name_or_path, const std::vector<std::string>& search_dirs) {
+  std::error_code ec;
+  if (name_or_path.find('/') != std::string::npos || std::filesystem::is_regular_file(name_or_path, ec))
+    return LoadSchemaFile(name_or_path);
+  std::vector<std::string> available;
+  for (const std::string& dir : search_dirs) {
+    const std::filesystem::path p = std::filesystem::path(dir) / (name_or_path + ".schema");
+    if (std::filesystem::is_regular_file(p, ec)) return LoadSchemaFile(p.string());
+    for (const auto& ent : std::filesystem::directory_iterator(dir, ec)) {
+      if (ent.path().extension() == ".schema") {
+        const std::string stem = ent.path().stem().string();
+        bool seen = false;
+        for (const std::string& a : available) seen |= a == stem;
+        if (!seen) available.push_back(stem);
+      }
+    }
+  }
+  std::string dirs = JoinNames(search_dirs);
+  return Status::Error("unknown schema '" + name_or_path + "': no " + name_or_path + ".schema in " +
+                       (dirs.empty() ? std::string("(no directories)") : dirs) + "; available: " +
+                       (available.empty() ? std::string("none") : JoinNames(available)) +
+                       " (or pass a path to a .schema file)");
+}
+
+std::vector<std::string> DefaultSchemaDirs(const std::string& argv0) {
+  std::vector<std::string> dirs;
+  if (const char* env = getenv("JACKDAW_SCHEMA_PATH")) {
+    std::string s(env);
+    size_t start = 0;
+    while (start <= s.size()) {
+      const size_t colon = s.find(':', start);
+      const std::string part = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      if (!part.empty()) dirs.push_back(part);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec && !argv0.empty()) exe = std::filesystem::absolute(argv0, ec);
+  if (!exe.empty()) dirs.push_back((exe.parent_path() / "schemas").string());
+#ifdef JDW_SCHEMA_SOURCE_DIR
+  dirs.push_back(JDW_SCHEMA_SOURCE_DIR);
+#endif
+  return dirs;
+}
+
+}  // namespace jackdaw::schema

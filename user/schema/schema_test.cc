@@ -1,0 +1,197 @@
+#include "schema/schema.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "jackdaw/abi.h"
+
+namespace jackdaw::schema {
+namespace {
+
+std::string ParseError(const std::string& text) {
+  auto s = ParseSchema(text, "t.schema");
+  EXPECT_FALSE(s.ok());
+  return s.ok() ? "" : s.status().message();
+}
+
+TEST(SchemaParser, ParsesEveryConstruct) {
+  auto s = ParseSchema(R"(
+# comment
+timeout 250ms
+seed begin, other
+event begin = usdt app:begin {      # USDT by provider:name
+  start Req = arg0
+  basic Thread = tid
+}
+event other = sys_enter read|recvfrom where obj_kind == socket and arg & 0xff >= 16 {
+  basic Sock = sock
+  stop Thread = tid
+}
+event out = switch_out where blocked == 1 and in_syscall == futex { stop Thread = tid }
+event exit = sys_exit accept4 where ret >= -1 { start Sock = obj }
+sync(begin, Req, other)
+wait(out)
+)",
+                       "x.schema");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->timeout_ns, 250'000'000u);
+  ASSERT_EQ(s->events.size(), 4u);
+  EXPECT_EQ(s->attributes, (std::vector<std::string>{"Req", "Thread", "Sock"}));
+
+  const EventDef& b = s->events[0];
+  EXPECT_EQ(b.kind, EventKind::kUsdt);
+  EXPECT_EQ(b.usdt_probe, "app:begin");
+  EXPECT_TRUE(b.seed);
+  ASSERT_EQ(b.bindings.size(), 2u);
+  EXPECT_EQ(b.bindings[0].type, Binding::kStart);
+  EXPECT_EQ(b.bindings[0].value.source, FieldSource::kUsdtArg);
+  EXPECT_EQ(b.bindings[1].value.source, FieldSource::kHeaderTid);
+
+  const EventDef& o = s->events[1];
+  EXPECT_EQ(o.record_type, JDW_EVENT_SYS_ENTER);
+  EXPECT_EQ(o.syscalls, (std::vector<std::string>{"read", "recvfrom"}));
+  ASSERT_EQ(o.where.size(), 2u);
+  EXPECT_EQ(o.where[0].value, JDW_OBJ_SOCKET);
+  EXPECT_EQ(o.where[1].mask, 0xffu);
+  EXPECT_EQ(o.where[1].op, CmpOp::kGe);
+  EXPECT_EQ(o.where[1].field.offset, offsetof(jdw_sys_enter, arg));
+  EXPECT_TRUE(o.seed);
+
+  EXPECT_EQ(s->events[2].kind, EventKind::kSwitchOut);
+  EXPECT_TRUE(s->events[2].wait);
+  EXPECT_EQ(s->events[3].where[0].value, -1);
+  EXPECT_TRUE(s->events[3].where[0].field.is_signed);
+  ASSERT_EQ(s->syncs.size(), 1u);
+  EXPECT_EQ(s->syncs[0].source, 0);
+  EXPECT_EQ(s->syncs[0].attr, 0);
+  EXPECT_EQ(s->syncs[0].dest, 1);
+}
+
+TEST(SchemaParser, SyntheticEventsRemapTid) {
+  auto s = ParseSchema(R"(
+event a = switch_in { start T = tid }
+event b = io_start { basic T = tid }
+seed a
+)",
+                       "x");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->events[0].bindings[0].value.source, FieldSource::kPayload);
+  EXPECT_EQ(s->events[0].bindings[0].value.offset, offsetof(jdw_sched_switch, next_tid));
+  EXPECT_EQ(s->events[1].bindings[0].value.offset, offsetof(jdw_block_complete, issue_tid));
+}
+
+TEST(SchemaErrors, SyntaxErrorsNameFileLineColumn) {
+  EXPECT_EQ(ParseError("event a = usdt p:n {\n  basic X arg0\n}\n"), "t.schema:2:11: expected '=', found 'arg0'");
+  EXPECT_EQ(ParseError("event a usdt p:n {}"), "t.schema:1:9: expected '=', found 'usdt'");
+  EXPECT_EQ(ParseError("event a = usdt p:n {\n  basic X = arg0\n"),
+            "t.schema:3:1: expected '}' closing event 'a', found end of file");
+  EXPECT_EQ(ParseError("seed\n"), "t.schema:2:1: expected an event name, found end of file");
+  EXPECT_EQ(ParseError("bogus a"),
+            "t.schema:1:1: expected a statement (event, seed, sync, wait, timeout), found 'bogus'");
+  EXPECT_EQ(ParseError("event a = usdt p:n { keep X = tid }"),
+            "t.schema:1:22: expected a binding (basic, start or stop) or '}', found 'keep'");
+  EXPECT_EQ(ParseError("timeout 5 parsecs"), "t.schema:1:11: expected a time unit (ns, us, ms, s, min), found 'parsecs'");
+  EXPECT_EQ(ParseError("event a = sys_enter where fd ~ 3 {}"), "t.schema:1:30: unexpected character '~'");
+  EXPECT_EQ(ParseError("event a = sys_enter where fd 3 {}"),
+            "t.schema:1:30: expected a comparison (==, !=, <, <=, >, >=), found number 3");
+}
+
+TEST(SchemaErrors, UnknownNamesListTheValidChoices) {
+  std::string e = ParseError("event a = sched_swich { basic T = tid }\nseed a\n");
+  EXPECT_NE(e.find("t.schema:1:11: unknown event type 'sched_swich' (did you mean 'sched_switch'?); valid: "),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("sys_enter"), std::string::npos);
+  EXPECT_NE(e.find("switch_in"), std::string::npos);
+  EXPECT_NE(e.find("usdt PROVIDER:NAME"), std::string::npos);
+
+  e = ParseError("event a = net_recv { basic S = sockk }\nseed a\n");
+  EXPECT_NE(e.find("t.schema:1:32: unknown field 'sockk' of net_recv (did you mean 'sock'?); valid: tid, tgid, cpu, ctx,"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("payload_len"), std::string::npos);
+
+  e = ParseError("event a = sys_enter recvform { basic S = obj }\nseed a\n");
+  EXPECT_NE(e.find("t.schema:1:21: unknown syscall 'recvform' (did you mean recvfrom"), std::string::npos) << e;
+
+  e = ParseError("event a = sys_enter where obj_kind == sockett { basic S = obj }\nseed a\n");
+  EXPECT_EQ(e,
+            "t.schema:1:39: unknown constant 'sockett' for field 'obj_kind'; valid: none, socket, pipe, file, "
+            "futex, epoll, other_fd");
+
+  e = ParseError("event a = usdt p:n { basic X = arg0 }\nseed b\n");
+  EXPECT_EQ(e, "t.schema:2:6: unknown event 'b'; defined events: a");
+
+  e = ParseError("event a = usdt p:n { basic X = arg0 }\nseed a\nsync(a, Y, a)\n");
+  EXPECT_EQ(e, "t.schema:3:9: unknown attribute 'Y' in sync; attributes bound by events: X");
+
+  e = ParseError("event a = usdt p:n { basic X = arg0 }\n");
+  EXPECT_NE(e.find("schema has no seed"), std::string::npos) << e;
+
+  e = ParseError("event a = usdt p:n { basic X = arg0 }\nevent a = usdt p:m { basic X = arg0 }\nseed a\n");
+  EXPECT_EQ(e, "t.schema:2:7: event 'a' is already defined");
+
+  e = ParseError("event a = switch_out { basic X = arg0 }\nseed a\n");
+  EXPECT_NE(e.find("unknown field 'arg0' of switch_out"), std::string::npos) << e;
+}
+
+TEST(SchemaLoader, ShippedSchemasParse) {
+  const auto dirs = DefaultSchemaDirs("");
+  for (const char* name : {"testserver", "tcp-threadpool"}) {
+    auto s = LoadSchema(name, dirs);
+    ASSERT_TRUE(s.ok()) << name << ": " << s.status().message();
+    EXPECT_EQ(s->name, name);
+    EXPECT_TRUE(s->HasSeed());
+    EXPECT_GT(s->events.size(), 5u);
+  }
+}
+
+TEST(SchemaLoader, LanguageDocExampleParses) {
+  // The first ``` block of LANGUAGE.md is the example the README quotes.
+  std::ifstream in(std::string(JDW_SCHEMA_SOURCE_DIR) + "/LANGUAGE.md");
+  ASSERT_TRUE(in.good());
+  std::string line, block;
+  int fences = 0;
+  while (std::getline(in, line) && fences < 4) {
+    if (line.rfind("```", 0) == 0) {
+      fences++;
+      continue;
+    }
+    if (fences == 3) block += line + "\n";  // the second block (the first is a shell snippet)
+  }
+  ASSERT_FALSE(block.empty());
+  auto s = ParseSchema(block, "LANGUAGE.md");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->syncs.size(), 1u);
+  EXPECT_EQ(s->timeout_ns, 10'000'000'000u);
+}
+
+TEST(SchemaLoader, UnknownNameListsAvailableSchemas) {
+  auto s = LoadSchema("nginx-magic", DefaultSchemaDirs(""));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("unknown schema 'nginx-magic'"), std::string::npos);
+  EXPECT_NE(s.status().message().find("testserver"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("tcp-threadpool"), std::string::npos);
+}
+
+TEST(SchemaLoader, PathAndSearchDirs) {
+  const std::string dir = ::testing::TempDir() + "/jdw_schema_test";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir + "/mine.schema") << "event a = usdt p:n { basic X = arg0 }\nseed a\n";
+  }
+  auto by_name = LoadSchema("mine", {"/nonexistent", dir});
+  ASSERT_TRUE(by_name.ok()) << by_name.status().message();
+  EXPECT_EQ(by_name->path, dir + "/mine.schema");
+  auto by_path = LoadSchema(dir + "/mine.schema", {});
+  ASSERT_TRUE(by_path.ok());
+  auto missing = LoadSchema(dir + "/nope.schema", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot read schema"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jackdaw::schema

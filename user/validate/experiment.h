@@ -1,0 +1,94 @@
+// The Magpie validation (OSDI'04 §6, Tables 2-5) run end to end on this
+// machine: the test server is recorded by `jackdaw record` while jackdaw-load
+// drives a workload, then the trace is analysed with a schema and compared
+// with the load driver's ground truth.
+//
+// Matching requests to ground truth: each extracted request lists the
+// connections it used; the server side's remote port is the client's local
+// port, which the load driver logs per request. A request matching several
+// truth entries was merged; a truth entry matched by several requests was
+// split; neither is guessed around.
+//
+// Accounted CPU %: CPU charged to requests (task context plus interrupt
+// work joined through packet/IO attributes) over the on-CPU time of every
+// thread of the server process, measured from sched_switch over the whole
+// recording — the kernel's work inside their syscalls is in that time, as
+// is softirq work that interrupted them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace jackdaw::validate {
+
+struct Workload {
+  std::string table;  // "2".."5": the paper table it reproduces
+  std::string name;   // "A/B"
+  std::string mix;    // jackdaw-load --mix
+  int clients = 1;
+  int requests = 500;
+};
+
+// Tables 2-5: A, B, A/B, C, D, C/D, E, B/E, A/B/E, F, A/F, A/E/F, A/B/E/F,
+// each with 1 and 5 clients. quick: the mixed A/B/E/F run only.
+std::vector<Workload> PaperWorkloads(bool quick, int requests);
+
+struct RunOptions {
+  std::string bin_dir;   // jackdaw, jackdaw-testserver, jackdaw-load
+  std::string work_dir;  // traces and ground truth go here
+  bool direct_io = true; // C/D read from disk on every request
+  int workers = 4;
+  int helpers = 2;
+  bool verbose = false;
+};
+
+struct RecordedRun {
+  Workload workload;
+  std::string trace;
+  std::string truth;
+  double wall_s = 0;
+};
+
+StatusOr<RecordedRun> RecordWorkload(const RunOptions& opts, const Workload& w);
+
+struct TruthEntry {
+  std::string type;
+  uint16_t client_port = 0;
+  uint64_t req_id = 0;
+  uint64_t server_cpu_ns = 0;  // the server's own thread-CPU measurement
+};
+StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path);
+
+struct ClusterRow {
+  std::string label;
+  uint32_t size = 0;
+  std::string composition;  // "250A+1B"
+  double mean_cpu_ms = 0;
+};
+
+struct SchemaResult {
+  std::string schema;
+  uint64_t sent = 0, extracted = 0, matched = 0, merged = 0, split = 0, missing = 0, unmatched = 0;
+  double accounted_cpu = 0;       // fraction
+  double accounted_vs_server = 0; // charged CPU of matched requests / server's own spin CPU
+  std::vector<ClusterRow> clusters;
+  double avg_diameter = 0, min_separation = 0;
+  double model_error_cpu = 0, model_error_disk = 0, model_error_net = 0, model_error = 0;
+  double purity = 0, ari = 0;
+  double outside_type_cluster = 0;  // fraction of requests not in their type's majority cluster
+  bool bef_separate = true;         // B, E, F in different clusters (where present)
+  uint64_t anomalies = 0;
+  std::string summary;              // the join's one-line summary
+};
+
+StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& schema,
+                                  const std::vector<std::string>& schema_dirs);
+
+// One table per paper table, both schemas side by side.
+void PrintTables(const std::vector<std::pair<Workload, std::vector<SchemaResult>>>& rows, FILE* out);
+
+}  // namespace jackdaw::validate
