@@ -72,7 +72,7 @@ test: user
 	$(Q)scripts/run-tests.sh $(USER_OUT)
 
 demo: user
-	$(Q)$(USER_OUT)/bin/jackdaw demo
+	$(Q)$(USER_OUT)/bin/jackdaw demo -o $(OUTPUT)/demo
 
 bench: user
 	$(Q)scripts/run-bench.sh $(USER_OUT)

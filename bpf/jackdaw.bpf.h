@@ -182,14 +182,17 @@ static __always_inline void *jdw_reserve(__u32 group, __u16 type, __u32 size, vo
 	return jdw_reserve_as(group, type, size, ring, ctx_kind, bpf_get_current_pid_tgid());
 }
 
-/* Wakes the reader only once wakeup_bytes are pending: on a VM a wakeup
- * costs microseconds, so per-record wakeups would dominate the cost. The
- * reader also polls on a short timer, so a quiet ring is drained anyway. */
+/* Never wakes the reader per record: on a VM a wakeup costs microseconds.
+ * With wakeup_bytes 0 (the default) the reader polls on a short timer and
+ * the ring is never queried; otherwise the reader is woken once that much
+ * is pending (for low-latency consumers). */
 static __always_inline void jdw_submit(void *rec, void *ring, struct jdw_control *ctl)
 {
-	__u64 avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	bpf_ringbuf_submit(rec, avail >= ctl->wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	if (ctl->wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= ctl->wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
 }
 
 #endif /* JACKDAW_BPF_H */

@@ -249,7 +249,7 @@ Status CaptureSession::WriteControl() {
   ctl.abi_version = JDW_ABI_VERSION;
   ctl.enabled_groups = enabled_;
   ctl.filter_flags = filter_flags_;
-  ctl.wakeup_bytes = opts_.wakeup_bytes ? opts_.wakeup_bytes : opts_.ring_bytes_per_cpu / 4;
+  ctl.wakeup_bytes = opts_.wakeup_bytes;
   memcpy(ctl.syscall_bitmap, syscall_bitmap_, sizeof(ctl.syscall_bitmap));
   uint32_t zero = 0;
   if (bpf_map_update_elem(control_fd_, &zero, &ctl, BPF_ANY) != 0)

@@ -46,7 +46,7 @@ struct CaptureOptions {
   uint32_t groups = (1u << JDW_GROUP_SCHED) | (1u << JDW_GROUP_SYSCALL) |
                     (1u << JDW_GROUP_BLOCK) | (1u << JDW_GROUP_NET);
   uint32_t ring_bytes_per_cpu = 8u << 20;  // power of two, >= page size
-  uint32_t wakeup_bytes = 0;                // 0: a quarter of the ring
+  uint32_t wakeup_bytes = 0;  // 0: never woken, Poll() drains on its timer
   bool filter_tgid = false;
   std::vector<uint32_t> tgids;
   std::vector<int> syscalls;  // empty: all
