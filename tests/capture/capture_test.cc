@@ -374,5 +374,43 @@ TEST_F(SelfTrace, TinyBufferUnderStormCapturedPlusLostEqualsProduced) {
   std::filesystem::remove(path);
 }
 
+// The classic-tracepoint fallback (kernels without tp_btf) records the same
+// events: forced here, since this kernel offers tp_btf.
+TEST(TracepointFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
+  JDW_REQUIRE_ROOT();
+  const std::string path = testing::TempPath("fallback.jdw");
+  PausedChild child({testing::BinDir() + "/jackdaw-workload", "--getppid", "5000", "--pipe-rounds", "200"});
+  capture::RecorderOptions ro;
+  ro.output = path;
+  ro.capture.groups = (1u << JDW_GROUP_SCHED) | (1u << JDW_GROUP_SYSCALL);
+  ro.capture.filter_tgid = true;
+  ro.capture.tgids = {static_cast<uint32_t>(child.pid())};
+  ro.capture.force_tracepoints = true;
+  auto rec = capture::Recorder::Create(ro);
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SCHED), "tracepoint");
+  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SYSCALL), "tracepoint");
+  ASSERT_TRUE((*rec)->StartBackground().ok());
+  child.Go();
+  int code = -1;
+  auto report = nlohmann::json::parse(child.Wait(&code));
+  ASSERT_EQ(code, 0);
+  ASSERT_TRUE((*rec)->Stop().ok());
+  auto r = trace::TraceReader::Open(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const uint32_t tid = report["getppid"]["tid"];
+  uint64_t enters = 0, exits = 0, switches = 0;
+  (*r)->ForEachRecord([&](const jdw_record_header& h) {
+    if (h.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(h).nr == kNrGetppid && h.tid == tid) ++enters;
+    if (h.type == JDW_EVENT_SYS_EXIT && Body<jdw_sys_exit>(h).nr == kNrGetppid && h.tid == tid) ++exits;
+    switches += h.type == JDW_EVENT_SCHED_SWITCH;
+  });
+  EXPECT_EQ(enters, 5000u);
+  EXPECT_EQ(exits, 5000u);
+  EXPECT_GT(switches, 0u);
+  EXPECT_EQ((*r)->meta().losses.total(), 0u);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace jackdaw

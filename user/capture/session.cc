@@ -193,6 +193,7 @@ Status CaptureSession::LoadGroup(uint32_t group) {
   // tp_btf first; classic tracepoints when the kernel refuses them.
   for (const char* mode : {"tp_btf", "tracepoint"}) {
     if (group == JDW_GROUP_APP && strcmp(mode, "tracepoint") == 0) break;
+    if (opts_.force_tracepoints && group != JDW_GROUP_APP && strcmp(mode, "tp_btf") == 0) continue;
     if (strcmp(mode, "tracepoint") == 0) {
       Status t = EnsureTracefs();
       if (!t.ok()) return ErrStatus("%s: disabled: %s", gname, t.message().c_str());

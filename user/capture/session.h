@@ -52,6 +52,8 @@ struct CaptureOptions {
   std::vector<int> syscalls;  // empty: all
   std::vector<UsdtTarget> usdt;  // app group probes; cookie = index
   bool verbose = false;          // libbpf's own log on stderr
+  // Skip tp_btf and use classic tracepoints (as on kernels without BTF).
+  bool force_tracepoints = false;
 };
 
 class CaptureSession {
