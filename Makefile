@@ -4,6 +4,7 @@
 #   make test       build and run the test suite (ctest; needs root for eBPF)
 #   make demo       build, then run the built-in demo
 #   make bench      build and run the benchmarks, writing tests/results/
+#   make fuzz       fuzz the trace reader with libFuzzer (FUZZ_SECONDS=60)
 #   make kmod       build the kernel module against linux-headers
 #   make vm-test    boot Debian's kernel in qemu and test the module there
 #   make clean
@@ -34,7 +35,7 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS  := $(wildcard bpf/*.bpf.h) $(wildcard include/jackdaw/*.h)
 VMLINUX_H ?= $(BPF_OUT)/vmlinux.h
 
-.PHONY: all deps bpf user test demo bench kmod vm-test clean
+.PHONY: all deps bpf user test demo bench fuzz kmod vm-test clean
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
@@ -76,6 +77,18 @@ demo: user
 
 bench: user
 	$(Q)scripts/run-bench.sh $(USER_OUT)
+
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS := user/trace/trace_reader_fuzz.cc user/trace/trace_reader.cc user/trace/event_table.cc \
+	user/trace/crc32c.cc
+fuzz: deps
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+	$(call msg,FUZZ,$(OUTPUT)/fuzz/trace_reader_fuzz)
+	$(Q)clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Iuser \
+		$(FUZZ_SRCS) -o $(OUTPUT)/fuzz/trace_reader_fuzz
+	$(Q)cp -n tests/corpus/*.jdw $(OUTPUT)/fuzz/corpus/ 2>/dev/null || true
+	$(Q)$(OUTPUT)/fuzz/trace_reader_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+		$(OUTPUT)/fuzz/corpus
 
 kmod:
 	$(Q)$(MAKE) -C kmod
