@@ -27,6 +27,8 @@ uint64_t Mix(uint64_t h, uint64_t v) {
   return h;
 }
 
+const std::string kInterruptSymbolStr(kInterruptSymbol);
+
 bool IsSchedulingArtefact(const model::RequestEvent& e, const CanonicalOptions& options) {
   if (e.synthetic != model::SyntheticKind::kNone) return false;
   for (const std::string& p : options.scheduling_symbol_prefixes)
@@ -52,6 +54,8 @@ struct Node {
   uint32_t size = 1;
   Demand subtree_demand;
   uint64_t hash = 0;
+  uint32_t repeats = 1;  // events of the run this node stands for
+  bool interrupt = false;  // the request's aggregated interrupt-context work
 };
 
 bool SubtreeLess(const std::vector<Node>& nodes, uint32_t a, uint32_t b) {
@@ -126,6 +130,14 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     if (keep[i]) {
       demand[i] += f.pending;
       f.pending = {};
+      // The join inserts a Resume at its target's instant and charges the
+      // CPU before that instant to the target; it was used before the
+      // synchronization, so it belongs to the Resume.
+      if (f.last_kept >= 0 && events[f.last_kept].synthetic == model::SyntheticKind::kResume &&
+          e.synthetic == model::SyntheticKind::kNone && events[f.last_kept].ts_ns == e.ts_ns) {
+        demand[f.last_kept] += demand[i];
+        demand[i] = {};
+      }
       f.last_kept = static_cast<int32_t>(i);
     } else {
       f.pending += demand[i];
@@ -141,44 +153,104 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     }
   }
 
-  // Kept events in timestamp order.
+  // Edge sources per destination (source indices), for the merge test.
+  std::vector<std::vector<uint32_t>> sources_of(n);
+  for (auto [from, to] : edges) sources_of[to].push_back(from);
+
+  // Kept events in timestamp order; a run of events with the same symbol on
+  // one thread becomes one node (its first event) carrying the run's demand.
   std::vector<int32_t> pos(n, -1);
   std::vector<Node> nodes;
   std::unordered_map<uint32_t, int32_t> last_on_thread;
+  // Interrupt context: one node, not in program order with anything.
+  int32_t interrupt_node = -1;
   for (uint32_t i = 0; i < n; ++i) {
     if (!keep[i]) {
       out.stats.dropped_scheduling_events++;
       continue;
     }
+    if (options.aggregate_interrupt_events && events[i].tid == kInterruptTid && !endpoint[i]) {
+      if (interrupt_node >= 0) {
+        pos[i] = interrupt_node;
+        nodes[interrupt_node].demand += demand[i];
+        nodes[interrupt_node].repeats++;
+        out.stats.merged_repeats++;
+        continue;
+      }
+      Node node;
+      node.source = i;
+      node.demand = demand[i];
+      node.interrupt = true;
+      interrupt_node = pos[i] = static_cast<int32_t>(nodes.size());
+      nodes.push_back(std::move(node));
+      continue;
+    }
+    auto it = last_on_thread.find(events[i].tid);
+    const int32_t prev = it == last_on_thread.end() ? -1 : it->second;
+    if (options.merge_repeats && prev >= 0 &&
+        events[nodes[prev].source].symbol == events[i].symbol) {
+      // The run's node sits at its first event; it can take i's incoming
+      // edges only if their sources come before it (the order stays
+      // topological).
+      bool ok = true;
+      for (uint32_t src : sources_of[i]) ok = ok && pos[src] < prev;
+      if (ok) {
+        pos[i] = prev;
+        nodes[prev].demand += demand[i];
+        nodes[prev].repeats++;
+        out.stats.merged_repeats++;
+        continue;
+      }
+    }
     Node node;
     node.source = i;
     node.demand = demand[i];
-    auto it = last_on_thread.find(events[i].tid);
-    node.thread_prev = it == last_on_thread.end() ? -1 : it->second;
+    node.thread_prev = prev;
     pos[i] = static_cast<int32_t>(nodes.size());
     last_on_thread[events[i].tid] = pos[i];
     nodes.push_back(std::move(node));
   }
-  for (auto [from, to] : edges) nodes[pos[to]].in_edges.push_back(static_cast<uint32_t>(pos[from]));
+  // Edges between nodes: merged runs can make several edges one.
+  std::vector<std::pair<uint32_t, uint32_t>> node_edges;
+  node_edges.reserve(edges.size());
+  for (auto [from, to] : edges)
+    node_edges.emplace_back(static_cast<uint32_t>(pos[from]), static_cast<uint32_t>(pos[to]));
+  std::sort(node_edges.begin(), node_edges.end());
+  node_edges.erase(std::unique(node_edges.begin(), node_edges.end()), node_edges.end());
+  out.stats.merged_edges = static_cast<uint32_t>(edges.size() - node_edges.size());
+  for (auto [from, to] : node_edges) nodes[to].in_edges.push_back(from);
   const uint32_t m = static_cast<uint32_t>(nodes.size());
 
-  // Schedule on unlimited CPUs. Kept positions are a topological order:
-  // thread predecessors and edge sources both come earlier.
+  // Schedule on unlimited CPUs. Node positions are a topological order:
+  // thread predecessors and edge sources both come earlier. The CPU charged
+  // to an event was used by its thread since its previous event, so on a
+  // thread that was already in the request it runs from the previous
+  // event's completion, and the event itself happens once that work and
+  // every edge source are done. A thread's first event has no work of the
+  // request before it: its work starts when its sources are done.
   uint64_t latency = 0;
   int32_t last = -1;
   for (uint32_t k = 0; k < m; ++k) {
     Node& node = nodes[k];
-    if (node.thread_prev >= 0) {
-      node.ready = nodes[node.thread_prev].done;
-      node.critical_pred = node.thread_prev;
-    }
+    uint64_t sources_done = 0;
+    int32_t latest_source = -1;
     for (uint32_t src : node.in_edges) {
-      if (nodes[src].done > node.ready || node.critical_pred < 0) {
-        node.ready = nodes[src].done;
-        node.critical_pred = static_cast<int32_t>(src);
+      if (latest_source < 0 || nodes[src].done > sources_done) {
+        sources_done = nodes[src].done;
+        latest_source = static_cast<int32_t>(src);
       }
     }
-    node.done = node.ready + node.demand.cpu_ns;
+    if (node.thread_prev >= 0) {
+      node.ready = nodes[node.thread_prev].done;
+      node.done = std::max(node.ready + node.demand.cpu_ns, sources_done);
+      node.critical_pred = node.thread_prev;
+      if (latest_source >= 0 && sources_done > node.ready + node.demand.cpu_ns)
+        node.critical_pred = latest_source;
+    } else {
+      node.ready = sources_done;
+      node.done = node.ready + node.demand.cpu_ns;
+      node.critical_pred = latest_source;
+    }
     if (last < 0 || node.done > latency) {
       latency = node.done;
       last = static_cast<int32_t>(k);
@@ -209,7 +281,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     Node& node = nodes[k];
     std::sort(node.forks.begin(), node.forks.end(),
               [&](uint32_t a, uint32_t b) { return SubtreeLess(nodes, a, b); });
-    const std::string& sym = events[node.source].symbol;
+    const std::string& sym = node.interrupt ? kInterruptSymbolStr : events[node.source].symbol;
     node.prefix.assign(1, &sym);
     node.subtree_demand = node.demand;
     node.size = 1;
@@ -229,11 +301,28 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     node.hash = h;
   }
 
+  // Roots: the one where the request began (holding its earliest event
+  // outside interrupt context) first, then the others by structure, then
+  // the interrupt-context aggregate. Several roots mean causality that was
+  // not observed (a pool thread took work whose hand-off left no edge); the
+  // request's own beginning is no artefact of timing, and keeping it in
+  // front keeps such a request aligned with those whose hand-off was seen.
   std::vector<uint32_t> roots;
-  for (uint32_t k = 0; k < m; ++k)
-    if (nodes[k].parent < 0) roots.push_back(k);
+  int32_t interrupt_root = -1, first_root = -1;
+  for (uint32_t k = 0; k < m; ++k) {
+    if (nodes[k].parent >= 0) continue;
+    if (nodes[k].interrupt) {
+      interrupt_root = static_cast<int32_t>(k);
+    } else if (first_root < 0) {
+      first_root = static_cast<int32_t>(k);  // positions follow timestamps
+    } else {
+      roots.push_back(k);
+    }
+  }
   std::sort(roots.begin(), roots.end(),
             [&](uint32_t a, uint32_t b) { return SubtreeLess(nodes, a, b); });
+  if (first_root >= 0) roots.insert(roots.begin(), static_cast<uint32_t>(first_root));
+  if (interrupt_root >= 0) roots.push_back(static_cast<uint32_t>(interrupt_root));
 
   std::vector<char> critical(m, 0);
   for (int32_t k = last; k >= 0; k = nodes[k].critical_pred) critical[k] = 1;
@@ -255,8 +344,9 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
         canonical_thread.emplace(src.tid, static_cast<uint32_t>(canonical_thread.size()));
     ce.thread = it->second;
     ce.synthetic = src.synthetic;
-    ce.symbol = src.symbol;
+    ce.symbol = node.interrupt ? kInterruptSymbolStr : src.symbol;
     ce.demand = node.demand;
+    ce.repeats = node.repeats;
     ce.ready_ns = node.ready;
     ce.done_ns = node.done;
     ce.parent = node.parent >= 0 ? out_index[node.parent] : -1;

@@ -3,49 +3,73 @@
 // A parsed request records how it was *serviced*: preempted, delayed on run
 // queues, interleaved with other requests, on whichever pool threads happened
 // to be free. For modelling we want what it *demanded*. Canonicalize() keeps
-// only the causal structure and the resource demands:
+// only the causal structure and the resource demands. Real kernel traces
+// vary in incidental ways (how many packets an exchange took, whether a read
+// or a futex had to sleep, whether a packet arrived before or after the
+// request's first event), so "scheduling artefact" is read broadly: whatever
+// timing alone decides goes, and identical behaviour gives identical forms.
 //
 //  1. Scheduling artefacts are elided. Real (non-synthetic) events whose
 //     symbol starts with one of CanonicalOptions::scheduling_symbol_prefixes
-//     (scheduler records and the join's switch_in / switch_out:preempted by
-//     default) and that are not
-//     endpoints of a causal edge are dropped; their resources are carried to
-//     the next kept event of the same thread ("each thread's resource demands
-//     concatenated between sync points"). Demand is never lost: a thread
-//     whose tail is only dropped events gives it to its last kept event, and
-//     a thread with no kept event keeps its last event.
-//  2. The kept events form a DAG: program order on each thread plus the
+//     (scheduler records, every context switch of the join, blocked or
+//     preempted, and futex calls, by default) and that are not endpoints of
+//     a causal edge are dropped; their resources are carried to the next
+//     kept event of the same thread ("each thread's resource demands
+//     concatenated between sync points"). Blocking that matters is a causal
+//     edge; blocking without one waited for something outside the request
+//     and happens or not by timing (CanonicalOptions explains). Demand is
+//     never lost: a thread whose tail is only dropped events gives it to its
+//     last kept event, and a thread with no kept event keeps its last event.
+//     The join puts a Resume at its target's instant and charges the CPU
+//     before that instant to the target: it moves to the Resume.
+//  2. Repeats merge (CanonicalOptions::merge_repeats): consecutive kept
+//     events with the same symbol on one thread become their first event,
+//     carrying the run's demand and edges (two ACKs, or a SYNC's Signal next
+//     to the kernel wake-up's Signal for the same hand-off, are one thing
+//     happening). Interrupt-context events (tid kInterruptTid) that are not
+//     edge endpoints become one root event, kInterruptSymbol, with their
+//     summed demand (aggregate_interrupt_events).
+//  3. The kept events form a DAG: program order on each thread plus the
 //     request's causal edges (Signal→Resume, waker→wakee). Edges must point
 //     forward in time (from < to as indices into the timestamp-ordered
 //     events); others cannot be causal, are ignored and counted in stats.
 //     Duplicates and edges within one thread (implied by program order) are
-//     dropped and counted too.
-//  3. The DAG is scheduled as on a machine with unlimited CPUs: an event's
-//     work (the CPU its thread consumed since its previous event) starts when
-//     all its predecessors are done and runs without interruption:
-//        ready(e) = max(done(thread predecessor), done(edge sources))
-//        done(e)  = ready(e) + cpu_ns(e)
-//     Threads with no incoming edge start at 0. Disk and network demands are
-//     carried as amounts; they take no time in this schedule because the
-//     request contract carries no per-event device service times. The
-//     canonical latency is the critical path: max done(e).
-//  4. Magpie's binary tree is overlaid on the DAG: an event that is the
+//     dropped and counted too, as are edges made one by merged repeats.
+//  4. The DAG is scheduled as on a machine with unlimited CPUs. The CPU
+//     charged to an event is what its thread used since its previous event,
+//     so on a thread already in the request it runs from that event's
+//     completion, and the event happens once that work and every edge
+//     source are done; a thread's first event has no work of the request
+//     before it, so its work starts when its sources are done:
+//        ready(e) = done(thread predecessor)        if e has one
+//                 = max(done(edge sources))         otherwise (0 if none)
+//        done(e)  = max(ready(e) + cpu_ns(e), max(done(edge sources)))
+//     Disk and network demands are carried as amounts; they take no time in
+//     this schedule because the request contract carries no per-event device
+//     service times. The canonical latency is the critical path: max done(e).
+//  5. Magpie's binary tree is overlaid on the DAG: an event that is the
 //     target of a causal edge hangs under the edge's source (a fork: the
 //     source thread continues, the destination runs in parallel), and the
 //     thread's previous event becomes a leaf (the thread blocked there).
 //     Every other event hangs under its thread predecessor. Where an event
 //     has several incoming edges the one that released it last (latest
 //     done()) is its tree parent.
-//  5. The tree is flattened depth-first. Children of a node are visited
-//     continuation first, then forks; forks among themselves, and several
-//     roots, are ordered by the symbol sequence of their subtree, then size,
-//     then total demand — by structure, never by thread id or timestamp.
+//  6. The tree is flattened depth-first. Children of a node are visited
+//     continuation first, then forks; forks among themselves are ordered by
+//     the symbol sequence of their subtree, then size, then total demand —
+//     by structure, never by thread id or timestamp. Roots: the one where
+//     the request began (holding its earliest kept event outside interrupt
+//     context) first, then the others by structure, then the interrupt
+//     aggregate. Several roots mean causality that was not observed (a pool
+//     thread picked up work without being woken); keeping the beginning in
+//     front keeps such a request aligned with those whose hand-off was seen.
 //     Canonical thread numbers are assigned in order of first appearance in
 //     this walk, so they too are independent of tids.
 //
 // Invariants of the result: events are in serialization order; parent <
-// child index; every kept event appears exactly once; total demand equals
-// the request's total event demand.
+// child index; every kept event appears exactly once, merged repeats inside
+// the event they joined; total demand equals the request's total event
+// demand.
 #pragma once
 
 #include <cstdint>
@@ -84,7 +108,8 @@ struct CanonicalEvent {
   uint32_t thread = 0;        // canonical thread number, structural
   model::SyntheticKind synthetic = model::SyntheticKind::kNone;
   std::string symbol;
-  Demand demand;  // after folding in dropped events
+  Demand demand;  // after folding in dropped events and merged repeats
+  uint32_t repeats = 1;  // source events this one stands for (a merged run)
   // Canonical schedule: the work charged to this event runs in
   // [ready_ns, done_ns), relative to the request's canonical start.
   uint64_t ready_ns = 0;
@@ -99,6 +124,8 @@ struct CanonicalStats {
   uint32_t dropped_scheduling_events = 0;
   uint32_t ignored_backward_edges = 0;  // from >= to, or out of range
   uint32_t duplicate_edges = 0;         // or within one thread
+  uint32_t merged_repeats = 0;          // events folded into the previous one of a run
+  uint32_t merged_edges = 0;            // edges made redundant by merged runs
 };
 
 struct CanonicalRequest {
@@ -110,14 +137,52 @@ struct CanonicalRequest {
   CanonicalStats stats;
 };
 
+// The tid the join gives events in interrupt context (never a real thread
+// of a request: 0 is the idle task).
+inline constexpr uint32_t kInterruptTid = 0;
+// Symbol of the event standing for a request's interrupt-context work.
+inline constexpr const char* kInterruptSymbol = "interrupt";
+
 struct CanonicalOptions {
   // Real events with these symbol prefixes are scheduling artefacts unless
-  // they are endpoints of a causal edge: raw scheduler records, and the
-  // join's context-switch events except "switch_out:blocked" (a thread
-  // blocking is structure: a leaf of the tree). Switch-ins are dropped
-  // because the join marks wake-ups that matter with "resume".
+  // they are endpoints of a causal edge: raw scheduler records and all of
+  // the join's context-switch events. Preemption and run-queue waits are
+  // scheduling; so is blocking: a wait that matters to the request's
+  // structure is a causal edge (the thread resumes at the target of an edge
+  // from the thread that released it, and its previous event becomes a leaf
+  // of the tree), while a block with no such edge waited for something
+  // outside the request (a device, the peer, a lock held by another
+  // request) and happens or not depending on timing (was the data already
+  // there?). The demand it stood for (disk or network bytes) is carried by
+  // the I/O events themselves.
+  // Futex calls are scheduling too: a futex is the kernel half of a
+  // user-space lock or condition variable, entered only when the user-space
+  // fast path fails (a thread must sleep, or wake a sleeper), so whether it
+  // appears at all is timing. The synchronization it carries, when observed,
+  // is the causal edge the join derived from the wake-up, and that stays.
   std::vector<std::string> scheduling_symbol_prefixes = {
-      "sched_switch", "sched_wakeup", "sched_migrate", "switch_in", "switch_out:preempted"};
+      "sched_switch", "sched_wakeup",     "sched_migrate",   "switch_in",
+      "switch_out",   "sys_enter:futex", "sys_exit:futex"};
+  // Merge a run of consecutive kept events with the same symbol on one
+  // thread into its first event, summing their demand and taking their
+  // edges (so a doubled Signal/Resume pair, one from the schema's SYNC and
+  // one from the kernel's wake-up, becomes one edge), where the order stays
+  // topological (every edge into the later event comes from before the
+  // first). How many packets an exchange took, or how many times one call
+  // repeated back to back, is transport and timing, not behaviour; the
+  // bytes and CPU are kept.
+  bool merge_repeats = true;
+  // Events in interrupt context (tid kInterruptTid: the join gives packet
+  // and block-completion records that interrupted a task, or the idle task,
+  // tid 0) are not a thread of the request: they are the kernel's work on
+  // its packets and I/O, and their number, kinds and order follow packet
+  // and completion timing (coalescing, delayed ACKs, whether a packet came
+  // before or after the request's first event, which CPU took the
+  // interrupt). With this set, those that are not causal-edge endpoints
+  // become one root event, kInterruptSymbol, carrying their summed demand:
+  // what the request cost in interrupt context, not how it was delivered.
+  // Off, they form a pseudo-thread in timestamp order.
+  bool aggregate_interrupt_events = true;
 };
 
 // Never fails: malformed structure (backward edges) is counted in stats.

@@ -34,8 +34,14 @@ std::vector<uint32_t> EvenSample(size_t n, size_t count) {
 constexpr float kMedoidCapFactor = 4;
 constexpr float kMedoidCapMin = 1;
 
+// A member whose summed distance to the sample is within this fraction of
+// the medoid's may represent the cluster instead, if its demand is nearer
+// the mean.
+constexpr double kMedoidSlack = 0.1;
+
 // Sample pairwise distances for the threshold are capped here: the
-// threshold is the lowest gap, far below.
+// threshold is in the lowest valley, far below (capped pairs pile up at the
+// cap, which is as good as a family of large distances).
 constexpr float kThresholdDistanceCap = 4;
 
 template <typename Get>
@@ -57,7 +63,35 @@ uint32_t MedoidOf(Get get, std::span<const uint32_t> members, uint32_t sample, f
   size_t best = 0;
   for (size_t i = 1; i < pick.size(); ++i)
     if (sum[i] < sum[best]) best = i;
-  return pick[best];
+  // Among the members nearly as central as the medoid, the one whose total
+  // demand is nearest the sample's mean: the model (representatives times
+  // cluster sizes) should reproduce the workload's demand, and a medoid of
+  // per-event distances leans to the typical event, so to the low side of
+  // skewed demand.
+  double mean[kNumResources] = {0, 0, 0};
+  for (uint32_t i : pick)
+    for (int r = 0; r < kNumResources; ++r) mean[r] += get(i).total[r];
+  for (double& m : mean) m /= static_cast<double>(pick.size());
+  auto off_mean = [&](size_t i) {
+    double s2 = 0;
+    for (int r = 0; r < kNumResources; ++r) {
+      const double dv = get(pick[i]).total[r] - mean[r];
+      s2 += dv * dv;
+    }
+    return s2;
+  };
+  const double near = sum[best] * (1 + kMedoidSlack);
+  size_t chosen = best;
+  double chosen_off = off_mean(best);
+  for (size_t i = 0; i < pick.size(); ++i) {
+    if (i == best || sum[i] > near) continue;
+    const double off = off_mean(i);
+    if (off < chosen_off || (off == chosen_off && sum[i] < sum[chosen])) {
+      chosen = i;
+      chosen_off = off;
+    }
+  }
+  return pick[chosen];
 }
 
 // Nearest of `reps` (indices into strings) to s, exactly, with lower-bound
@@ -115,18 +149,102 @@ ThresholdEstimate DeriveThreshold(std::span<const NormString> strings, uint32_t 
       d.push_back(std::min(Distance(strings[pick[i]], strings[pick[j]], kThresholdDistanceCap),
                            kThresholdDistanceCap));
   std::sort(d.begin(), d.end());
-  const double min_below = std::max(1.0, kGapMinMass * static_cast<double>(d.size()));
-  for (size_t k = 0; k + 1 < d.size(); ++k) {
-    const double lo = d[k], hi = d[k + 1];
-    if (static_cast<double>(k + 1) < min_below || hi < kGapMinTop) continue;
-    if (hi < kGapRatio * lo) continue;
-    // Exact duplicates below the gap would put the geometric mean at 0.
-    const double lo_eff = std::max(lo, hi / 10.0);
-    est.threshold = std::sqrt(lo_eff * hi);
-    est.source = ThresholdEstimate::Source::kGap;
-    est.gap_low = lo;
-    est.gap_high = hi;
-    return est;
+  const double n = static_cast<double>(d.size());
+
+  // Density of log(distance) on a grid, by a Gaussian kernel (histogram
+  // then convolution). Distances below kDensityMin count at kDensityMin.
+  const double x0 = std::log(kDensityMin);
+  const double x1 = std::log(static_cast<double>(kThresholdDistanceCap)) + 4 * kDensityBandwidth;
+  const size_t g = static_cast<size_t>(std::ceil((x1 - x0) / kDensityStep)) + 1;
+  std::vector<double> hist(g, 0.0), dens(g, 0.0);
+  for (float v : d) {
+    const double x = std::log(std::max<double>(v, kDensityMin));
+    hist[std::min(g - 1, static_cast<size_t>(std::lround((x - x0) / kDensityStep)))] += 1;
+  }
+  const long half = static_cast<long>(std::ceil(4 * kDensityBandwidth / kDensityStep));
+  std::vector<double> kernel(static_cast<size_t>(2 * half + 1));
+  for (long k = -half; k <= half; ++k) {
+    const double z = static_cast<double>(k) * kDensityStep / kDensityBandwidth;
+    kernel[static_cast<size_t>(k + half)] = std::exp(-0.5 * z * z);
+  }
+  for (size_t i = 0; i < g; ++i) {
+    if (hist[i] == 0) continue;
+    for (long k = -half; k <= half; ++k) {
+      const long j = static_cast<long>(i) + k;
+      if (j >= 0 && j < static_cast<long>(g)) dens[j] += hist[i] * kernel[k + half];
+    }
+  }
+  auto at = [&](size_t i) { return std::exp(x0 + static_cast<double>(i) * kDensityStep); };
+  auto below = [&](double t) {
+    return static_cast<size_t>(std::upper_bound(d.begin(), d.end(), static_cast<float>(t)) -
+                               d.begin());
+  };
+  const double min_below = std::max(1.0, kGapMinMass * n);
+  const double tiny = 1e-9 * *std::max_element(dens.begin(), dens.end());
+
+  // The lowest valley reaching above kGapMinTop: a run of grid points of
+  // locally least density (a plateau of nothing, in a clean gap) whose
+  // density is at most 1/kValleyProminence of the peaks on both sides (the
+  // highest densities before the density falls below the valley's again),
+  // with at least kGapMinMass of the pairs below it.
+  bool several_families = false;
+  size_t i = 0;
+  while (i + 1 < g) {
+    // Descend to the next local minimum run [a, b] (a plateau if flat).
+    size_t a = i;
+    while (a + 1 < g && dens[a + 1] <= dens[a] + tiny) {
+      if (dens[a + 1] < dens[a] - tiny) {
+        ++a;
+        continue;
+      }
+      // Flat: see whether the plateau ends by rising (a valley) or falling.
+      size_t e = a + 1;
+      while (e + 1 < g && std::abs(dens[e + 1] - dens[a]) <= tiny) ++e;
+      if (e + 1 < g && dens[e + 1] < dens[a] - tiny) {
+        a = e;  // it falls further: keep descending
+        continue;
+      }
+      break;
+    }
+    size_t b = a;
+    while (b + 1 < g && std::abs(dens[b + 1] - dens[a]) <= tiny) ++b;
+    if (b + 1 >= g) break;  // the density never rises again
+    // Start of the run (the plateau may begin before a).
+    while (a > 0 && std::abs(dens[a - 1] - dens[b]) <= tiny) --a;
+    const double v = std::max(dens[a], tiny);
+    double left = 0, right = 0;
+    size_t lpeak = a, rpeak = b;
+    for (size_t k = a; k-- > 0 && dens[k] >= dens[a] - tiny;)
+      if (dens[k] > left) left = dens[k], lpeak = k;
+    for (size_t k = b + 1; k < g && dens[k] >= dens[a] - tiny; ++k)
+      if (dens[k] > right) right = dens[k], rpeak = k;
+    const double prominence = std::min(left, right) / v;
+    const size_t mid = (a + b) / 2;
+    if (at(b) >= kGapMinTop) {
+      if (prominence >= kValleyWeakProminence) several_families = true;
+      const double t = std::min(at(b), std::max(at(mid), kGapMinTop));
+      if (prominence >= kValleyProminence && static_cast<double>(below(t)) >= min_below) {
+        est.threshold = t;
+        est.source = ThresholdEstimate::Source::kGap;
+        est.gap_low = at(lpeak);
+        est.gap_high = at(rpeak);
+        return est;
+      }
+    }
+    // Climb out of this valley to the next peak.
+    i = b + 1;
+    while (i + 1 < g && dens[i + 1] >= dens[i] - tiny) ++i;
+  }
+  // No clear valley. If the density has none at all, the distances are one
+  // family (one kind of request, perhaps a few outliers) and the threshold
+  // holds most of it; otherwise the families blur into each other, and the
+  // floor errs on the side of more clusters rather than merging kinds.
+  if (several_families) return est;
+  const double q = d[static_cast<size_t>(kTailQuantile * (n - 1))];
+  if (q > kFloorThreshold) {
+    est.source = ThresholdEstimate::Source::kTail;
+    est.threshold = q;
+    est.gap_low = q;
   }
   return est;
 }
@@ -216,7 +334,7 @@ Clustering ClusterRequests(std::span<const NormString> strings, const ClusterOpt
   for (size_t c = 0; c < members.size(); ++c)
     for (uint32_t i : members[c]) assignment[i] = static_cast<uint32_t>(c);
 
-  // 2. Representatives become medoids; optionally reassign to the nearest.
+  // 2. Representatives become medoids.
   std::vector<uint32_t> reps(members.size());
   auto choose_reps = [&] {
     for (size_t c = 0; c < members.size(); ++c)
@@ -224,6 +342,57 @@ Clustering ClusterRequests(std::span<const NormString> strings, const ClusterOpt
                          &computations);
   };
   choose_reps();
+
+  // 3. Clusters whose representatives are within the threshold of each
+  // other are one cluster: a founder was beyond the threshold of every
+  // representative when it arrived, but representatives move as clusters
+  // grow. Pairs within the threshold are joined (union-find, so a chain
+  // joins whole), medoids are recomputed, until no pair is left.
+  const float limit = static_cast<float>(out.threshold.threshold);
+  for (;;) {
+    const size_t k = members.size();
+    std::vector<uint32_t> parent(k);
+    std::iota(parent.begin(), parent.end(), 0u);
+    auto find = [&](uint32_t x) {
+      while (parent[x] != x) x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    bool merged = false;
+    for (size_t a = 0; a < k; ++a) {
+      const NormString& sa = strings[reps[a]];
+      for (size_t b = a + 1; b < k; ++b) {
+        const NormString& sb = strings[reps[b]];
+        if (LowerBound(sa, sb) > limit) continue;
+        ++computations;
+        if (Distance(sa, sb, limit) > limit) continue;
+        uint32_t ra = find(static_cast<uint32_t>(a)), rb = find(static_cast<uint32_t>(b));
+        if (ra == rb) continue;
+        parent[std::max(ra, rb)] = std::min(ra, rb);
+        merged = true;
+      }
+    }
+    if (!merged) break;
+    std::vector<std::vector<uint32_t>> joined;
+    std::vector<int32_t> slot(k, -1);
+    for (size_t c = 0; c < k; ++c) {
+      const uint32_t r = find(static_cast<uint32_t>(c));
+      if (slot[r] < 0) {
+        slot[r] = static_cast<int32_t>(joined.size());
+        joined.emplace_back();
+      }
+      auto& dst = joined[static_cast<size_t>(slot[r])];
+      dst.insert(dst.end(), members[c].begin(), members[c].end());
+    }
+    out.merged_clusters += static_cast<uint32_t>(k - joined.size());
+    for (auto& m : joined) std::sort(m.begin(), m.end());
+    members = std::move(joined);
+    for (size_t c = 0; c < members.size(); ++c)
+      for (uint32_t i : members[c]) assignment[i] = static_cast<uint32_t>(c);
+    reps.resize(members.size());
+    choose_reps();
+  }
+
+  // 4. Optionally, every request moves to its nearest representative.
   const uint32_t rounds = options.refine ? std::max<uint32_t>(options.refine_iterations, 1) : 0;
   for (uint32_t round = 0; round < rounds; ++round) {
     if (round > 0) choose_reps();
@@ -263,7 +432,7 @@ Clustering ClusterRequests(std::span<const NormString> strings, const ClusterOpt
       }
   }
 
-  // 3. Order clusters largest first (ties: earliest first member); no
+  // 5. Order clusters largest first (ties: earliest first member); no
   // cluster is empty because representatives never leave their cluster.
   std::vector<uint32_t> order(members.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -285,7 +454,7 @@ Clustering ClusterRequests(std::span<const NormString> strings, const ClusterOpt
   for (size_t i = 0; i < n; ++i) out.assignment[i] = new_id[assignment[i]];
   out.distance = std::move(distance);
 
-  // 4. Statistics.
+  // 6. Statistics.
   double weighted = 0;
   for (size_t k = 0; k < out.clusters.size(); ++k) {
     Cluster& c = out.clusters[k];

@@ -15,12 +15,19 @@
 //  1. threshold: ClusterOptions::threshold if > 0, else DeriveThreshold();
 //  2. the incremental pass over all requests in input order;
 //  3. each cluster's representative becomes the medoid of (a sample of) its
-//     members; then, if refine is set, every request is reassigned to its
-//     nearest representative (repeated refine_iterations times, re-centring
-//     between rounds, stopping early when nothing moves). A representative
-//     stays in its own cluster, so none empties. Members may now lie beyond
-//     the threshold; the model reports them as anomalies;
-//  4. statistics: diameter (mean member-to-representative distance, the
+//     members (among members nearly as central, the one whose total demand
+//     is nearest the members' mean: see Medoid());
+//  4. clusters whose representatives are within the threshold of each other
+//     are joined (union-find over all such pairs, then new medoids, until
+//     none is left): a founder was beyond the threshold of every
+//     representative when it arrived, but representatives move as clusters
+//     grow;
+//  5. if refine is set, every request is reassigned to its nearest
+//     representative (repeated refine_iterations times, re-centring between
+//     rounds, stopping early when nothing moves). A representative stays in
+//     its own cluster, so none empties. Members may now lie beyond the
+//     threshold; the model reports them as anomalies;
+//  6. statistics: diameter (mean member-to-representative distance, the
 //     paper's "Dia."), maximum member distance, minimum separation (distance
 //     from the representative to the nearest other representative, "Min.
 //     Sep."), the average diameter and the average inter-cluster distance.
@@ -53,27 +60,47 @@ using ProgressCallback = std::function<void(std::string_view stage, uint64_t don
 // How the threshold was chosen.
 struct ThresholdEstimate {
   double threshold = 0;
-  enum class Source : uint8_t { kUser, kGap, kFloor } source = Source::kFloor;
-  // For kGap: the gap in the sorted sample pairwise distances whose
-  // geometric mean is the threshold.
+  // kGap: the least dense point of a valley in the pairwise distances;
+  // kTail: no valley, one family of distances, its kTailQuantile;
+  // kFloor: kFloorThreshold (too few requests, or families that blur).
+  enum class Source : uint8_t { kUser, kGap, kFloor, kTail } source = Source::kFloor;
+  // For kGap: the densest distances on either side of the valley (the
+  // typical distance within clusters, and the nearest family of distances
+  // between them). For kTail: the threshold.
   double gap_low = 0, gap_high = 0;
   uint32_t sample_size = 0;
 };
 
-// Default threshold derived from the data. Pairwise distances of an evenly
-// spaced sample of `sample` requests are sorted; intra-cluster pairs form the
-// low end, inter-cluster pairs the high end. The threshold is the geometric
-// mean of the lowest gap where consecutive distances differ by a factor of
-// at least kGapRatio, the part below holds at least kGapMinMass of the pairs
-// (so it is made of real intra-cluster pairs, not a few near-duplicates) and
-// its upper end is at least kGapMinTop (a quarter of a typical request's
-// demand, or a few events: smaller differences are variation, not kinds).
-// Lowest, not widest: a wide gap between two families of inter-cluster
-// distances must not merge clusters. Without such a gap the data has one
-// scale of variation and the threshold is kFloorThreshold. Sample distances
-// are capped at 4 (distances that large are never near the lowest gap), so
-// every comparison is banded.
-inline constexpr double kGapRatio = 2.0;
+// Default threshold derived from the data. The pairwise distances of an
+// evenly spaced sample of `sample` requests (capped at 4, so every
+// comparison is banded) are smoothed into a density over log(distance): a
+// Gaussian kernel of kDensityBandwidth on a grid of kDensityStep. Distances
+// between members of one kind of request form the low end, distances between
+// kinds one family per pair of kinds above it. The threshold is the least
+// dense point of the lowest valley that
+//   * reaches above kGapMinTop (a quarter of a typical request's demand, or
+//     a few events: smaller differences are variation, not kinds; the
+//     threshold is never below it),
+//   * is deep: its density is at most 1/kValleyProminence of the highest
+//     density on each side before the density falls below the valley's
+//     again (so a ripple in the tail of one family is not a valley), and
+//   * has at least kGapMinMass of the pairs below it (real intra-cluster
+//     pairs, not a few near-duplicates).
+// Lowest, not deepest: a deep valley between two families of inter-cluster
+// distances must not merge clusters. A valley rather than an empty gap:
+// real distances within a kind have tails (a packet more, a lost CPU slice)
+// that reach towards the nearest other kind. Without such a valley, if the
+// density has no valley at all (none of even kValleyWeakProminence), the
+// distances are one family and the threshold is their kTailQuantile (at
+// least kFloorThreshold); otherwise the families blur into each other and
+// the threshold is kFloorThreshold, erring towards more clusters rather
+// than merging kinds.
+inline constexpr double kDensityMin = 1e-3;        // smaller distances count as this
+inline constexpr double kDensityStep = 0.02;       // grid step in log(distance)
+inline constexpr double kDensityBandwidth = 0.08;  // kernel sigma in log(distance)
+inline constexpr double kValleyProminence = 2.5;
+inline constexpr double kValleyWeakProminence = 1.5;
+inline constexpr double kTailQuantile = 0.95;
 inline constexpr double kGapMinMass = 0.01;
 inline constexpr double kGapMinTop = 0.25;
 inline constexpr double kFloorThreshold = 0.25;
@@ -110,6 +137,7 @@ struct Clustering {
   double avg_inter_cluster_distance = 0;
   uint64_t distance_computations = 0;  // exact (possibly cut-off) DP runs
   uint32_t refine_moves = 0;           // requests that changed cluster in refinement
+  uint32_t merged_clusters = 0;        // clusters joined because their representatives were close
 };
 
 // The online algorithm; usable on a live stream with a fixed threshold.
@@ -162,6 +190,12 @@ class IncrementalClusterer {
 // spaced sample of them, the member minimising the summed distance to the
 // sample, each distance capped at `cap` (a far member is an outlier either
 // way, and capped comparisons are banded, hence cheap); ties: earliest.
+// Then, among the sampled members whose summed distance is within
+// kMedoidSlack (10 %) of that minimum, the one whose total normalised demand
+// is nearest the sample's mean: the representative stands for the cluster
+// in the model (representatives times cluster sizes), and a medoid of
+// per-event distances leans to the typical event, so to the low side of
+// skewed demand, or to one side of a demand that comes in two amounts.
 uint32_t Medoid(std::span<const NormString> strings, std::span<const uint32_t> members,
                 uint32_t sample, float cap, uint64_t* distance_computations = nullptr);
 // The cap used for medoids: 4 x threshold, at least 1.

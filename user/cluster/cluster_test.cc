@@ -134,6 +134,85 @@ TEST(ClusterTest, IncrementalClustererOnline) {
   EXPECT_GT(inc.distance_computations(), 0u);
 }
 
+// Symbol cost 0.1 (the default) and one resource, cpu.
+NormString W(std::vector<std::pair<uint32_t, float>> toks) {
+  NormString s = S(std::move(toks));
+  s.symbol_cost = 0.1f;
+  for (NormToken& t : s.tokens) t.indel = 0.1f + std::abs(t.r[0]);
+  return s;
+}
+
+// Two kinds 0.6 apart whose members vary in amount (+-0.08) and in an
+// incidental event (present or not, 0.1 of demand): distances within a
+// kind run continuously from 0 to about 0.36, between kinds from about
+// 0.44. There is no empty gap; the threshold is the valley between.
+std::vector<NormString> TwoKindsWithIncidentalEvents(std::vector<uint32_t>* truth, size_t n,
+                                                     bool second_kind) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> jitter(-0.08f, 0.08f);
+  std::vector<NormString> out;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t kind = second_kind ? static_cast<uint32_t>(rng() % 2) : 0;
+    const bool extra = rng() % 2;
+    truth->push_back(kind);
+    std::vector<std::pair<uint32_t, float>> toks = {{0, 0.0f},
+                                                    {1, (kind ? 1.6f : 1.0f) + jitter(rng)}};
+    if (extra) toks.push_back({2, 0.1f});
+    out.push_back(W(toks));
+  }
+  return out;
+}
+
+TEST(ClusterTest, ThresholdIsTheValleyBetweenKindsWithTails) {
+  std::vector<uint32_t> truth;
+  std::vector<NormString> s = TwoKindsWithIncidentalEvents(&truth, 200, true);
+  Clustering c = ClusterRequests(s);
+  EXPECT_EQ(c.threshold.source, ThresholdEstimate::Source::kGap);
+  EXPECT_GT(c.threshold.threshold, 0.3);
+  EXPECT_LT(c.threshold.threshold, 0.5);
+  EXPECT_LT(c.threshold.gap_low, c.threshold.threshold);
+  EXPECT_GT(c.threshold.gap_high, c.threshold.threshold);
+  ASSERT_EQ(c.clusters.size(), 2u);
+  for (const Cluster& cl : c.clusters) {
+    std::set<uint32_t> labels;
+    for (uint32_t i : cl.members) labels.insert(truth[i]);
+    EXPECT_EQ(labels.size(), 1u);
+  }
+}
+
+TEST(ClusterTest, OneKindWithTailsIsOneCluster) {
+  std::vector<uint32_t> truth;
+  std::vector<NormString> s = TwoKindsWithIncidentalEvents(&truth, 120, false);
+  Clustering c = ClusterRequests(s);
+  EXPECT_EQ(c.threshold.source, ThresholdEstimate::Source::kTail);
+  EXPECT_GE(c.threshold.threshold, kFloorThreshold);
+  EXPECT_EQ(c.clusters.size(), 1u);
+}
+
+TEST(ClusterTest, ClustersWhoseRepresentativesAreWithinTheThresholdMerge) {
+  // Online: 1.0 founds A, 1.6 founds B (0.6 > 0.5), then many at 1.3 join A
+  // (a tie, lowest index). A's medoid moves to 1.3, within 0.5 of B's.
+  std::vector<NormString> s = {S({{0, 1.0f}}), S({{0, 1.6f}})};
+  for (int i = 0; i < 10; ++i) s.push_back(S({{0, 1.3f}}));
+  ClusterOptions o;
+  o.threshold = 0.5;
+  Clustering c = ClusterRequests(s, o);
+  EXPECT_EQ(c.merged_clusters, 1u);
+  ASSERT_EQ(c.clusters.size(), 1u);
+  EXPECT_EQ(c.clusters[0].members.size(), s.size());
+  EXPECT_NEAR(c.distance[0], 0.3, 1e-6);
+}
+
+TEST(ClusterTest, MedoidLeansToTheMeanAmongNearlyCentralMembers) {
+  // Summed distances: 1.0 -> 0.62 (x3), 1.02 -> 0.60 (the medoid), 1.04 ->
+  // 0.62, 1.06 -> 0.68, 1.5 -> 2.88. Within 10 % of the medoid's: 1.0,
+  // 1.02, 1.04; the mean is 1.0886, nearest is 1.04.
+  std::vector<NormString> s;
+  for (float v : {1.0f, 1.0f, 1.0f, 1.02f, 1.04f, 1.06f, 1.5f}) s.push_back(S({{0, v}}));
+  std::vector<uint32_t> members = {0, 1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(Medoid(s, members, 48, 10.0f), 4u);
+}
+
 TEST(ClusterTest, EmptyInput) {
   Clustering c = ClusterRequests(std::span<const NormString>());
   EXPECT_TRUE(c.clusters.empty());

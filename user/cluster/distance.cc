@@ -34,7 +34,10 @@ Normalization DeriveNormalization(std::span<const canonical::SerializedRequest> 
       count[d]++;
     }
   }
-  auto scale = [&](int d) { return count[d] ? sum[d] / static_cast<double>(count[d]) : 1.0; };
+  const double floors[kNumResources] = {kMinCpuScaleNs, kMinDiskScaleBytes, kMinNetScaleBytes};
+  auto scale = [&](int d) {
+    return count[d] ? std::max(floors[d], sum[d] / static_cast<double>(count[d])) : 1.0;
+  };
   Normalization n;
   n.cpu_ns = scale(0);
   n.disk_bytes = scale(1);

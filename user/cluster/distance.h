@@ -64,8 +64,18 @@ struct Normalization {
   double scale(int r) const { return r == 0 ? cpu_ns : r == 1 ? disk_bytes : net_bytes; }
 };
 
-// Mean per-request total of each resource over requests whose total is
-// non-zero; 1 where no request uses the resource.
+// The smallest scales DeriveNormalization() returns: the granularity below
+// which a difference in a resource is noise, not demand (README.md). The
+// disk moves pages; the network moves packets (an Ethernet MTU); CPU below
+// about a scheduler time slice per request is dominated by interrupts, cache
+// and TLB misses, page faults and probes landing in one event or another.
+inline constexpr double kMinCpuScaleNs = 1e6;
+inline constexpr double kMinDiskScaleBytes = 4096;
+inline constexpr double kMinNetScaleBytes = 1500;
+
+// Per resource: the mean per-request total over requests whose total is
+// non-zero, but at least the resource's kMin*Scale; 1 where no request uses
+// the resource.
 Normalization DeriveNormalization(std::span<const canonical::SerializedRequest> requests);
 
 struct NormToken {

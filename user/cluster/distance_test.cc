@@ -133,9 +133,29 @@ TEST(NormalizationTest, MeanOfNonZeroRequestTotals) {
   Normalization n = DeriveNormalization(reqs);
   EXPECT_DOUBLE_EQ(n.cpu_ns, 20'000'000.0);
   EXPECT_DOUBLE_EQ(n.disk_bytes, 8192.0);
-  EXPECT_DOUBLE_EQ(n.net_bytes, 200.0);
+  // The mean (200 B) is below one packet: the scale is the floor.
+  EXPECT_DOUBLE_EQ(n.net_bytes, kMinNetScaleBytes);
   Normalization none = DeriveNormalization(std::vector<SerializedRequest>{Req({T(0)})});
   EXPECT_DOUBLE_EQ(none.cpu_ns, 1.0);
+}
+
+// Each resource's scale is at least its granularity, so a resource used only
+// incidentally does not have its noise magnified to a whole request's demand.
+TEST(NormalizationTest, ScalesAreFlooredAtTheResourcesGranularity) {
+  std::vector<SerializedRequest> reqs = {
+      Req({T(0, 50'000, 512, 300)}),
+      Req({T(0, 150'000, 1024, 500)}),
+  };
+  Normalization n = DeriveNormalization(reqs);
+  EXPECT_DOUBLE_EQ(n.cpu_ns, kMinCpuScaleNs);
+  EXPECT_DOUBLE_EQ(n.disk_bytes, kMinDiskScaleBytes);
+  EXPECT_DOUBLE_EQ(n.net_bytes, kMinNetScaleBytes);
+  // Above the floors the mean rules.
+  reqs = {Req({T(0, 30'000'000, 65536, 12'000)}), Req({T(0, 10'000'000, 8192, 4'000)})};
+  n = DeriveNormalization(reqs);
+  EXPECT_DOUBLE_EQ(n.cpu_ns, 20'000'000.0);
+  EXPECT_DOUBLE_EQ(n.disk_bytes, 36864.0);
+  EXPECT_DOUBLE_EQ(n.net_bytes, 8'000.0);
 }
 
 }  // namespace

@@ -105,6 +105,8 @@ StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const Mode
     m.stats.dropped_scheduling_events += s.dropped_scheduling_events;
     m.stats.ignored_backward_edges += s.ignored_backward_edges;
     m.stats.duplicate_edges += s.duplicate_edges;
+    m.stats.merged_repeats += s.merged_repeats;
+    m.stats.merged_edges += s.merged_edges;
     m.serialized.push_back(canonical::Serialize(m.canonical.back(), &m.symbols));
     if (progress && ((i + 1) % 1024 == 0 || i + 1 == n)) progress("canonicalize", i + 1, n);
   }
@@ -122,6 +124,7 @@ StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const Mode
   m.avg_inter_cluster_distance = c.avg_inter_cluster_distance;
   m.stats.distance_computations = c.distance_computations;
   m.stats.refine_moves = c.refine_moves;
+  m.stats.merged_clusters = c.merged_clusters;
 
   m.requests.resize(n);
   for (size_t i = 0; i < n; ++i) {

@@ -165,7 +165,10 @@ struct ModelStats {
   uint64_t dropped_scheduling_events = 0;
   uint64_t ignored_backward_edges = 0;
   uint64_t duplicate_edges = 0;
+  uint64_t merged_repeats = 0;  // events merged into a run or the interrupt aggregate
+  uint64_t merged_edges = 0;    // edges made one by merged runs
   uint64_t distance_computations = 0;
+  uint32_t merged_clusters = 0;  // clusters joined because their representatives were close
   uint32_t refine_moves = 0;
 };
 

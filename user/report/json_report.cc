@@ -75,7 +75,10 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
   summary["stats"] = {{"dropped_scheduling_events", m.stats.dropped_scheduling_events},
                       {"ignored_backward_edges", m.stats.ignored_backward_edges},
                       {"duplicate_edges", m.stats.duplicate_edges},
+                      {"merged_repeats", m.stats.merged_repeats},
+                      {"merged_edges", m.stats.merged_edges},
                       {"distance_computations", m.stats.distance_computations},
+                      {"merged_clusters", m.stats.merged_clusters},
                       {"refine_moves", m.stats.refine_moves}};
   if (truth) {
     model::AgreementScore s = model::ScoreAgainstTruth(m, *truth);

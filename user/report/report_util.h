@@ -24,6 +24,8 @@ inline const char* ThresholdSourceName(cluster::ThresholdEstimate::Source s) {
       return "gap";
     case cluster::ThresholdEstimate::Source::kFloor:
       return "floor";
+    case cluster::ThresholdEstimate::Source::kTail:
+      return "tail";
   }
   return "?";
 }
@@ -34,12 +36,18 @@ inline std::string ThresholdText(const cluster::ThresholdEstimate& t) {
       return fmt::format("{:.3f} (set by the user)", t.threshold);
     case cluster::ThresholdEstimate::Source::kGap:
       return fmt::format(
-          "{:.3f} (derived: gap {:.3f}..{:.3f} in the pairwise distances of {} sampled requests)",
+          "{:.3f} (derived: least dense point between the modes at {:.3f} and {:.3f} of the "
+          "pairwise distances of {} sampled requests)",
           t.threshold, t.gap_low, t.gap_high, t.sample_size);
     case cluster::ThresholdEstimate::Source::kFloor:
       return fmt::format(
-          "{:.3f} (default: no gap in the pairwise distances of {} sampled requests)", t.threshold,
-          t.sample_size);
+          "{:.3f} (default: the pairwise distances of {} sampled requests are all small)",
+          t.threshold, t.sample_size);
+    case cluster::ThresholdEstimate::Source::kTail:
+      return fmt::format(
+          "{:.3f} (derived: no valley in the pairwise distances of {} sampled requests, one "
+          "family; its 95th percentile)",
+          t.threshold, t.sample_size);
   }
   return "?";
 }
