@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -188,18 +189,24 @@ TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
   ASSERT_NE(client_sk, 0u);
   ASSERT_NE(server_sk, 0u);
   // Bytes through syscalls on those sockets: enter names the socket, the
-  // matching exit on the same thread gives the count.
+  // matching exit on the same thread gives the count. A thread that blocks
+  // may exit on another CPU, so pair them in global time order.
+  std::vector<const jdw_record_header*> ordered;
+  reader_->ForEachRecord([&](const jdw_record_header& h) { ordered.push_back(&h); });
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const jdw_record_header* a, const jdw_record_header* b) { return a->ts < b->ts; });
   std::map<uint32_t, jdw_sys_enter> pending;
   uint64_t client_sent = 0, server_recv = 0, server_sent = 0, client_recv = 0;
   uint64_t c2s_payload = 0, s2c_payload = 0, xmit_with_sk = 0;
-  reader_->ForEachRecord([&](const jdw_record_header& h) {
+  for (const jdw_record_header* hp : ordered) {
+    const jdw_record_header& h = *hp;
     if (h.type == JDW_EVENT_SYS_ENTER) pending[h.tid] = Body<jdw_sys_enter>(h);
     if (h.type == JDW_EVENT_SYS_EXIT) {
       auto x = Body<jdw_sys_exit>(h);
       auto it = pending.find(h.tid);
-      if (it == pending.end() || it->second.nr != x.nr || x.ret <= 0) return;
+      if (it == pending.end() || it->second.nr != x.nr || x.ret <= 0) continue;
       const auto& e = it->second;
-      if (e.obj_kind != JDW_OBJ_SOCKET) return;
+      if (e.obj_kind != JDW_OBJ_SOCKET) continue;
       const bool is_write = x.nr == kNrWrite || x.nr == 44 /* sendto */;
       const bool is_read = x.nr == kNrRead || x.nr == 45 /* recvfrom */;
       if (h.tid == client && e.obj == client_sk && is_write) client_sent += x.ret;
@@ -209,14 +216,14 @@ TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
     }
     if (h.type == JDW_EVENT_NET_XMIT) {
       auto p = Body<jdw_net_packet>(h);
-      if (p.protocol != 6) return;
+      if (p.protocol != 6) continue;
       if (p.sport == cport && p.dport == sport) {
         c2s_payload += p.payload_len;
         xmit_with_sk += p.sk == client_sk;
       }
       if (p.sport == sport && p.dport == cport) s2c_payload += p.payload_len;
     }
-  });
+  }
   EXPECT_EQ(client_sent, kTcpC2S);
   EXPECT_EQ(server_recv, kTcpC2S);
   EXPECT_EQ(server_sent, kTcpS2C);
