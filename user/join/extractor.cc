@@ -94,7 +94,7 @@ class Extractor::Impl {
   struct IKey {
     uint64_t value;
     uint32_t attr;
-    uint32_t pad = 0;
+    uint32_t pad;  // no initializer: Join() keeps 16 of these on its stack per event
     bool operator==(const IKey& o) const { return value == o.value && attr == o.attr; }
   };
   struct IKeyHash {
@@ -142,12 +142,30 @@ class Extractor::Impl {
     uint16_t from_cpu;
     uint8_t is_sync;
   };
+  struct SockEntry {
+    uint16_t family = 0;
+    uint16_t sport = 0, dport = 0;
+    uint8_t saddr[16] = {}, daddr[16] = {};
+    uint64_t info_ts = 0;
+    // Bumped when a sock_info gives this sk another connection: the kernel
+    // reuses a freed socket's memory for the next accept at once.
+    uint32_t gen = 0;
+    uint64_t since = 0;  // when it got its current connection
+    uint64_t sk = 0;     // owner of the slot
+  };
+  // A connection a set used, copied when it joined: by the time the set is
+  // emitted its sk may already serve the next connection.
+  struct SetSock {
+    uint64_t sk;
+    uint32_t slot;  // socks_ index it was copied from (checked against sk/gen before use)
+    SockEntry conn;
+  };
   struct Set {
     std::vector<Ev> events;
     std::vector<IKey> open_keys;
     std::vector<OffCpu> offs;
     std::vector<EdgeCand> edges;
-    std::vector<uint64_t> socks;
+    std::vector<SetSock> socks;
     uint32_t open = 0;
     bool live = false;
     bool seed = false;
@@ -177,7 +195,12 @@ class Extractor::Impl {
     int32_t sys_fd = -1;
     uint64_t sys_obj = 0, sys_arg = 0;
     uint64_t last_sock = 0;
+    uint64_t last_sock_ts = 0;  // when it last used last_sock
     bool sock_used = false;  // socket syscall since it last woke from a sleep
+    bool conn_open = false;  // last socket read/write was on a socket it has not closed since
+    uint64_t sleep_futex = 0;  // futex address it sleeps on (counted in futex_sleepers_)
+    uint32_t acct_tgid = 0, acct_idx = 0;  // cache of Acct(tgid): 1 + index
+    bool wake_synth = false;   // woken by FutexWoke; the kernel's record is still to come
     // wakeup edge pending for this thread's next joined event
     bool wake_edge = false;
     EdgeCand wake{};
@@ -188,17 +211,13 @@ class Extractor::Impl {
   struct CpuState {
     uint64_t last_irq_ts = 0;
     bool irq_run = false;  // last record on this CPU was in irq context
+    uint32_t cur_tid = 0;  // switched in by the last sched_switch here
+    uint64_t last_task_ts = 0;  // last sched_switch or task-context record here
   };
   struct PendingSync {
     uint64_t seq, ts;
     uint32_t tid;
     uint16_t cpu;
-  };
-  struct SockEntry {
-    uint16_t family = 0;
-    uint16_t sport = 0, dport = 0;
-    uint8_t saddr[16] = {}, daddr[16] = {};
-    uint64_t info_ts = 0;
   };
   struct Closed {
     uint64_t ts, sk;
@@ -218,6 +237,9 @@ class Extractor::Impl {
     // SockOf() result, computed at most once per record.
     mutable bool sock_done = false;
     mutable uint64_t sock = 0;
+    // `ctx` as the schema sees it, where the join knows better than the
+    // header (a remote wakeup attributed to its waker): -1 = the header's.
+    int16_t ctx = -1;
   };
 
   // --- setup
@@ -236,6 +258,12 @@ class Extractor::Impl {
 
   // --- threads
   Thread* GetThread(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now);
+  // The thread is on CPU from `ts` (a switch-in, or an inferred one): closes
+  // its off-CPU period.
+  void StartRunning(Thread* t, uint64_t ts);
+  // A record of `t` on `cpu` at `ts` while the sched records have it off
+  // CPU: its switch-in was lost. See Options::infer_lost_switch_in.
+  void RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts);
   void ChargeRun(Thread* t, uint64_t ts);
   uint8_t ReasonOf(const Thread* t) const;
 
@@ -243,6 +271,9 @@ class Extractor::Impl {
   uint32_t NewSet(uint64_t ts);
   uint32_t Union(uint32_t a, uint32_t b);
   void OpenInterval(const IKey& k, uint32_t set);
+  // Applies the schema's cascades after `set` lost an interval of `attr`;
+  // true if that closed its last open interval.
+  bool Cascade(uint32_t set, uint32_t attr);
   void FinishSet(uint32_t slot, bool timed_out);
   void FreeSet(uint32_t slot);
   void Emit(Set& s, bool timed_out);
@@ -250,6 +281,8 @@ class Extractor::Impl {
 
   // --- sockets
   uint64_t SockOf(const Ctx& c);
+  // Records the connection `sk` stands for (now) among the set's.
+  void NoteSock(Set& s, const Ctx& c, uint64_t sk);
   uint64_t ComputeSock(const Ctx& c);
   uint64_t ConnKey(uint16_t family, const uint8_t* laddr, uint16_t lport, const uint8_t* raddr,
                    uint16_t rport) const;
@@ -278,9 +311,14 @@ class Extractor::Impl {
   std::vector<uint16_t> switch_out_defs_, switch_in_defs_, io_start_defs_;
   std::vector<std::vector<uint16_t>> usdt_defs_;  // probe_id -> defs
   std::vector<bool> sync_attr_;                   // attr used by some SYNC
+  std::vector<uint8_t> def_in_sync_;              // event def -> source or destination of a SYNC
+  // attr -> attributes whose intervals close with its last one in a set
+  // (schema `cascade`); empty for attributes that trigger nothing.
+  std::vector<std::vector<uint16_t>> cascade_;
   std::vector<std::string> syscall_names_;
   std::vector<uint8_t> sys_dir_;  // nr -> kDirIn / kDirOut / 0
   std::vector<uint8_t> sys_close_;  // nr -> 1 for close/shutdown
+  std::vector<uint8_t> sys_reason_;  // nr -> BlockReason of sleeping in it (objects aside)
 
   FlatMap<IKey, uint32_t, IKeyHash> live_;
   std::vector<Set> sets_;
@@ -298,13 +336,98 @@ class Extractor::Impl {
   std::deque<Thread> threads_;  // deque: Thread* stays valid while others are added
   std::vector<uint32_t> free_threads_;
   std::vector<CpuState> cpus_;
-  FlatMap<uint64_t, uint64_t, U64Hash> tgid_cpu_;  // tgid -> on-CPU ns
+  // Per process: on-CPU time and scheduling anomalies, and the window of
+  // its requests (first seed to the end of the last request that finished),
+  // so that Stats can compare charged CPU with the CPU of the processes
+  // that served requests while they did (not their start-up or shutdown).
+  struct TgidAcct {
+    uint64_t cpu_ns = 0;  // all on-CPU time charged so far (ChargeRun)
+    uint64_t switches = 0, chain_breaks = 0, running_inferred = 0;
+    uint64_t lost_bound_ns = 0;  // see Stats::cpu_lost_bound_ns
+    bool window_open = false, window_closed = false;
+    uint64_t window_from_ts = 0;
+    uint64_t window_from_cpu = 0;  // CumCpu() at the first seed
+    // CPU charged to requests' events older than the first seed (the
+    // accept and parsing before a request_start seed): inside the requests,
+    // before the window, so added to it.
+    uint64_t pre_window_ns = 0;
+    uint64_t window_to_cpu = 0;    // CumCpu() at the end of the last finished request
+  };
+  TgidAcct& Acct(uint32_t tgid) {
+    bool ins;
+    uint32_t* idx = tgid_acct_index_.FindOrInsert(tgid, &ins);
+    if (ins) {
+      *idx = static_cast<uint32_t>(tgid_acct_.size());
+      tgid_acct_.emplace_back();
+    }
+    return tgid_acct_[*idx];
+  }
+  // Per thread, without the hash lookup (hot: every sched_switch).
+  TgidAcct& Acct(Thread* t) {
+    if (t->acct_tgid != t->tgid || !t->acct_idx) {
+      Acct(t->tgid);
+      t->acct_idx = *tgid_acct_index_.Find(t->tgid) + 1;
+      t->acct_tgid = t->tgid;
+    }
+    return tgid_acct_[t->acct_idx - 1];
+  }
+  // On-CPU time of `tgid` up to `now`, including the current slices of its
+  // threads on CPU, which ChargeRun has not charged yet.
+  uint64_t CumCpu(uint32_t tgid, uint64_t now);
+  FlatMap<uint64_t, uint32_t, U64Hash> tgid_acct_index_;
+  std::deque<TgidAcct> tgid_acct_;  // deque: references stay valid as processes are added
 
   FlatMap<IKey, PendingSync, IKeyHash> pending_sync_;
 
   FlatMap<uint64_t, uint64_t, U64Hash> conn_to_sock_;  // ConnKey -> sk
   FlatMap<uint64_t, uint32_t, U64Hash> sock_index_;    // sk -> socks_ slot
   FlatMap<uint64_t, uint8_t, U64Hash> sock_dir_;      // sk -> direction of its last data syscall
+  // The last FUTEX_WAKE-like call on each futex address: a wakeup that the
+  // kernel delivered on the wakee's CPU (to an idle CPU, through its wake
+  // list, in interrupt context) is attributed to the thread that asked for
+  // it. Entries older than the GC horizon are dropped.
+  struct FutexWake {
+    uint64_t ts;
+    uint32_t tid, tgid;
+  };
+  FlatMap<uint64_t, FutexWake, U64Hash> futex_wakes_;
+  int32_t futex_nr_ = -1;
+  static bool IsFutexWake(uint64_t op) {
+    switch (op & 127) {  // FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME (256) masked off
+      case 1:   // FUTEX_WAKE
+      case 3:   // FUTEX_REQUEUE
+      case 4:   // FUTEX_CMP_REQUEUE
+      case 5:   // FUTEX_WAKE_OP
+      case 10:  // FUTEX_WAKE_BITSET
+        return true;
+      default:
+        return false;
+    }
+  }
+  // A sched_wakeup in interrupt context of a thread asleep in a futex that
+  // some thread woke just before: rewrites `c` to be that thread's event.
+  void AttributeRemoteWakeup(Ctx& c, Thread* wakee);
+  // The schema's sched_wakeup events, causal edge and the wakee's state,
+  // for a wakeup record (or one made up by FutexWoke); c.thread is the
+  // waker where known.
+  void Wakeup(Ctx& c, Thread* wakee);
+  // `waker` returns from a futex wake of `uaddr` that woke someone. If one
+  // thread sleeps there and its wakeup record has not come yet (it will,
+  // later, from the wakee's idle CPU), the wakeup is made up now, in the
+  // waker's context: by the time the record comes the waker may be asleep
+  // and its part of the request closed.
+  void FutexWoke(const Ctx& c, Thread* waker, uint64_t uaddr);
+  // Threads asleep in a futex, by address: how many, and the last one.
+  struct FutexSleepers {
+    uint32_t count;
+    uint32_t tid;
+  };
+  FlatMap<uint64_t, FutexSleepers, U64Hash> futex_sleepers_;
+  void LeaveFutexSleep(Thread* t);
+
+  // Block requests issued and not completed yet (rq -> issue ts): a
+  // completion that never comes is an I/O whose bytes no request can get.
+  FlatMap<uint64_t, uint64_t, U64Hash> blk_inflight_;
   std::vector<SockEntry> socks_;
   std::vector<uint32_t> free_socks_;
   std::vector<Closed> closed_socks_;  // FIFO by ts
@@ -312,6 +435,12 @@ class Extractor::Impl {
 
   FlatMap<uint64_t, uint32_t, U64Hash> symbol_index_;
   std::vector<std::string> symbols_;
+  struct SymbolCacheEntry {
+    uint64_t key = 0;
+    uint32_t id = 0;
+    bool valid = false;
+  };
+  std::array<SymbolCacheEntry, 64> symbol_cache_{};
 
   // Emit() scratch, reused across requests.
   struct Item {
@@ -332,6 +461,13 @@ class Extractor::Impl {
 };
 
 namespace {
+
+// The schema's block_reason constants are the model's BlockReason values.
+static_assert(static_cast<int>(schema::BlockReasonValue::kDisk) == static_cast<int>(model::BlockReason::kDisk) &&
+              static_cast<int>(schema::BlockReasonValue::kNetwork) == static_cast<int>(model::BlockReason::kNetwork) &&
+              static_cast<int>(schema::BlockReasonValue::kFutex) == static_cast<int>(model::BlockReason::kFutex) &&
+              static_cast<int>(schema::BlockReasonValue::kPipe) == static_cast<int>(model::BlockReason::kPipe) &&
+              static_cast<int>(schema::BlockReasonValue::kOther) == static_cast<int>(model::BlockReason::kOther));
 
 constexpr uint64_t kSymSys = 1, kSymUsdt = 2, kSymBlock = 3, kSymPlain = 4, kSymSwitchOut = 5;
 
@@ -411,6 +547,7 @@ Status Extractor::Impl::Init() {
   if (syscall_names_.empty()) syscall_names_ = schema::CompiledSyscallNames();
   sys_dir_.assign(syscall_names_.size(), 0);
   sys_close_.assign(syscall_names_.size(), 0);
+  sys_reason_.assign(syscall_names_.size(), 0);
   for (size_t nr = 0; nr < syscall_names_.size(); nr++) {
     const std::string& n = syscall_names_[nr];
     if (n == "read" || n == "readv" || n == "recvfrom" || n == "recvmsg" || n == "recvmmsg" || n == "pread64")
@@ -419,9 +556,29 @@ Status Extractor::Impl::Init() {
         n == "pwrite64")
       sys_dir_[nr] = kDirOut;
     if (n == "close" || n == "shutdown") sys_close_[nr] = 1;
+    if (n == "futex") futex_nr_ = static_cast<int32_t>(nr);
+    using model::BlockReason;
+    BlockReason r = BlockReason::kOther;
+    if (n == "futex" || n == "futex_waitv") r = BlockReason::kFutex;
+    if (n == "fsync" || n == "fdatasync" || n == "sync_file_range" || n == "io_getevents" ||
+        n == "io_uring_enter")
+      r = BlockReason::kDisk;
+    if (n == "epoll_wait" || n == "epoll_pwait" || n == "epoll_pwait2" || n == "poll" || n == "ppoll" ||
+        n == "select" || n == "pselect6" || n == "accept" || n == "accept4" || n == "connect")
+      r = BlockReason::kNetwork;
+    sys_reason_[nr] = static_cast<uint8_t>(r);
   }
   sync_attr_.assign(schema_.attributes.size(), false);
-  for (const schema::SyncStmt& s : schema_.syncs) sync_attr_[s.attr] = true;
+  def_in_sync_.assign(schema_.events.size(), 0);
+  for (const schema::SyncStmt& s : schema_.syncs) {
+    sync_attr_[s.attr] = true;
+    def_in_sync_[s.source] = def_in_sync_[s.dest] = 1;
+  }
+  cascade_.assign(schema_.attributes.size(), {});
+  for (const schema::CascadeStmt& c : schema_.cascades)
+    for (uint16_t t : c.targets)
+      if (std::find(cascade_[c.trigger].begin(), cascade_[c.trigger].end(), t) == cascade_[c.trigger].end())
+        cascade_[c.trigger].push_back(t);
   BuildDispatch();
   return Status::Ok();
 }
@@ -503,12 +660,17 @@ void Extractor::Impl::BuildDispatch() {
 }
 
 uint32_t Extractor::Impl::Symbol(uint64_t key, const std::string& (*make)(Impl*, uint64_t)) {
+  // Every joined event needs its symbol: a direct-mapped cache in front of
+  // the table (a handful of symbols make up nearly all events).
+  SymbolCacheEntry& ce = symbol_cache_[(key ^ (key >> 29) ^ (key >> 47)) & (symbol_cache_.size() - 1)];
+  if (ce.valid && ce.key == key) return ce.id;
   bool inserted;
   uint32_t* id = symbol_index_.FindOrInsert(key, &inserted);
   if (inserted) {
     symbols_.push_back(make(this, key));
     *id = static_cast<uint32_t>(symbols_.size() - 1);
   }
+  ce = SymbolCacheEntry{key, *id, true};
   return *id;
 }
 
@@ -618,12 +780,24 @@ void Extractor::Impl::ChargeRun(Thread* t, uint64_t ts) {
   if (!t->on_cpu || ts <= t->acct_from) return;
   uint64_t d = ts - t->acct_from;
   t->acct_from = ts;
-  bool ins;
-  *tgid_cpu_.FindOrInsert(t->tgid, &ins) += d;
+  Acct(t).cpu_ns += d;
   // Interrupt work already charged as softirq CPU elsewhere is not the task's.
   const uint64_t steal = std::min(d, t->irq_steal);
   t->irq_steal -= steal;
   t->cpu_pending += d - steal;
+}
+
+uint64_t Extractor::Impl::CumCpu(uint32_t tgid, uint64_t now) {
+  const uint32_t* idx = tgid_acct_index_.Find(tgid);
+  uint64_t ns = idx ? tgid_acct_[*idx].cpu_ns : 0;
+  for (const CpuState& cs : cpus_) {
+    if (!cs.cur_tid) continue;
+    const uint32_t* tidx = thread_index_.Find(cs.cur_tid);
+    if (!tidx) continue;
+    const Thread& t = threads_[*tidx];
+    if (t.tgid == tgid && t.on_cpu && now > t.acct_from) ns += now - t.acct_from;
+  }
+  return ns;
 }
 
 uint8_t Extractor::Impl::ReasonOf(const Thread* t) const {
@@ -642,18 +816,8 @@ uint8_t Extractor::Impl::ReasonOf(const Thread* t) const {
     default:
       break;
   }
-  const size_t nr = static_cast<size_t>(t->sys_nr);
-  if (nr < syscall_names_.size()) {
-    const std::string& n = syscall_names_[nr];
-    if (n == "futex" || n == "futex_waitv") return static_cast<uint8_t>(BlockReason::kFutex);
-    if (n == "fsync" || n == "fdatasync" || n == "sync_file_range" || n == "io_getevents" ||
-        n == "io_uring_enter")
-      return static_cast<uint8_t>(BlockReason::kDisk);
-    if (n == "epoll_wait" || n == "epoll_pwait" || n == "epoll_pwait2" || n == "poll" || n == "ppoll" ||
-        n == "select" || n == "pselect6" || n == "accept" || n == "accept4" || n == "connect")
-      return static_cast<uint8_t>(BlockReason::kNetwork);
-  }
-  return static_cast<uint8_t>(BlockReason::kOther);
+  const auto nr = static_cast<size_t>(t->sys_nr);
+  return nr < sys_reason_.size() ? sys_reason_[nr] : static_cast<uint8_t>(BlockReason::kOther);
 }
 
 // ---------------------------------------------------------------------------
@@ -694,8 +858,11 @@ uint32_t Extractor::Impl::Union(uint32_t a, uint32_t b) {
   }
   big.offs.insert(big.offs.end(), small.offs.begin(), small.offs.end());
   big.edges.insert(big.edges.end(), small.edges.begin(), small.edges.end());
-  for (uint64_t sk : small.socks)
-    if (std::find(big.socks.begin(), big.socks.end(), sk) == big.socks.end()) big.socks.push_back(sk);
+  for (const SetSock& ss : small.socks) {
+    bool dup = false;
+    for (const SetSock& b : big.socks) dup |= b.sk == ss.sk && b.conn.gen == ss.conn.gen;
+    if (!dup) big.socks.push_back(ss);
+  }
   for (const IKey& k : small.open_keys) {
     uint32_t* slot = live_.Find(k);
     if (slot && *slot == b) {
@@ -732,6 +899,29 @@ void Extractor::Impl::OpenInterval(const IKey& k, uint32_t set) {
     s.open_keys.resize(w);
   }
   stats_.peak_live_intervals = std::max<uint64_t>(stats_.peak_live_intervals, live_.size());
+}
+
+bool Extractor::Impl::Cascade(uint32_t set, uint32_t attr) {
+  Set& s = sets_[set];
+  if (!s.live || s.open == 0) return false;
+  // Only the set's last interval of the trigger closes the targets: a
+  // request that also used a short-lived connection of its own (a backend
+  // query) keeps its threads until its own connection ends.
+  for (const IKey& k : s.open_keys) {
+    if (k.attr != attr) continue;
+    const uint32_t* cur = live_.Find(k);
+    if (cur && *cur == set) return false;
+  }
+  const std::vector<uint16_t>& targets = cascade_[attr];
+  for (const IKey& k : s.open_keys) {
+    if (std::find(targets.begin(), targets.end(), k.attr) == targets.end()) continue;
+    const size_t at = live_.FindIndex(k);
+    if (at == live_.kNpos || live_.ValueAt(at) != set) continue;
+    live_.EraseAt(at);
+    s.open--;
+    stats_.intervals_cascaded++;
+  }
+  return s.open == 0;
 }
 
 void Extractor::Impl::FreeSet(uint32_t slot) {
@@ -817,6 +1007,24 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
     }
   }
   SockEntry& e = socks_[*idx];
+  // The accepting thread used the socket first (its accept returns it just
+  // after this record): that is this connection, not an older one.
+  if (c.thread && c.thread->last_sock == si->sk) c.thread->last_sock_ts = c.ts;
+  if (inserted) {
+    // A reused slot keeps counting generations: a set that noted its old
+    // owner must not take the new one for the same connection.
+    const uint32_t gen = e.gen + 1;
+    e = SockEntry{};
+    e.gen = gen;
+    e.since = c.ts;
+    e.sk = si->sk;
+  } else if (e.sport != si->sport || e.dport != si->dport || memcmp(e.daddr, si->daddr, 16) != 0) {
+    // Same memory, another connection: nothing known about the old one
+    // (direction of its last data, threads that used it) applies.
+    e.gen++;
+    e.since = c.ts;
+    sock_dir_.Erase(si->sk);
+  }
   e.family = si->family;
   e.sport = si->sport;
   e.dport = si->dport;
@@ -824,6 +1032,30 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
   memcpy(e.daddr, si->daddr, 16);
   e.info_ts = c.ts;
   conn_to_sock_.Set(ConnKey(si->family, si->saddr, si->sport, si->daddr, si->dport), si->sk);
+}
+
+void Extractor::Impl::NoteSock(Set& s, const Ctx& c, uint64_t sk) {
+  // Already noted, and still the same connection: no lookup (hot path: every
+  // socket syscall and packet of a request).
+  for (const SetSock& ss : s.socks) {
+    if (ss.sk != sk) continue;
+    const SockEntry& cur = socks_[ss.slot];
+    if (cur.sk == sk && cur.gen == ss.conn.gen) return;
+  }
+  const uint32_t* idx = sock_index_.Find(sk);
+  if (!idx) return;  // never seen its sock_info: no endpoints to report
+  const SockEntry& e = socks_[*idx];
+  if (c.kind == schema::EventKind::kRecord &&
+      (c.rec->type == JDW_EVENT_NET_XMIT || c.rec->type == JDW_EVENT_NET_RECV)) {
+    // A packet of the sk's previous (or next) connection: the handshake of
+    // the next one arrives before its accept reports the new endpoints.
+    const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
+    const bool out = c.rec->type == JDW_EVENT_NET_XMIT;
+    if ((out ? p->sport : p->dport) != e.sport || (out ? p->dport : p->sport) != e.dport) return;
+  }
+  for (const SetSock& ss : s.socks)
+    if (ss.sk == sk && ss.conn.gen == e.gen) return;
+  s.socks.push_back(SetSock{sk, *idx, e});
 }
 
 uint64_t Extractor::Impl::SockOf(const Ctx& c) {
@@ -868,20 +1100,44 @@ uint64_t Extractor::Impl::ComputeSock(const Ctx& c) {
 }
 
 std::string Extractor::Impl::FormatAddr(uint16_t family, const uint8_t* a, uint16_t port) const {
-  char buf[96];
+  // By hand: this runs for every connection of every request emitted, and
+  // snprintf was a tenth of the join's time.
+  char buf[64];
+  char* p = buf;
+  auto put_dec = [&p](unsigned v) {
+    char tmp[8];
+    int n = 0;
+    do {
+      tmp[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v);
+    while (n) *p++ = tmp[--n];
+  };
   if (family == 2 || (family == 10 && IsV4Mapped(a))) {
     const uint8_t* v4 = family == 2 ? a : a + 12;
-    snprintf(buf, sizeof(buf), "%u.%u.%u.%u:%u", v4[0], v4[1], v4[2], v4[3], port);
-  } else {
-    std::string s = "[";
-    for (int i = 0; i < 16; i += 2) {
-      char h[8];
-      snprintf(h, sizeof(h), "%s%x", i ? ":" : "", (a[i] << 8) | a[i + 1]);
-      s += h;
+    for (int i = 0; i < 4; i++) {
+      if (i) *p++ = '.';
+      put_dec(v4[i]);
     }
-    snprintf(buf, sizeof(buf), "%s]:%u", s.c_str(), port);
+  } else {
+    static constexpr char kHex[] = "0123456789abcdef";
+    *p++ = '[';
+    for (int i = 0; i < 16; i += 2) {
+      if (i) *p++ = ':';
+      const unsigned g = (unsigned{a[i]} << 8) | a[i + 1];
+      bool lead = true;
+      for (int shift = 12; shift >= 0; shift -= 4) {
+        const unsigned d = (g >> shift) & 15;
+        if (lead && d == 0 && shift) continue;
+        lead = false;
+        *p++ = kHex[d];
+      }
+    }
+    *p++ = ']';
   }
-  return buf;
+  *p++ = ':';
+  put_dec(port);
+  return std::string(buf, p);
 }
 
 // ---------------------------------------------------------------------------
@@ -925,13 +1181,13 @@ uint64_t Extractor::Impl::Read(const schema::FieldRef& f, const Ctx& c, bool* ok
     case FieldSource::kPayload:
       return ReadPayload(c, f.offset, f.size, f.is_signed, ok);
     case FieldSource::kHeaderTid:
-      return c.irq ? 0 : c.rec->tid;
+      return c.tid;
     case FieldSource::kHeaderTgid:
-      return c.irq ? 0 : c.rec->tgid;
+      return c.tgid;
     case FieldSource::kHeaderCpu:
       return c.rec->cpu;
     case FieldSource::kHeaderCtx:
-      return c.rec->ctx;
+      return c.ctx >= 0 ? static_cast<uint64_t>(c.ctx) : c.rec->ctx;
     case FieldSource::kUsdtArg: {
       const auto* u = reinterpret_cast<const jdw_usdt*>(c.payload);
       if (f.index >= u->nargs || f.index >= JDW_USDT_MAX_ARGS) return 0;
@@ -963,9 +1219,16 @@ uint64_t Extractor::Impl::Read(const schema::FieldRef& f, const Ctx& c, bool* ok
       return c.after_block ? 1 : 0;
     case FieldSource::kSockUsed:
       return c.thread && c.thread->sock_used ? 1 : 0;
+    case FieldSource::kConnOpen:
+      return c.thread && c.thread->conn_open ? 1 : 0;
     case FieldSource::kNewSock: {
       const uint64_t sk = SockOf(c);
-      return sk && c.thread && c.thread->last_sock != sk ? 1 : 0;
+      if (!sk || !c.thread) return 0;
+      if (c.thread->last_sock != sk) return 1;
+      // The same struct sock address may be a new connection since the
+      // thread last used it (the kernel reuses a closed socket's memory).
+      const uint32_t* idx = sock_index_.Find(sk);
+      return idx && socks_[*idx].since > c.thread->last_sock_ts ? 1 : 0;
     }
     case FieldSource::kNewMsg: {
       const auto* e = reinterpret_cast<const jdw_sys_enter*>(c.payload);
@@ -984,6 +1247,10 @@ uint64_t Extractor::Impl::Read(const schema::FieldRef& f, const Ctx& c, bool* ok
         return static_cast<uint64_t>(static_cast<int64_t>(wt ? wt->sys_nr : -1));
       if (!wt || wt->sys_nr < 0) return 0;
       return f.source == FieldSource::kWakeeObj ? wt->sys_obj : wt->sys_arg;
+    }
+    case FieldSource::kBlockReason: {
+      if (!c.thread || !c.after_block) return 0;  // after_block: blocked (switch_out) / slept (switch_in)
+      return c.kind == schema::EventKind::kSwitchOut ? ReasonOf(c.thread) : c.thread->block_reason;
     }
     case FieldSource::kBlocked: {
       const auto* sw = reinterpret_cast<const jdw_sched_switch*>(c.payload);
@@ -1049,6 +1316,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     schema::Binding type;
   };
   B bs[kMaxBindings];
+  size_t at_step1[kMaxBindings];  // live_ index found in step 1, valid while live_ is unchanged
   size_t n = 0;
   for (const schema::AttrBinding& b : def.bindings) {
     bool ok = true;
@@ -1057,29 +1325,49 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
       stats_.bindings_skipped++;
       continue;
     }
-    bs[n++] = B{IKey{v, b.attr}, b.type};
+    bs[n++] = B{IKey{v, b.attr, 0}, b.type};
   }
   if (n == 0) {
     stats_.events_unbound++;
     return;
   }
 
-  // 1. Union the sets of every open interval this event joins.
+  // 1. Union the sets of every open interval this event joins. Two sets
+  // that both hold a seed are two requests (a seed occurs once per
+  // request): evidence that would join them is wrong somewhere (a pool
+  // thread re-tasked without an event saying so), and merging would corrupt
+  // both. The event joins the request its first such binding reaches; the
+  // other request's interval is not joined (a STOP still closes it).
   uint32_t target = kNone;
   for (size_t i = 0; i < n; i++) {
-    if (bs[i].type == schema::Binding::kStart) continue;
-    const uint32_t* s = live_.Find(bs[i].key);
-    if (!s) continue;
-    target = target == kNone ? *s : Union(target, *s);
+    at_step1[i] = live_.FindIndex(bs[i].key);
+    if (bs[i].type == schema::Binding::kStart || at_step1[i] == live_.kNpos) continue;
+    const uint32_t* s = &live_.ValueAt(at_step1[i]);
+    if (target == kNone) {
+      target = *s;
+    } else if (*s != target && sets_[target].seed && sets_[*s].seed) {
+      stats_.seed_conflicts++;
+    } else {
+      target = Union(target, *s);
+    }
   }
   if (target == kNone) target = NewSet(c.ts);
+  const uint64_t live_version = live_.version();
 
-  // 2. Update intervals in binding order.
-  uint32_t finished[kMaxBindings];
+  // 2. Update intervals in binding order. Closing an interval of a cascade
+  // trigger attribute is noted and applied after all bindings.
+  uint32_t finished[3 * kMaxBindings];
   size_t nfinished = 0;
+  struct Closed1 {
+    uint32_t set;
+    uint32_t attr;
+  };
+  Closed1 cascades[kMaxBindings];
+  size_t ncascades = 0;
   for (size_t i = 0; i < n; i++) {
     const IKey& k = bs[i].key;
-    const size_t at = live_.FindIndex(k);
+    // Step 1's lookup, unless an earlier binding inserted or erased since.
+    const size_t at = live_.version() == live_version ? at_step1[i] : live_.FindIndex(k);
     switch (bs[i].type) {
       case schema::Binding::kStart:
         if (at != live_.kNpos) {
@@ -1089,6 +1377,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
           if (old != target) {
             sets_[old].open--;
             if (sets_[old].open == 0) finished[nfinished++] = old;
+            else if (!cascade_[k.attr].empty()) cascades[ncascades++] = Closed1{old, k.attr};
             slot = target;
             sets_[target].open++;
             sets_[target].open_keys.push_back(k);
@@ -1098,16 +1387,40 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
         }
         break;
       case schema::Binding::kBasic:
-        if (at == live_.kNpos) OpenInterval(k, target);
+        if (at == live_.kNpos) {
+          OpenInterval(k, target);
+        } else if (live_.ValueAt(at) != target) {
+          // The interval belongs to the other request of a seed conflict
+          // (step 1): this event says the attribute has moved on to the
+          // request it joined, so the interval moves with it.
+          uint32_t& slot = live_.ValueAt(at);
+          const uint32_t old = slot;
+          sets_[old].open--;
+          if (sets_[old].open == 0) finished[nfinished++] = old;
+          else if (!cascade_[k.attr].empty()) cascades[ncascades++] = Closed1{old, k.attr};
+          slot = target;
+          sets_[target].open++;
+          sets_[target].open_keys.push_back(k);
+        }
         break;
       case schema::Binding::kStop:
         if (at != live_.kNpos) {
-          const uint32_t old = live_.ValueAt(at);  // == target: it was joined in step 1
+          // == target, unless a seed conflict kept it apart in step 1
+          const uint32_t old = live_.ValueAt(at);
           live_.EraseAt(at);
           sets_[old].open--;
+          if (old != target && sets_[old].open == 0) {
+            finished[nfinished++] = old;
+          } else if (sets_[old].open && !cascade_[k.attr].empty()) {
+            cascades[ncascades++] = Closed1{old, k.attr};
+          }
         }
         break;
     }
+  }
+  for (size_t i = 0; i < ncascades; i++) {
+    const uint32_t set = cascades[i].set;
+    if (Cascade(set, cascades[i].attr) && set != target) finished[nfinished++] = set;
   }
 
   // 3. The event itself, with what it consumed.
@@ -1177,7 +1490,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
 
   // SYNC: destinations consume a pending source first, so an event that is
   // both does not pair with itself.
-  for (size_t si = 0; si < schema_.syncs.size(); si++) {
+  for (size_t si = 0; def_in_sync_[def_idx] && si < schema_.syncs.size(); si++) {
     const schema::SyncStmt& st = schema_.syncs[si];
     if (st.dest != def_idx && st.source != def_idx) continue;
     uint64_t v = 0;
@@ -1188,7 +1501,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
         if (sv.attr == st.attr) v = sv.value;
     }
     if (!v) continue;
-    const IKey pk{v, static_cast<uint32_t>(si)};
+    const IKey pk{v, static_cast<uint32_t>(si), 0};
     if (st.dest == def_idx) {
       if (const PendingSync* ps = pending_sync_.Find(pk)) {
         s.edges.push_back(EdgeCand{ps->seq, ev.seq, ps->ts, ps->tid, ps->cpu, 1});
@@ -1198,12 +1511,18 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     if (st.source == def_idx) pending_sync_.Set(pk, PendingSync{ev.seq, c.ts, c.tid, c.rec->cpu});
   }
 
-  if (const uint64_t sk = SockOf(c)) {
-    if (std::find(s.socks.begin(), s.socks.end(), sk) == s.socks.end()) s.socks.push_back(sk);
-  }
+  if (const uint64_t sk = SockOf(c)) NoteSock(s, c, sk);
   if (def.seed && !s.seed) {
     s.seed = true;
     s.seed_tgid = c.irq ? c.rec->tgid : c.tgid;
+    if (s.seed_tgid) {
+      TgidAcct& a = Acct(s.seed_tgid);
+      if (!a.window_open) {
+        a.window_open = true;
+        a.window_from_ts = c.ts;
+        a.window_from_cpu = CumCpu(s.seed_tgid, c.ts);
+      }
+    }
   }
   s.last_ts = std::max(s.last_ts, c.ts);
   s.first_ts = std::min(s.first_ts, c.ts);
@@ -1220,6 +1539,147 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   }
 }
 
+void Extractor::Impl::StartRunning(Thread* t, uint64_t ts) {
+  if (t->off != Off::kNone) {
+    OffCpu o{};
+    o.off_from = t->off_since;
+    o.wake = t->off == Off::kBlocked ? ts : std::min(t->wake_ts, ts);  // never woken: blocked until now
+    o.run = ts;
+    o.reason = t->block_reason;
+    if (t->has_off) {
+      // fold the previous, never-charged period into the early sums
+      const OffCpu& p = t->pend_off;
+      o.early_from = p.early_from ? std::min(p.early_from, p.off_from) : p.off_from;
+      o.early_runq = p.early_runq + (p.run - p.wake);
+      for (int r = 0; r < 6; r++) o.early_blocked[r] = p.early_blocked[r];
+      o.early_blocked[p.reason % 6] += p.wake - p.off_from;
+    }
+    t->pend_off = o;
+    t->has_off = true;
+  }
+  t->off = Off::kNone;
+  t->on_cpu = true;
+  t->acct_from = ts;
+  t->wake_synth = false;
+  LeaveFutexSleep(t);
+}
+
+void Extractor::Impl::RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts) {
+  uint64_t from = ts;
+  if (t->off != Off::kNone) {
+    Acct(t).running_inferred++;
+    // It was switched in on this CPU after the last record of another task
+    // here (the last switch, or a record of the task that ran), and after it
+    // became runnable (its wakeup, or its preemption). That bounds the run
+    // time the capture lost; how much of it was the thread's is not known:
+    // several switches may be missing, the task left on the CPU may have run
+    // (untraced tasks leave no records), a vCPU may take milliseconds to
+    // wake. Asleep with no wakeup seen while the CPU idled, there is no
+    // bound at all.
+    const CpuState* cs = cpu < cpus_.size() ? &cpus_[cpu] : nullptr;
+    const bool runnable = t->off == Off::kRunnable;
+    if (cs && cs->last_task_ts && (runnable || cs->cur_tid != 0)) {
+      const uint64_t since = std::max(cs->last_task_ts, runnable ? t->wake_ts : t->off_since);
+      if (since < ts) {
+        Acct(t).lost_bound_ns += ts - since;
+        if (opts_.infer_lost_switch_in) {
+          stats_.cpu_inferred_ns += ts - since;
+          from = since;
+        }
+      }
+    }
+  }
+  StartRunning(t, from);
+}
+
+void Extractor::Impl::LeaveFutexSleep(Thread* t) {
+  if (!t->sleep_futex) return;
+  const size_t at = futex_sleepers_.FindIndex(t->sleep_futex);
+  if (at != futex_sleepers_.kNpos) {
+    FutexSleepers& fs = futex_sleepers_.ValueAt(at);
+    if (fs.count <= 1) {
+      futex_sleepers_.EraseAt(at);
+    } else {
+      fs.count--;
+    }
+  }
+  t->sleep_futex = 0;
+}
+
+void Extractor::Impl::Wakeup(Ctx& c, Thread* wakee) {
+  const uint64_t before = seq_;
+  RunEvent(c, &by_type_[c.rec->type]);
+  const bool joined = seq_ != before;
+  Thread* waker = c.thread;
+  if (!wakee || wakee->on_cpu) return;
+  if (wakee->off == Off::kBlocked) {
+    wakee->off = Off::kRunnable;
+    wakee->wake_ts = c.ts;
+  } else if (wakee->off == Off::kNone) {
+    // Never seen switching out: only the run-queue part is known.
+    wakee->off = Off::kRunnable;
+    wakee->off_since = c.ts;
+    wakee->wake_ts = c.ts;
+  }
+  LeaveFutexSleep(wakee);
+  wakee->wake_edge = false;
+  if (!c.irq && waker) {
+    const uint64_t from = joined ? seq_ : waker->last_joined_seq;
+    if (from) {
+      wakee->wake_edge = true;
+      wakee->wake = EdgeCand{from, 0, c.ts, waker->tid, c.rec->cpu, 0};
+    }
+  }
+}
+
+void Extractor::Impl::FutexWoke(const Ctx& c, Thread* waker, uint64_t uaddr) {
+  const FutexSleepers* fs = uaddr ? futex_sleepers_.Find(uaddr) : nullptr;
+  if (!fs || fs->count != 1 || fs->tid == waker->tid) return;  // several: the kernel's record says which
+  const uint32_t* idx = thread_index_.Find(fs->tid);
+  if (!idx) return;
+  Thread* wakee = &threads_[*idx];
+  if (wakee->on_cpu || wakee->off != Off::kBlocked) return;  // its record came already (a local wakeup)
+  struct {
+    jdw_record_header h;
+    jdw_sched_wakeup b;
+  } rec{};
+  rec.h = *c.rec;
+  rec.h.type = JDW_EVENT_SCHED_WAKEUP;
+  rec.h.size = sizeof(rec);
+  rec.b.wakee_tid = wakee->tid;
+  rec.b.wakee_tgid = wakee->tgid;
+  rec.b.target_cpu = c.rec->cpu;
+  Ctx w{&rec.h, reinterpret_cast<const uint8_t*>(&rec.b), sizeof(rec.b), c.ts, schema::EventKind::kRecord,
+        waker, waker->tid, waker->tgid, false, false, futex_nr_};  // still inside futex() as it asks
+  stats_.wakeups_attributed++;
+  Wakeup(w, wakee);
+  wakee->wake_synth = true;
+}
+
+void Extractor::Impl::AttributeRemoteWakeup(Ctx& c, Thread* wakee) {
+  // A wakeup of a thread whose CPU is idle is queued to that CPU and runs
+  // there in the IPI handler (ttwu_queue): the record names the idle task,
+  // not the waker. For a futex sleeper the futex address names it: the last
+  // thread that woke that address, after the wakee went to sleep on it and
+  // shortly before (the IPI is quick; a vCPU can take milliseconds to wake).
+  static constexpr uint64_t kWindowNs = 10'000'000;
+  if (futex_nr_ < 0 || wakee->on_cpu || wakee->off != Off::kBlocked || wakee->sys_nr != futex_nr_ ||
+      !wakee->sys_obj)
+    return;
+  const FutexWake* fw = futex_wakes_.Find(wakee->sys_obj);
+  if (!fw || fw->ts < wakee->off_since || fw->ts > c.ts || c.ts - fw->ts > kWindowNs || fw->tid == wakee->tid)
+    return;
+  Thread* waker = GetThread(fw->tid, fw->tgid, c.ts, true);
+  if (!waker) return;
+  stats_.wakeups_attributed++;
+  c.irq = false;
+  c.ctx = JDW_CTX_TASK;
+  c.thread = waker;
+  c.tid = waker->tid;
+  c.tgid = waker->tgid;
+  c.in_syscall = futex_nr_;  // it was inside futex() when it asked
+}
+
 void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts) {
   const jdw_record_header* rec = sr.rec;
   const auto* sw = reinterpret_cast<const jdw_sched_switch*>(rec + 1);
@@ -1230,7 +1690,15 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
   if (prev) {
     // Switched out while we had it off CPU, with no record of it running
     // since: its switch-in is missing from the trace.
-    if (!prev->on_cpu) stats_.sched_chain_breaks++;
+    const bool chain_break = !prev->on_cpu;
+    const bool seen_leaving = prev->off != Off::kNone;
+    if (chain_break && seen_leaving) RunningWithoutSwitchIn(prev, rec->cpu, ts);
+    TgidAcct& acct = Acct(prev);
+    acct.switches++;
+    if (chain_break) {
+      acct.chain_breaks++;
+      if (seen_leaving) acct.running_inferred--;  // counted as a chain break instead
+    }
     ChargeRun(prev, ts);
     Ctx c{rec, reinterpret_cast<const uint8_t*>(sw), rec->size - sizeof(*rec), ts,
           schema::EventKind::kSwitchOut, prev, prev->tid, prev->tgid, false, blocked, prev->sys_nr};
@@ -1245,32 +1713,26 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     prev->off_since = ts;
     prev->wake_ts = ts;  // preempted: runnable from now on
     prev->block_reason = blocked ? ReasonOf(prev) : 0;
+    LeaveFutexSleep(prev);
+    if (blocked && prev->sys_nr == futex_nr_ && prev->sys_obj && futex_nr_ >= 0) {
+      bool ins;
+      FutexSleepers& fs = *futex_sleepers_.FindOrInsert(prev->sys_obj, &ins);
+      if (ins) fs.count = 0;
+      fs.count++;
+      fs.tid = prev->tid;
+      prev->sleep_futex = prev->sys_obj;
+    }
   }
 
+  if (rec->cpu < cpus_.size()) {
+    cpus_[rec->cpu].cur_tid = sw->next_tid;
+    cpus_[rec->cpu].last_task_ts = ts;
+  }
   Thread* next = GetThread(sw->next_tid, sw->next_tgid, ts, false);
   if (next) {
     const bool after_block = next->last_out_blocked;
-    if (next->off != Off::kNone) {
-      OffCpu o{};
-      o.off_from = next->off_since;
-      o.wake = next->off == Off::kBlocked ? ts : next->wake_ts;  // never woken: blocked until now
-      o.run = ts;
-      o.reason = next->block_reason;
-      if (next->has_off) {
-        // fold the previous, never-charged period into the early sums
-        const OffCpu& p = next->pend_off;
-        o.early_from = p.early_from ? std::min(p.early_from, p.off_from) : p.off_from;
-        o.early_runq = p.early_runq + (p.run - p.wake);
-        for (int r = 0; r < 6; r++) o.early_blocked[r] = p.early_blocked[r];
-        o.early_blocked[p.reason % 6] += p.wake - p.off_from;
-      }
-      next->pend_off = o;
-      next->has_off = true;
-    }
-    next->off = Off::kNone;
-    next->on_cpu = true;
+    StartRunning(next, ts);
     if (after_block) next->sock_used = false;
-    next->acct_from = ts;
     Ctx c{rec, reinterpret_cast<const uint8_t*>(sw), rec->size - sizeof(*rec), ts,
           schema::EventKind::kSwitchIn, next, next->tid, next->tgid, false, after_block, next->sys_nr};
     RunEvent(c, &switch_in_defs_);
@@ -1307,27 +1769,32 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
 
   CpuState& cs = cpus_[rec->cpu];
   if (rec->type == JDW_EVENT_SCHED_SWITCH) {
-    stats_.sched_switches++;
     HandleSwitch(sr, ts);
     cs.irq_run = false;
     return;
   }
 
   Thread* t = irq ? nullptr : GetThread(rec->tid, rec->tgid, ts, true);
+  // A task-context record proves the thread runs (its switch-in may
+  // predate the trace or have been lost).
+  if (t && !t->on_cpu) RunningWithoutSwitchIn(t, rec->cpu, ts);
+  if (t) cs.last_task_ts = ts;
+  // A block completion runs in whatever task the driver completes it in (an
+  // unrelated thread, often of another process): like an interrupt, it is
+  // not that task's event and must not take its CPU. Its owner is the
+  // issuing thread (issue_tid), which the synthetic io_start carries.
+  Thread* subject = rec->type == JDW_EVENT_BLOCK_COMPLETE ? nullptr : t;
   Ctx c{rec, reinterpret_cast<const uint8_t*>(rec + 1), rec->size - sizeof(*rec), ts, schema::EventKind::kRecord,
-        t, irq ? 0 : rec->tid, irq ? 0 : rec->tgid, irq, false, t ? t->sys_nr : -1};
-  if (t && !t->on_cpu) {
-    // A task-context record proves the thread runs (its switch-in may
-    // predate the trace or have been lost).
-    t->on_cpu = true;
-    t->acct_from = ts;
-    t->off = Off::kNone;
-  }
+        subject, subject ? rec->tid : 0, subject ? rec->tgid : 0, irq, false, subject ? subject->sys_nr : -1};
 
   switch (rec->type) {
     case JDW_EVENT_SYS_ENTER: {
       const auto* e = reinterpret_cast<const jdw_sys_enter*>(c.payload);
       RunEvent(c, e->nr < sys_enter_defs_.size() ? &sys_enter_defs_[e->nr] : nullptr);
+      if (t && e->nr == futex_nr_ && e->obj && IsFutexWake(e->arg)) {
+        bool ins;
+        *futex_wakes_.FindOrInsert(e->obj, &ins) = FutexWake{ts, t->tid, t->tgid};
+      }
       if (t) {
         t->sys_nr = e->nr;
         t->sys_obj_kind = e->obj_kind;
@@ -1336,11 +1803,16 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
         t->sys_arg = e->arg;
         if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
           t->last_sock = e->obj;
+          t->last_sock_ts = ts;
           t->sock_used = true;
         }
         if (e->obj_kind == JDW_OBJ_SOCKET && e->obj && e->nr < sys_dir_.size()) {
-          if (sys_dir_[e->nr]) sock_dir_.Set(e->obj, sys_dir_[e->nr]);
+          if (sys_dir_[e->nr]) {
+            sock_dir_.Set(e->obj, sys_dir_[e->nr]);
+            t->conn_open = true;
+          }
           if (sys_close_[e->nr]) {
+            t->conn_open = false;
             closed_socks_.push_back(Closed{ts, e->obj});
             sock_dir_.Erase(e->obj);
           }
@@ -1351,9 +1823,12 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
     case JDW_EVENT_SYS_EXIT: {
       const auto* e = reinterpret_cast<const jdw_sys_exit*>(c.payload);
       RunEvent(c, e->nr < sys_exit_defs_.size() ? &sys_exit_defs_[e->nr] : nullptr);
+      if (t && e->nr == futex_nr_ && t->sys_nr == futex_nr_ && e->ret > 0 && IsFutexWake(t->sys_arg))
+        FutexWoke(c, t, t->sys_obj);
       if (t) {
         if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
           t->last_sock = e->obj;
+          t->last_sock_ts = ts;
           t->sock_used = true;
         }
         t->sys_nr = -1;
@@ -1365,30 +1840,13 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
     }
     case JDW_EVENT_SCHED_WAKEUP:
     case JDW_EVENT_SCHED_WAKEUP_NEW: {
-      const uint64_t before = seq_;
-      RunEvent(c, &by_type_[rec->type]);
-      const bool joined = seq_ != before;
       const auto* w = reinterpret_cast<const jdw_sched_wakeup*>(c.payload);
       Thread* wakee = GetThread(w->wakee_tid, w->wakee_tgid, ts, false);
-      if (wakee && !wakee->on_cpu) {
-        if (wakee->off == Off::kBlocked) {
-          wakee->off = Off::kRunnable;
-          wakee->wake_ts = ts;
-        } else if (wakee->off == Off::kNone) {
-          // Never seen switching out: only the run-queue part is known.
-          wakee->off = Off::kRunnable;
-          wakee->off_since = ts;
-          wakee->wake_ts = ts;
-        }
-        wakee->wake_edge = false;
-        if (!irq && t) {
-          const uint64_t from = joined ? seq_ : t->last_joined_seq;
-          if (from) {
-            wakee->wake_edge = true;
-            wakee->wake = EdgeCand{from, 0, ts, t->tid, rec->cpu, 0};
-          }
-        }
-      }
+      // Already woken on behalf of its waker (a futex wake seen to reach
+      // it): this is the kernel's late record of the same wakeup.
+      if (irq && wakee && wakee->wake_synth) break;
+      if (irq && wakee) AttributeRemoteWakeup(c, wakee);
+      Wakeup(c, wakee);
       break;
     }
     case JDW_EVENT_SOCK_INFO:
@@ -1404,8 +1862,24 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
           free_threads_.push_back(*idx);
           thread_index_.Erase(rec->tid);
           thread_cache_[rec->tid & 255] = ThreadCacheEntry{};
+          LeaveFutexSleep(t);
+          *t = Thread{};  // a free slot: not on CPU, charges nothing at Finish()
         }
       }
+      break;
+    case JDW_EVENT_BLOCK_ISSUE: {
+      const auto* bi = reinterpret_cast<const jdw_block_issue*>(c.payload);
+      bool fresh;
+      *blk_inflight_.FindOrInsert(bi->rq, &fresh) = ts;
+      // The request structure is reused once completed: issued again without
+      // a completion seen, the last one's completion is missing.
+      if (!fresh) stats_.block_completions_missing++;
+      RunEvent(c, &by_type_[rec->type]);
+      break;
+    }
+    case JDW_EVENT_BLOCK_COMPLETE:
+      blk_inflight_.Erase(reinterpret_cast<const jdw_block_complete*>(c.payload)->rq);
+      RunEvent(c, &by_type_[rec->type]);
       break;
     case JDW_EVENT_USDT: {
       const auto* u = reinterpret_cast<const jdw_usdt*>(c.payload);
@@ -1440,12 +1914,19 @@ void Extractor::Impl::Gc(uint64_t now) {
     for (uint32_t i = 0; i < sets_.size(); i++)
       if (sets_[i].live && (sets_[i].last_ts < horizon || sets_[i].first_ts < age_horizon)) FinishSet(i, true);
     pending_sync_.EraseIf([&](const IKey&, PendingSync& p) { return p.ts < horizon; });
+    futex_wakes_.EraseIf([&](const uint64_t&, FutexWake& w) { return w.ts < horizon; });
+    blk_inflight_.EraseIf([&](const uint64_t&, uint64_t& issued) {
+      if (issued >= horizon) return false;
+      stats_.block_completions_missing++;
+      return true;
+    });
     // Threads silent for long and off CPU: their state is stale anyway.
     if (now > 8 * timeout_ns_) {
       const uint64_t thread_horizon = now - 8 * timeout_ns_;
       thread_index_.EraseIf([&](const uint64_t&, uint32_t& idx) {
-        const Thread& t = threads_[idx];
+        Thread& t = threads_[idx];
         if (t.on_cpu || t.last_seen >= thread_horizon) return false;
+        LeaveFutexSleep(&t);
         free_threads_.push_back(idx);
         thread_cache_[t.tid & 255] = ThreadCacheEntry{};
         return true;
@@ -1461,6 +1942,7 @@ void Extractor::Impl::Gc(uint64_t now) {
         const uint64_t key = ConnKey(e.family, e.saddr, e.sport, e.daddr, e.dport);
         const uint64_t* cur = conn_to_sock_.Find(key);
         if (cur && *cur == cl.sk) conn_to_sock_.Erase(key);
+        e.sk = 0;
         free_socks_.push_back(*idx);
         sock_index_.Erase(cl.sk);
       }
@@ -1551,12 +2033,13 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   r.timed_out = timed_out;
   r.tgid = s.seed_tgid;
   r.events.reserve(items.size());
+  r.threads.reserve(4);
   const uint64_t start = items.empty() ? s.first_ts : items[order.front()].ts;
   uint64_t end = start;
   for (uint32_t oi : order) {
     const Item& it = items[oi];
     const Ev& e = s.events[it.ev];
-    model::RequestEvent out;
+    model::RequestEvent& out = r.events.emplace_back();  // in place: no move per event
     out.ts_ns = it.ts;
     out.tsc = time_.clock.MonoToTsc(it.ts);
     out.tid = it.tid;
@@ -1600,7 +2083,6 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
         break;
       }
     }
-    r.events.push_back(std::move(out));
   }
   r.start_ns = start;
   r.end_ns = end;
@@ -1639,10 +2121,8 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   }
 
   // Connections of the sockets it used.
-  for (uint64_t sk : s.socks) {
-    const uint32_t* idx = sock_index_.Find(sk);
-    if (!idx) continue;
-    const SockEntry& e = socks_[*idx];
+  for (const SetSock& ss : s.socks) {
+    const SockEntry& e = ss.conn;
     r.connections.push_back(
         model::Endpoint{FormatAddr(e.family, e.saddr, e.sport), FormatAddr(e.family, e.daddr, e.dport)});
   }
@@ -1652,6 +2132,7 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   stats_.events_in_requests += s.events.size();
   stats_.edges_wakeup += nwake;
   stats_.edges_sync += nsync;
+  TgidAcct* acct = r.tgid ? &Acct(r.tgid) : nullptr;
   for (const Ev& e : s.events) {
     if (e.flags & kEvIrq) {
       stats_.softirq_charged_ns += e.cpu_ns;
@@ -1659,10 +2140,19 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
       // Compared against the observed CPU of request tgids (the seed's), so
       // helper processes joined in (kworkers) do not skew the ratio.
       stats_.cpu_charged_ns += e.cpu_ns;
+      if (e.ts <= acct->window_from_ts) acct->pre_window_ns += e.cpu_ns;  // its CPU ran before e.ts
     }
   }
   if (r.tgid && std::find(request_tgids_.begin(), request_tgids_.end(), r.tgid) == request_tgids_.end())
     request_tgids_.push_back(r.tgid);
+  if (r.tgid && !timed_out) {
+    // It finished now (the record being processed closed it): the process'
+    // request window extends to here. Sets cut by the GC or the end of the
+    // trace say nothing about when their request ended.
+    TgidAcct& a = Acct(r.tgid);
+    a.window_to_cpu = CumCpu(r.tgid, now_);
+    a.window_closed = true;
+  }
   if (sink_) sink_(std::move(r));
 }
 
@@ -1677,12 +2167,42 @@ void Extractor::Impl::Finish() {
   reorder_.Flush();
   reorder::SortedRecord sr;
   while (reorder_.Pop(&sr)) Process(sr);
+  // Block requests issued more than a second before the end (devices answer
+  // in milliseconds) whose completion never came.
+  blk_inflight_.ForEach([&](const uint64_t&, const uint64_t& issued) {
+    if (issued + 1'000'000'000 < now_) stats_.block_completions_missing++;
+  });
   // End of trace: whatever is still open is cut by the end of the trace.
-  for (uint32_t i = 0; i < sets_.size(); i++)
-    if (sets_[i].live) FinishSet(i, true);
+  // A request still in progress keeps its process' window open to here.
+  for (uint32_t i = 0; i < sets_.size(); i++) {
+    if (!sets_[i].live) continue;
+    if (sets_[i].seed && sets_[i].seed_tgid) {
+      TgidAcct& a = Acct(sets_[i].seed_tgid);
+      a.window_to_cpu = CumCpu(sets_[i].seed_tgid, now_);
+      a.window_closed = true;
+    }
+    FinishSet(i, true);
+  }
   for (uint32_t idx = 0; idx < threads_.size(); idx++) {
     Thread& t = threads_[idx];
     if (t.on_cpu && t.tid) ChargeRun(&t, now_);
+  }
+  // Everything below is about the processes that served requests: the
+  // capture follows other threads only where they meet those (their switch
+  // into a traced thread is recorded, their switch back in is not), so
+  // their counts say nothing about the capture.
+  stats_.cpu_observed_ns = 0;
+  stats_.cpu_observed_total_ns = 0;
+  for (uint32_t tgid : request_tgids_) {
+    TgidAcct& a = Acct(tgid);
+    stats_.sched_switches += a.switches;
+    stats_.sched_chain_breaks += a.chain_breaks;
+    stats_.sched_running_inferred += a.running_inferred;
+    stats_.cpu_lost_bound_ns += a.lost_bound_ns;
+    stats_.cpu_observed_total_ns += a.cpu_ns;
+    const uint64_t to = a.window_closed ? a.window_to_cpu : a.cpu_ns;
+    if (a.window_open && to > a.window_from_cpu) stats_.cpu_observed_ns += to - a.window_from_cpu;
+    stats_.cpu_observed_ns += a.pre_window_ns;
   }
   if (stats_.sched_chain_breaks * 100 > stats_.sched_switches) {
     char buf[256];
@@ -1696,10 +2216,6 @@ void Extractor::Impl::Finish() {
   stats_.late_records = rs.late_records;
   stats_.late_io_starts = rs.late_io_starts;
   stats_.peak_reorder_queued = rs.max_queued;
-  stats_.cpu_observed_ns = 0;
-  for (uint32_t tgid : request_tgids_) {
-    if (const uint64_t* ns = tgid_cpu_.Find(tgid)) stats_.cpu_observed_ns += *ns;
-  }
 }
 
 // ---------------------------------------------------------------------------

@@ -58,6 +58,16 @@ struct Options {
   // softirq/hardirq run; the time between them is charged as softirq CPU to
   // the later record's set (and not to the interrupted task). 0 disables.
   uint64_t irq_burst_gap_ns = 20'000;
+  // A thread that shows up running (a task-context record, or a switch-out)
+  // while the sched records have it off CPU lost its switch-in in the
+  // capture. false: it runs from that record on; the run time before is
+  // unaccounted (and bounded in Stats::cpu_lost_bound_ns). true: it is taken
+  // to have run since the last record of another task on that CPU and since
+  // it became runnable — exact when only the switch-in was lost, but on the
+  // traces of this project's VM as often an over-count (an untraced task
+  // that ran meanwhile, a vCPU slow to wake) as a fix: a guess, so off by
+  // default.
+  bool infer_lost_switch_in = false;
 };
 
 struct Stats {
@@ -68,6 +78,9 @@ struct Stats {
   uint64_t late_records = 0;       // beyond the reorder window: dropped, not joined
   uint64_t late_io_starts = 0;
   uint64_t io_starts = 0;          // synthetic block-request starts inserted
+  // block_issue records whose block_complete never came (lost by the
+  // capture): their bytes and start are missing from every request.
+  uint64_t block_completions_missing = 0;
   // join
   uint64_t events_matched = 0;     // matched an event definition
   uint64_t events_joined = 0;      // entered a set
@@ -77,21 +90,46 @@ struct Stats {
   uint64_t events_discarded = 0;   // in sets without a seed
   uint64_t sets_created = 0;
   uint64_t sets_merged = 0;
+  uint64_t intervals_cascaded = 0;  // closed by a schema `cascade`
+  // An event whose bindings reach two different requests (sets that both
+  // hold a seed): it joins the first binding's, the other is left alone.
+  uint64_t seed_conflicts = 0;
   uint64_t sets_discarded = 0;
   uint64_t sets_timed_out = 0;     // closed by the GC timeout or end of trace
   uint64_t requests_emitted = 0;
   uint64_t requests_timed_out = 0;
   uint64_t edges_wakeup = 0;
+  // sched_wakeups the kernel ran in interrupt context on the wakee's CPU
+  // (remote wakeups of an idle CPU), attributed to the thread whose futex
+  // wake caused them: to the schema they are that thread's events.
+  uint64_t wakeups_attributed = 0;
   uint64_t edges_sync = 0;
   uint64_t usdt_unknown_probe = 0;  // probe_id absent from the trace's probe table
-  // sched_switch of a thread that was off CPU by every earlier record (no
-  // switch-in, no task-context record since it last left): its switch-in
-  // is missing from the capture, and that run time stays unaccounted.
+  // Scheduling records of the processes that served requests (the request
+  // tgids), filled in by Finish(). A chain break is a sched_switch out of a
+  // thread that was off CPU by every earlier record (no switch-in, no
+  // task-context record since it last left): its switch-in is missing from
+  // the capture, and the run time since stays unaccounted.
   uint64_t sched_switches = 0;
   uint64_t sched_chain_breaks = 0;
-  // accounting (ns); cpu_observed_ns is filled in by Finish()
-  uint64_t cpu_observed_ns = 0;  // on-CPU time (sched_switch) of threads of request tgids
-  uint64_t cpu_charged_ns = 0;   // of that, charged to emitted requests
+  // A task-context record of a thread the sched records left off CPU: it
+  // runs, so its switch-in was lost (or predates the trace); it is taken as
+  // running from that record on, and its run time from there is charged.
+  uint64_t sched_running_inferred = 0;
+  // Run time the capture may have lost before those records (an upper
+  // bound, request processes only), and the part of it charged
+  // (Options::infer_lost_switch_in; any process).
+  uint64_t cpu_lost_bound_ns = 0;
+  uint64_t cpu_inferred_ns = 0;
+  // accounting (ns); the observed figures are filled in by Finish().
+  // cpu_observed_ns: on-CPU time (sched_switch) of the threads of request
+  // tgids while they served requests: from each process' first seed event
+  // to the end of its last request that finished (Magpie's "during the
+  // course of the experiment"; a server's start-up and shutdown are not
+  // request work, and dilute the ratio by the length of the run).
+  uint64_t cpu_observed_ns = 0;
+  uint64_t cpu_observed_total_ns = 0;  // the same over the whole trace
+  uint64_t cpu_charged_ns = 0;   // charged to emitted requests
   uint64_t cpu_dropped_ns = 0;   // run time of threads that blocked before a joined event
   uint64_t softirq_charged_ns = 0;
   // memory high-water marks

@@ -400,7 +400,11 @@ TEST(ResourceAccounting, ExactOnSyntheticStream) {
   EXPECT_EQ(q.events[10].ts_ns, B + 1200);
 
   // Totals for the whole trace: tgid 1000 ran A 60 + 900, W 350, T 200.
-  EXPECT_EQ(r.stats.cpu_observed_ns, 1510u);
+  EXPECT_EQ(r.stats.cpu_observed_total_ns, 1510u);
+  // While serving requests: from the seed (app:begin, B+100) to the end of
+  // the request, A's 60 ns before it left out; W's 100 ns before the seed
+  // are inside the request, so they count too.
+  EXPECT_EQ(r.stats.cpu_observed_ns, 1450u);
   EXPECT_EQ(r.stats.cpu_charged_ns, 1250u);
   EXPECT_EQ(r.stats.io_starts, 1u);
 }
@@ -605,6 +609,7 @@ TEST(ShippedSchemas, TestserverRpcSpinIsOneRequestAcrossThreePoolThreads) {
   s.SockInfo(1150, 0, kAcc, kSk, 8080, 5555);
   s.Usdt(1200, 0, kAcc, "jackdaw_ts:dispatch", 0, 7);
   s.Wakeup(1300, 0, kAcc, kWrk);
+  s.SysEnter(1350, 0, kAcc, "poll");  // back to waiting for connections
   s.Switch(1400, 0, kAcc, 0, 1);
   s.Switch(1500, 1, 0, kWrk, 0);
   s.Usdt(1600, 1, kWrk, "jackdaw_ts:worker_pickup", 0, 7);
@@ -629,6 +634,7 @@ TEST(ShippedSchemas, TestserverRpcSpinIsOneRequestAcrossThreePoolThreads) {
   s.SysExit(17900, 1, kWrk, "sendto", 148);
   s.Usdt(18000, 1, kWrk, "jackdaw_ts:request_end", 55, 200, 148);
   s.SysEnter(18100, 1, kWrk, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(18150, 1, kWrk, "close", 0);
   s.Switch(18200, 1, kWrk, 0, 1);
 
   auto sch = schema::LoadSchema("testserver", schema::DefaultSchemaDirs(""));
@@ -675,6 +681,7 @@ TEST(ShippedSchemas, TcpThreadpoolSeparatesConnectionsOnReusedWorker) {
     s.Packet(JDW_EVENT_NET_XMIT, t += 10, 1, JDW_CTX_TASK, kWrk, sk, 8080, port, 200);
     s.SysExit(t += 100, 1, kWrk, "write", 148);
     s.SysEnter(t += 100, 1, kWrk, "close", 7, JDW_OBJ_SOCKET, sk);
+    s.SysExit(t += 10, 1, kWrk, "close", 0);
   }
   s.Switch(t += 100, 0, kAcc, 0, 1);
   s.Switch(t += 100, 1, kWrk, 0, 1);
@@ -706,13 +713,397 @@ TEST(ShippedSchemas, TcpThreadpoolSplitsKeepAliveRequests) {
     s.SysExit(t += 100, 1, kWrk, "sendto", 148);
   }
   s.SysEnter(t += 100, 1, kWrk, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(t += 100, 1, kWrk, "close", 0);
   auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
   ASSERT_TRUE(sch.ok()) << sch.status().message();
   Result r = RunRecords(*sch, s, s.records());
   ASSERT_EQ(r.reqs.size(), 3u);
   EXPECT_EQ(r.reqs[0].events.size(), 5u);  // switch_in is before the accept's START: not in it
   EXPECT_EQ(r.reqs[1].events.size(), 4u);
-  EXPECT_EQ(r.reqs[2].events.size(), 5u);  // + close
+  EXPECT_EQ(r.reqs[2].events.size(), 5u);  // + close (at its exit)
+}
+
+// --- cascades, seed conflicts ---------------------------------------------
+
+constexpr char kCascadeSchema[] = R"(
+event begin = usdt app:begin { basic Sock = arg0  basic Thread = tid }
+event help  = usdt app:help  { basic Sock = arg0  basic Thread = tid }
+event tick  = usdt app:tick  { basic Thread = tid }
+event end   = usdt app:end   { stop Sock = arg0  stop Thread = tid }
+event done  = usdt app:done  { stop Sock = arg0 }
+seed begin
+cascade(Sock, Thread)
+)";
+
+TEST(Cascade, LastTriggerIntervalClosesTheSetsOtherThreads) {
+  // Worker 10 serves connection 7; helper 20 joins it, keeps computing, and
+  // goes on to the next task without an event of its own in between.
+  Stream s;
+  s.Usdt(1000, 0, 10, "app:begin", 7);
+  s.Usdt(1100, 1, 20, "app:help", 7);
+  s.Usdt(1200, 1, 20, "app:tick", 0);
+  s.Usdt(1300, 0, 10, "app:end", 7);   // the connection ends: so does 20's part
+  s.Usdt(1400, 1, 20, "app:tick", 0);  // the helper's next task
+  s.Usdt(1500, 0, 10, "app:begin", 8);
+  s.Usdt(1600, 1, 20, "app:help", 8);
+  s.Usdt(1700, 0, 10, "app:end", 8);
+  Result r = Extract(kCascadeSchema, s);
+  ASSERT_EQ(r.reqs.size(), 2u);
+  EXPECT_FALSE(r.reqs[0].timed_out);  // closed by the cascade, not by the GC
+  EXPECT_EQ(Symbols(r.reqs[0]),
+            (std::vector<std::string>{"usdt:app:begin", "usdt:app:help", "usdt:app:tick", "usdt:app:end"}));
+  // The tick after the cascade opened a fresh interval that the next help joined.
+  EXPECT_EQ(Symbols(r.reqs[1]), (std::vector<std::string>{"usdt:app:tick", "usdt:app:begin", "usdt:app:help",
+                                                          "usdt:app:end"}));
+  EXPECT_EQ(r.stats.intervals_cascaded, 2u);  // helper 20's Thread, twice
+}
+
+TEST(Cascade, OnlyTheLastTriggerIntervalOfASetCascades) {
+  // The request also uses connection 9 and closes it first: its threads stay.
+  Stream s;
+  s.Usdt(1000, 0, 10, "app:begin", 7);
+  s.Usdt(1100, 0, 10, "app:help", 9);
+  s.Usdt(1200, 1, 20, "app:help", 7);
+  s.Usdt(1300, 0, 10, "app:done", 9);
+  s.Usdt(1400, 1, 20, "app:tick", 0);  // still in the request
+  s.Usdt(1500, 0, 10, "app:end", 7);
+  Result r = Extract(kCascadeSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].events.size(), 6u);
+  EXPECT_FALSE(r.reqs[0].timed_out);
+}
+
+TEST(Cascade, StartReplacingTheTriggerCascadesToo) {
+  // A keep-alive connection: the next request's START on Sock ends the
+  // previous one, helper included.
+  Stream s;
+  s.Usdt(1000, 0, 10, "app:begin", 7);
+  s.Usdt(1100, 1, 20, "app:help", 7);
+  s.Usdt(1200, 0, 10, "app:next", 7);
+  s.Usdt(1300, 1, 20, "app:tick", 0);
+  s.Usdt(1400, 0, 10, "app:end", 7);
+  Result r = Extract(R"(
+event begin = usdt app:begin { basic Sock = arg0  basic Thread = tid }
+event next  = usdt app:next  { start Sock = arg0  start Thread = tid }
+event help  = usdt app:help  { basic Sock = arg0  basic Thread = tid }
+event tick  = usdt app:tick  { basic Thread = tid }
+event end   = usdt app:end   { stop Sock = arg0  stop Thread = tid }
+seed begin, next
+cascade(Sock, Thread)
+)",
+                     s);
+  ASSERT_EQ(r.reqs.size(), 2u);
+  EXPECT_FALSE(r.reqs[0].timed_out);
+  EXPECT_EQ(r.reqs[0].events.size(), 2u);  // begin, help
+  // the helper's tick after the START is not the first request's
+  EXPECT_EQ(Symbols(r.reqs[1]), (std::vector<std::string>{"usdt:app:next", "usdt:app:end"}));
+  EXPECT_EQ(r.stats.events_discarded, 1u);  // the orphan tick
+}
+
+TEST(TemporalJoin, TwoRequestsAreNeverMerged) {
+  // Thread 30 is wrongly still in request 7's interval when it touches
+  // request 8's connection: the event goes with its first binding's request
+  // (Sock), and request 7 is left whole.
+  Stream s;
+  s.Usdt(1000, 0, 10, "app:begin", 7);
+  s.Usdt(1100, 1, 30, "app:help", 7);
+  s.Usdt(1200, 0, 11, "app:begin", 8);
+  s.Usdt(1300, 1, 30, "app:help", 8);  // Sock 8 (request 8) and Thread 30 (request 7)
+  s.Usdt(1400, 0, 10, "app:end", 7);
+  s.Usdt(1500, 0, 11, "app:end", 8);
+  s.Usdt(1600, 1, 30, "app:end", 0);   // stop Thread 30
+  Result r = Extract(R"(
+event begin = usdt app:begin { basic Sock = arg0  basic Thread = tid }
+event help  = usdt app:help  { basic Sock = arg0  basic Thread = tid }
+event end   = usdt app:end   { stop Sock = arg0  stop Thread = tid }
+seed begin
+)",
+                     s);
+  ASSERT_EQ(r.reqs.size(), 2u);
+  EXPECT_EQ(r.stats.seed_conflicts, 1u);
+  std::vector<std::vector<std::string>> got = {Symbols(r.reqs[0]), Symbols(r.reqs[1])};
+  std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  // Thread 30 moved on to request 8 with that event: its interval went along.
+  EXPECT_EQ(got[0], (std::vector<std::string>{"usdt:app:begin", "usdt:app:help", "usdt:app:end"}));
+  EXPECT_EQ(got[1], (std::vector<std::string>{"usdt:app:begin", "usdt:app:help", "usdt:app:end", "usdt:app:end"}));
+  EXPECT_EQ(r.reqs[0].threads.size() + r.reqs[1].threads.size(), 4u);
+  for (const auto& q : r.reqs) EXPECT_FALSE(q.timed_out);
+}
+
+// --- sockets: the kernel reuses struct sock memory at once ------------------
+
+TEST(Sockets, ReusedSockAddressIsAnotherConnection) {
+  constexpr uint64_t kSk = 0xffff888000dd0000;
+  Stream s;
+  // Connection 1 on kSk; its request stays open (thread 10's interval) past
+  // the accept that gives kSk to connection 2.
+  s.SockInfo(1000, 0, 10, kSk, 8080, 6000);  // as captured: just before accept returns
+  s.SysExit(1010, 0, 10, "accept4", 5, JDW_OBJ_SOCKET, kSk);
+  s.SysEnter(1100, 0, 10, "read", 5, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysEnter(1200, 0, 10, "close", 5, JDW_OBJ_SOCKET, kSk);
+  s.SockInfo(2000, 1, 11, kSk, 8080, 6001);
+  s.SysExit(2010, 1, 11, "accept4", 6, JDW_OBJ_SOCKET, kSk);
+  s.Usdt(2050, 1, 11, "app:done", 0);
+  s.Usdt(2100, 0, 10, "app:done", 0);
+  // Thread 10 reads kSk again: the same address, another connection.
+  s.SysEnter(2200, 0, 10, "read", 7, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysEnter(2300, 0, 10, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.Usdt(2400, 0, 10, "app:done", 0);
+  Result r = Extract(R"(
+event accepted = sys_exit accept4 { start Sock = obj  basic Thread = tid }
+event other_conn = sys_enter read where obj_kind == socket and new_sock == 1 { start Thread = tid  basic Sock = sock }
+event io = sys_enter read where obj_kind == socket { basic Thread = tid  basic Sock = sock }
+event closed = sys_enter close where obj_kind == socket { stop Sock = sock }
+event done = usdt app:done { stop Thread = tid }
+seed accepted
+)",
+                     s);
+  ASSERT_EQ(r.reqs.size(), 2u);
+  for (const auto& q : r.reqs) EXPECT_FALSE(q.timed_out);
+  // Emitted after kSk became connection 2, request 1 still reports connection 1.
+  ASSERT_EQ(r.reqs[0].connections.size(), 1u);
+  EXPECT_EQ(r.reqs[0].connections[0].remote, "127.0.0.1:6000");
+  ASSERT_EQ(r.reqs[1].connections.size(), 1u);
+  EXPECT_EQ(r.reqs[1].connections[0].remote, "127.0.0.1:6001");
+  // new_sock saw the reuse: thread 10's second read started a new interval.
+  EXPECT_EQ(Symbols(r.reqs[1]), (std::vector<std::string>{"sys_exit:accept4", "usdt:app:done", "sys_enter:read",
+                                                          "sys_enter:close", "usdt:app:done"}));
+  // and thread 10's first read, right after its accept, was not "new".
+  EXPECT_EQ(Symbols(r.reqs[0]), (std::vector<std::string>{"sys_exit:accept4", "sys_enter:read",
+                                                          "sys_enter:close", "usdt:app:done"}));
+}
+
+// --- what a record is about -------------------------------------------------
+
+TEST(ResourceAccounting, BlockCompletionInTaskContextIsNotThatTasksEvent) {
+  // The disk completes while thread 77 (another process) runs: neither its
+  // CPU nor its tid belong to the request that issued the read.
+  Stream s;
+  s.Switch(1000, 0, 0, 10, 0);
+  s.Usdt(1100, 0, 10, "app:begin", 1);
+  s.SysEnter(1200, 0, 10, "read", 3, JDW_OBJ_FILE, 0xf11e, 4096);
+  s.Switch(1300, 0, 10, 77, 1, Stream::kTgid, 5000);
+  s.BlockComplete(6000, 0, JDW_CTX_TASK, 0xabc, 4096, 1250, 10, 77, 5000);
+  s.Switch(6100, 0, 77, 10, 0, 5000, Stream::kTgid);
+  s.Usdt(6200, 0, 10, "app:end", 1);
+  Result r = Extract(R"(
+event begin = usdt app:begin { basic T = tid  basic R = arg0 }
+event file = sys_enter read { basic T = tid }
+event io_start = io_start { basic T = tid  start Disk = rq }
+event io_done = block_complete { stop Disk = rq  basic T = tid }
+event out = switch_out where blocked == 1 { basic T = tid }
+event end = usdt app:end { stop T = tid  stop R = arg0 }
+seed begin
+)",
+                     s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  const model::Request& q = r.reqs[0];
+  EXPECT_EQ(q.totals.disk_bytes, 4096u);
+  EXPECT_EQ(q.totals.cpu_ns, 400u);  // 10's 1000..1300 and 6100..6200; 77 ran 1300..6100
+  EXPECT_EQ(q.threads, (std::vector<uint32_t>{10}));
+  for (const auto& e : q.events) {
+    if (e.symbol == "block_complete:read") {
+      EXPECT_EQ(e.tid, 0u);
+    }
+  }
+}
+
+TEST(SchemaFields, BlockReasonAndConnOpen) {
+  // Thread 10 sleeps on a file read (disk), then in a futex while its
+  // connection is open, then in a futex after closing it.
+  Stream s;
+  s.Switch(1000, 0, 0, 10, 0);
+  s.SysEnter(1100, 0, 10, "read", 3, JDW_OBJ_FILE, 0xf11e, 4096);
+  s.Switch(1200, 0, 10, 0, 2);
+  s.Switch(1300, 0, 0, 10, 0);
+  s.SysExit(1310, 0, 10, "read", 4096);
+  s.SysEnter(1400, 0, 10, "write", 5, JDW_OBJ_SOCKET, 0x50c, 100);
+  s.SysExit(1410, 0, 10, "write", 100);
+  s.SysEnter(1500, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0x9000, 128 | 9);
+  s.Switch(1600, 0, 10, 0, 1);
+  s.Switch(1700, 0, 0, 10, 0);
+  s.SysExit(1710, 0, 10, "futex", 0);
+  s.SysEnter(1800, 0, 10, "close", 5, JDW_OBJ_SOCKET, 0x50c);
+  s.SysExit(1810, 0, 10, "close", 0);
+  s.SysEnter(1900, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0x9000, 128 | 9);
+  s.Switch(2000, 0, 10, 0, 1);
+  s.Switch(2100, 0, 0, 10, 0);
+  Result r = Extract(R"(
+event disk_out = switch_out where blocked == 1 and block_reason == disk { basic X = tid }
+event disk_in  = switch_in where after_block == 1 and block_reason == disk { basic X = tid }
+event mid_out  = switch_out where blocked == 1 and block_reason == futex and conn_open == 1 { basic Y = tid }
+event mid_in   = switch_in where after_block == 1 and block_reason == futex and conn_open == 1 { basic Y = tid }
+event idle_out = switch_out where blocked == 1 and block_reason == futex { basic Z = tid }
+event idle_in  = switch_in where after_block == 1 and block_reason == futex { basic Z = tid }
+seed disk_out, mid_out, idle_out
+)",
+                     s);
+  ASSERT_EQ(r.reqs.size(), 3u);
+  EXPECT_EQ(Symbols(r.reqs[0]), (std::vector<std::string>{"switch_out:blocked", "switch_in"}));
+  for (const auto& q : r.reqs) EXPECT_EQ(q.events.size(), 2u) << ::testing::PrintToString(Symbols(q));
+  EXPECT_EQ(r.stats.events_matched, 6u);
+}
+
+// --- the capture's missing switch-ins ---------------------------------------
+
+TEST(SchedAnomalies, CountedForRequestProcessesOnly) {
+  Stream s;
+  // Another process' thread 900 is only ever seen leaving the CPU: its
+  // switch-ins (from threads of other untraced processes) are not captured.
+  s.Switch(1000, 1, 900, 10, 0, 4000, Stream::kTgid);
+  s.Switch(1100, 1, 10, 900, 0, Stream::kTgid, 4000);
+  s.Switch(1200, 1, 900, 11, 0, 4000, Stream::kTgid);
+  // Thread 10 of the server: preempted at 1100; its switch back in on CPU 0,
+  // after 900 got CPU 0 at 1400, is lost. Its syscall at 1500 shows it runs.
+  s.Usdt(1050, 1, 10, "app:begin", 1);
+  s.Switch(1400, 0, 0, 900, 0, Stream::kTgid, 4000);
+  s.SysEnter(1500, 0, 10, "getpid");
+  s.Usdt(1600, 0, 10, "app:end", 1);
+  s.Switch(1700, 0, 10, 0, 1);
+  // Thread 12: switched out twice, never seen running between.
+  s.Switch(1800, 0, 0, 12, 0);
+  s.Switch(1900, 0, 12, 0, 0);
+  s.Switch(2000, 0, 12, 0, 0);
+  constexpr char kSchema[] = R"(
+event begin = usdt app:begin { basic T = tid }
+event end = usdt app:end { stop T = tid }
+seed begin
+)";
+  Result r = Extract(kSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.stats.sched_running_inferred, 1u);  // thread 10 at 1500
+  EXPECT_EQ(r.stats.sched_chain_breaks, 1u);      // thread 12 at 2000; 900 is not counted
+  EXPECT_EQ(r.stats.sched_switches, 4u);          // switch-outs of tgid 1000's threads
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 200u);       // 1000..1100, then from the syscall on
+  // At most lost: 1400..1500 for thread 10 (after the last switch on CPU 0),
+  // 1900..2000 for thread 12 (after CPU 0 went idle; it was runnable).
+  EXPECT_EQ(r.stats.cpu_lost_bound_ns, 100u + 100u);
+  EXPECT_EQ(r.stats.cpu_inferred_ns, 0u);
+
+  Options infer;
+  infer.infer_lost_switch_in = true;
+  r = Extract(kSchema, s, infer);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 300u);  // + 1400..1500
+  EXPECT_EQ(r.stats.cpu_inferred_ns, 200u);
+}
+
+TEST(SchedAnomalies, LostBlockCompletionsAreCounted) {
+  Stream s;
+  auto issue = [&](uint64_t ts, uint64_t rq) {
+    jdw_block_issue b{};
+    b.dev = 8;
+    b.bytes = 4096;
+    b.submit_tid = 10;
+    b.rq = rq;
+    s.Add(JDW_EVENT_BLOCK_ISSUE, ts, 0, JDW_CTX_TASK, Stream::kTgid, 10, b);
+  };
+  issue(1000, 0xa);
+  s.BlockComplete(2000, 0, JDW_CTX_HARDIRQ, 0xa, 4096, 1000, 10);  // completed
+  issue(3000, 0xb);
+  issue(4000, 0xb);  // reused without a completion: one lost
+  s.BlockComplete(5000, 0, JDW_CTX_HARDIRQ, 0xb, 4096, 4000, 10);
+  issue(6000, 0xc);  // never completes: lost, the trace goes on for 2 s
+  issue(1'999'000'000, 0xd);  // still in flight when the trace ends
+  s.Usdt(2'000'000'000, 0, 10, "app:x", 1);
+  Result r = Extract("event x = usdt app:x { basic T = tid }\nseed x\n", s);
+  EXPECT_EQ(r.stats.block_completions_missing, 2u);
+}
+
+// --- remote wakeups: delivered on the idle wakee's CPU, in interrupt context
+
+constexpr char kCondSchema[] = R"(
+event begin = usdt app:begin { basic T = tid }
+event handoff = sched_wakeup where ctx == task and in_syscall == futex and wakee_syscall == futex { basic T = tid  start Wake = wakee_tid }
+event sleep = switch_out where blocked == 1 { stop T = tid }
+event woken = switch_in where after_block == 1 { start T = tid  stop Wake = tid }
+event end = usdt app:end { stop T = tid }
+seed begin
+)";
+
+// Worker 10 on CPU 0 hands work to helper 20, asleep on futex 0xf00 with
+// CPU 1 idle; the kernel runs the wakeup on CPU 1 (idle task, softirq).
+void RemoteHandoff(Stream& s, bool worker_sleeps_first) {
+  s.Switch(900, 1, 0, 20, 0);
+  s.SysEnter(950, 1, 20, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);
+  s.Switch(990, 1, 20, 0, 1);
+  s.Switch(1000, 0, 0, 10, 0);
+  s.Usdt(1100, 0, 10, "app:begin", 1);
+  s.SysEnter(1200, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 1);  // FUTEX_WAKE_PRIVATE
+  s.SysExit(1210, 0, 10, "futex", 1);
+  if (worker_sleeps_first) {
+    s.SysEnter(1220, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0xbbb, 128 | 9);
+    s.Switch(1230, 0, 10, 0, 1);
+  }
+  s.Wakeup(1250, 1, 0, 20, JDW_CTX_SOFTIRQ);  // the IPI on the helper's CPU
+  s.Switch(1260, 1, 0, 20, 0);
+  s.SysExit(1270, 1, 20, "futex", 0);
+  s.Usdt(1400, 1, 20, "app:end", 1);
+  s.Switch(1500, 1, 20, 0, 1);
+  if (!worker_sleeps_first) s.Switch(1600, 0, 10, 0, 1);
+}
+
+TEST(RemoteWakeup, AttributedToTheFutexWaker) {
+  for (bool sleeps_first : {false, true}) {
+    SCOPED_TRACE(sleeps_first ? "waker asleep before the record" : "waker still running");
+    Stream s;
+    RemoteHandoff(s, sleeps_first);
+    Result r = Extract(kCondSchema, s);
+    ASSERT_EQ(r.reqs.size(), 1u);
+    const model::Request& q = r.reqs[0];
+    EXPECT_EQ(q.threads, (std::vector<uint32_t>{10, 20}));
+    EXPECT_EQ(r.stats.wakeups_attributed, 1u);
+    // The edge runs from the worker to the helper's first event.
+    ASSERT_EQ(q.edges.size(), 1u);
+    EXPECT_EQ(q.events[q.edges[0].from].tid, 10u);
+    EXPECT_EQ(q.events[q.edges[0].to].tid, 20u);
+    // The wakeup is the worker's event, made up when its futex call returned.
+    for (const auto& e : q.events) {
+      if (e.symbol == "sched_wakeup") {
+        EXPECT_EQ(e.tid, 10u);
+        EXPECT_EQ(e.ts_ns, 1210u);
+      }
+    }
+  }
+}
+
+TEST(RemoteWakeup, SeveralSleepersWaitForTheKernelsRecord) {
+  // Two helpers asleep on the same futex: the futex call cannot say which
+  // one it woke; the interrupt-context record names it, and is then
+  // attributed to the waker.
+  Stream s;
+  s.Switch(800, 1, 0, 21, 0);
+  s.SysEnter(850, 1, 21, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);
+  s.Switch(890, 1, 21, 0, 1);
+  RemoteHandoff(s, false);
+  Result r = Extract(kCondSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].threads, (std::vector<uint32_t>{10, 20}));
+  EXPECT_EQ(r.stats.wakeups_attributed, 1u);
+  for (const auto& e : r.reqs[0].events) {
+    if (e.symbol == "sched_wakeup") {
+      EXPECT_EQ(e.tid, 10u);
+      EXPECT_EQ(e.ts_ns, 1250u);
+    }
+  }
+}
+
+TEST(RemoteWakeup, NotAttributedWithoutAFutexWake) {
+  // A timer or I/O wakeup: nobody called futex wake on that address.
+  Stream s;
+  s.Switch(900, 1, 0, 20, 0);
+  s.SysEnter(950, 1, 20, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);
+  s.Switch(990, 1, 20, 0, 1);
+  s.Switch(1000, 0, 0, 10, 0);
+  s.Usdt(1100, 0, 10, "app:begin", 1);
+  s.SysEnter(1200, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0xaaa, 128 | 1);  // another address
+  s.SysExit(1210, 0, 10, "futex", 1);
+  s.Wakeup(1250, 1, 0, 20, JDW_CTX_SOFTIRQ);
+  s.Usdt(1300, 0, 10, "app:end", 1);
+  Result r = Extract(kCondSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].threads, (std::vector<uint32_t>{10}));
+  EXPECT_EQ(r.stats.wakeups_attributed, 0u);
 }
 
 }  // namespace

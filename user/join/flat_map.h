@@ -46,6 +46,9 @@ class FlatMap {
 
   size_t size() const { return size_; }
   size_t capacity() const { return slots_.size(); }
+  // Changes whenever an index from FindIndex() may have become stale
+  // (insertion, erasure, rehash); value updates leave it alone.
+  uint64_t version() const { return version_; }
 
   V* Find(const K& k) {
     size_t i = Hash()(k) & mask_;
@@ -69,6 +72,7 @@ class FlatMap {
         s.key = k;
         s.val = V{};
         size_++;
+        version_++;
         *inserted = true;
         return &s.val;
       }
@@ -147,6 +151,7 @@ class FlatMap {
   void EraseSlot(size_t i) {
     slots_[i].used = false;
     size_--;
+    version_++;
     size_t j = i;
     for (;;) {
       j = (j + 1) & mask_;
@@ -169,6 +174,7 @@ class FlatMap {
     slots_.assign(cap, Slot{K{}, V{}, false});
     mask_ = cap - 1;
     size_ = 0;
+    version_++;
     for (const Slot& s : old) {
       if (!s.used) continue;
       size_t j = Hash()(s.key) & mask_;
@@ -181,6 +187,7 @@ class FlatMap {
   std::vector<Slot> slots_;
   size_t mask_ = 0;
   size_t size_ = 0;
+  uint64_t version_ = 0;
 };
 
 }  // namespace jackdaw::join

@@ -237,7 +237,7 @@ void BM_Join(benchmark::State& state) {
     state.SkipWithError(sch.status().message().c_str());
     return;
   }
-  uint64_t requests = 0, peak_sets = 0, late = 0, rss_growth = 0, events_joined = 0;
+  uint64_t requests = 0, peak_sets = 0, peak_intervals = 0, late = 0, rss_growth = 0, events_joined = 0;
   double unaccounted = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -279,6 +279,7 @@ void BM_Join(benchmark::State& state) {
     rss_growth = rss_max - rss0;
     const Stats& st = (*ex)->stats();
     peak_sets = st.peak_live_sets;
+    peak_intervals = st.peak_live_intervals;
     late = st.late_records;
     events_joined = st.events_joined;
     unaccounted = st.cpu_observed_ns ? 100.0 * st.cpu_unaccounted_ns() / st.cpu_observed_ns : 0;
@@ -295,6 +296,7 @@ void BM_Join(benchmark::State& state) {
   state.counters["events_joined"] = static_cast<double>(events_joined);
   state.counters["rss_growth_MB"] = static_cast<double>(rss_growth) / 1e6;
   state.counters["peak_live_sets"] = static_cast<double>(peak_sets);
+  state.counters["peak_intervals"] = static_cast<double>(peak_intervals);
   state.counters["late"] = static_cast<double>(late);
   state.counters["unaccounted_cpu_pct"] = unaccounted;
 }

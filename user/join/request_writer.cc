@@ -116,7 +116,18 @@ std::string FormatSummary(const Stats& s) {
            s.requests_emitted, s.requests_timed_out, s.events_joined, s.events_in_requests, s.events_discarded,
            s.late_records + s.late_io_starts, pct, static_cast<double>(s.cpu_unaccounted_ns()) / 1e6,
            static_cast<double>(s.cpu_observed_ns) / 1e6);
-  return buf;
+  std::string out = buf;
+  // Only when they happened: both point at evidence the join could not use.
+  if (s.seed_conflicts) {
+    snprintf(buf, sizeof(buf), ", %" PRIu64 " events reached two requests (kept apart)", s.seed_conflicts);
+    out += buf;
+  }
+  if (const uint64_t missing = s.sched_chain_breaks + s.sched_running_inferred) {
+    snprintf(buf, sizeof(buf), ", %" PRIu64 " of %" PRIu64 " switch-ins missing from the trace", missing,
+             s.sched_switches);
+    out += buf;
+  }
+  return out;
 }
 
 }  // namespace jackdaw::join

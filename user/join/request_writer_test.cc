@@ -99,6 +99,15 @@ TEST(RequestWriter, SummaryLine) {
   EXPECT_EQ(FormatSummary(s),
             "requests 500 (timed out 0), events joined 18000 (in requests 17500, discarded 500), late records 3, "
             "unaccounted cpu 1.2% (3.400 ms of 280.000 ms)");
+  // Anomalies are appended only when they happened.
+  s.seed_conflicts = 2;
+  s.sched_switches = 1000;
+  s.sched_chain_breaks = 3;
+  s.sched_running_inferred = 4;
+  EXPECT_EQ(FormatSummary(s),
+            "requests 500 (timed out 0), events joined 18000 (in requests 17500, discarded 500), late records 3, "
+            "unaccounted cpu 1.2% (3.400 ms of 280.000 ms), 2 events reached two requests (kept apart), "
+            "7 of 1000 switch-ins missing from the trace");
 }
 
 }  // namespace

@@ -136,8 +136,10 @@ class Stream {
     b.saddr[3] = b.daddr[3] = 1;
     Add(type, ts, cpu, ctx, interrupted_tid ? 4242 : 0, interrupted_tid, b);
   }
+  // header_tid: the task the completion ran in (0: none, e.g. the idle task
+  // under a hardirq); with task context it is some unrelated running thread.
   void BlockComplete(uint64_t ts, uint16_t cpu, uint8_t ctx, uint64_t rq, uint32_t bytes, uint64_t issue_ts,
-                     uint32_t issue_tid) {
+                     uint32_t issue_tid, uint32_t header_tid = 0, uint32_t header_tgid = 0) {
     jdw_block_complete b{};
     b.dev = 8;
     b.op = 0;  // read
@@ -146,7 +148,7 @@ class Stream {
     b.issue_ts = issue_ts;
     b.issue_tid = issue_tid;
     b.issue_tgid = kTgid;
-    Add(JDW_EVENT_BLOCK_COMPLETE, ts, cpu, ctx, 0, 0, b);
+    Add(JDW_EVENT_BLOCK_COMPLETE, ts, cpu, ctx, header_tgid, header_tid, b);
   }
 
  private:

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 namespace jackdaw::reorder {
-void Reorderer::Fifo::push_back(const Entry& e) {
+void Reorderer::Fifo::push_back(const RunEntry& e) {
   if (size_ == buf_.size()) {
-    std::vector<Entry> bigger(buf_.empty() ? 64 : buf_.size() * 2);
+    std::vector<RunEntry> bigger(buf_.empty() ? 64 : buf_.size() * 2);
     for (size_t i = 0; i < size_; i++) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
     buf_.swap(bigger);
     head_ = 0;
@@ -54,7 +54,7 @@ void Reorderer::Insert(const Entry& e) {
   }
   // Sorted input (the common case) keeps extending the run it extended last.
   if (last_run_ != UINT32_MAX && !fifos_[last_run_].empty() && fifos_[last_run_].back().ts <= e.ts) {
-    fifos_[last_run_].push_back(e);
+    fifos_[last_run_].push_back(RunEntry{e.ts, e.rec});
     return;
   }
   // Otherwise the run whose tail is the latest one not after e (patience
@@ -80,7 +80,7 @@ void Reorderer::Insert(const Entry& e) {
     free_runs_.pop_back();
     active_.push_back(best);
   }
-  fifos_[best].push_back(e);
+  fifos_[best].push_back(RunEntry{e.ts, e.rec});
   last_run_ = best;
 }
 
@@ -136,9 +136,9 @@ bool Reorderer::Pop(SortedRecord* out) {
     min_queued_ts_ = m;
   } else {
     Fifo& f = fifos_[run];
-    const Entry e = f.front();
+    const RunEntry e = f.front();
     f.pop_front();
-    *out = SortedRecord{e.ts, e.rec, e.io_start};
+    *out = SortedRecord{e.ts, e.rec, false};
     if (f.empty()) {
       active_.erase(std::find(active_.begin(), active_.end(), run));
       free_runs_.push_back(run);

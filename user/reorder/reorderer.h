@@ -81,21 +81,29 @@ class Reorderer {
     uint64_t order;  // arrival sequence (tie-break within the misc heap)
     bool io_start;
   };
+  // A run's entry: runs hold real records only (synthetic starts and
+  // stragglers go to the misc heap), and in arrival order, so neither the
+  // flag nor the sequence number is needed. Half an Entry: the runs hold a
+  // whole window of records, and are streamed through the cache.
+  struct RunEntry {
+    uint64_t ts;
+    const jdw_record_header* rec;
+  };
   // FIFO of one CPU's records; power-of-two ring.
   class Fifo {
    public:
     bool empty() const { return size_ == 0; }
     size_t size() const { return size_; }
-    const Entry& front() const { return buf_[head_]; }
-    const Entry& back() const { return buf_[(head_ + size_ - 1) & (buf_.size() - 1)]; }
-    void push_back(const Entry& e);
+    const RunEntry& front() const { return buf_[head_]; }
+    const RunEntry& back() const { return buf_[(head_ + size_ - 1) & (buf_.size() - 1)]; }
+    void push_back(const RunEntry& e);
     void pop_front() {
       head_ = (head_ + 1) & (buf_.size() - 1);
       size_--;
     }
 
    private:
-    std::vector<Entry> buf_;
+    std::vector<RunEntry> buf_;
     size_t head_ = 0, size_ = 0;
   };
   static bool MiscLater(const Entry& a, const Entry& b);

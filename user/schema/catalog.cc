@@ -89,6 +89,7 @@ std::vector<EventTypeSpec> BuildEventTypes() {
     // The syscall the event's thread is inside (meaningful in task context).
     e.fields.push_back(Derived("in_syscall", FieldSource::kInSyscall, Domain::kSyscall, true));
     e.fields.push_back(Derived("sock_used", FieldSource::kSockUsed));
+    e.fields.push_back(Derived("conn_open", FieldSource::kConnOpen));
     switch (e.record_type) {
       case JDW_EVENT_SYS_ENTER:
         e.takes_syscalls = true;
@@ -142,6 +143,7 @@ std::vector<EventTypeSpec> BuildEventTypes() {
     tgid.name = "tgid";
     SetField(&so, tgid);
     so.fields.push_back(Derived("blocked", FieldSource::kBlocked));
+    so.fields.push_back(Derived("block_reason", FieldSource::kBlockReason, Domain::kBlockReason));
   }
   EventTypeSpec si;
   si.name = "switch_in";
@@ -156,6 +158,7 @@ std::vector<EventTypeSpec> BuildEventTypes() {
     tgid.name = "tgid";
     SetField(&si, tgid);
     si.fields.push_back(Derived("after_block", FieldSource::kAfterBlock));
+    si.fields.push_back(Derived("block_reason", FieldSource::kBlockReason, Domain::kBlockReason));
   }
   EventTypeSpec io;
   io.name = "io_start";
@@ -205,6 +208,12 @@ constexpr Constant kConstants[] = {
     {Domain::kObjKind, "other_fd", JDW_OBJ_OTHER_FD},
     {Domain::kCtx, "task", JDW_CTX_TASK},         {Domain::kCtx, "softirq", JDW_CTX_SOFTIRQ},
     {Domain::kCtx, "hardirq", JDW_CTX_HARDIRQ},   {Domain::kCtx, "nmi", JDW_CTX_NMI},
+    {Domain::kBlockReason, "none", static_cast<int64_t>(BlockReasonValue::kNone)},
+    {Domain::kBlockReason, "disk", static_cast<int64_t>(BlockReasonValue::kDisk)},
+    {Domain::kBlockReason, "network", static_cast<int64_t>(BlockReasonValue::kNetwork)},
+    {Domain::kBlockReason, "futex", static_cast<int64_t>(BlockReasonValue::kFutex)},
+    {Domain::kBlockReason, "pipe", static_cast<int64_t>(BlockReasonValue::kPipe)},
+    {Domain::kBlockReason, "other", static_cast<int64_t>(BlockReasonValue::kOther)},
 };
 
 size_t EditDistance(std::string_view a, std::string_view b) {

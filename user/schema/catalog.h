@@ -53,10 +53,19 @@ enum class FieldSource : uint8_t {
   kWakeeObj,      // sched_wakeup: that syscall's obj (futex uaddr, socket, ...)
   kWakeeArg,      // sched_wakeup: that syscall's arg (futex op, ...)
   kSockUsed,      // 1 if the event's thread made a socket syscall since it last woke from a sleep
+  kBlockReason,   // switch_out: why it goes to sleep; switch_in: why it slept (BlockReason)
+  kConnOpen,      // 1 if the thread's last socket read/write was on a socket it has not closed since
 };
 
+// What a sleeping thread waits for, judged from the syscall it sleeps in
+// (the same split as the off-CPU accounting, model::BlockReason): `disk` for
+// files, fsync, AIO; `network` for sockets, epoll/poll/select, accept,
+// connect; `futex`; `pipe`; `other` for the rest, including sleeps outside
+// any syscall (page faults, kernel locks). `none` when not asleep.
+enum class BlockReasonValue : uint8_t { kNone, kDisk, kNetwork, kFutex, kPipe, kOther };
+
 // What named constants a field's predicates may use.
-enum class Domain : uint8_t { kNumber, kObjKind, kCtx, kSyscall };
+enum class Domain : uint8_t { kNumber, kObjKind, kCtx, kSyscall, kBlockReason };
 
 struct FieldSpec {
   std::string name;

@@ -139,7 +139,7 @@ class Parser {
     RETURN_IF_ERROR(Advance());
     while (tok_.kind != Tok::kEnd) {
       if (tok_.kind != Tok::kIdent)
-        return Expected("a statement (event, seed, sync, wait, timeout)");
+        return Expected("a statement (event, seed, sync, wait, cascade, timeout)");
       if (tok_.text == "event") {
         RETURN_IF_ERROR(ParseEvent());
       } else if (tok_.text == "seed") {
@@ -148,10 +148,12 @@ class Parser {
         RETURN_IF_ERROR(ParseSync());
       } else if (tok_.text == "wait") {
         RETURN_IF_ERROR(ParseWait());
+      } else if (tok_.text == "cascade") {
+        RETURN_IF_ERROR(ParseCascade());
       } else if (tok_.text == "timeout") {
         RETURN_IF_ERROR(ParseTimeout());
       } else {
-        return Expected("a statement (event, seed, sync, wait, timeout)");
+        return Expected("a statement (event, seed, sync, wait, cascade, timeout)");
       }
     }
     RETURN_IF_ERROR(ResolveRefs());
@@ -167,6 +169,11 @@ class Parser {
     EventRef source, dest;
     Token attr_at;
     std::string attr;
+  };
+  // Attributes are resolved at the end: cascade may precede the events that
+  // bind them.
+  struct PendingCascade {
+    std::vector<Token> attrs;  // trigger first
   };
 
   Status Advance() {
@@ -191,7 +198,8 @@ class Parser {
     return Advance();
   }
   static bool IsKeyword(std::string_view s) {
-    return s == "event" || s == "seed" || s == "sync" || s == "wait" || s == "timeout" || s == "where" ||
+    return s == "event" || s == "seed" || s == "sync" || s == "wait" || s == "cascade" || s == "timeout" ||
+           s == "where" ||
            s == "and" || s == "start" || s == "stop" || s == "basic" || s == "usdt";
   }
 
@@ -411,6 +419,24 @@ class Parser {
     return Status::Ok();
   }
 
+  // cascade(TRIGGER, TARGET {, TARGET})
+  Status ParseCascade() {
+    RETURN_IF_ERROR(Advance());
+    RETURN_IF_ERROR(ExpectPunct("("));
+    PendingCascade c;
+    for (;;) {
+      Token attr;
+      RETURN_IF_ERROR(ExpectIdent("an attribute name", &attr));
+      c.attrs.push_back(attr);
+      if (!IsPunct(",")) break;
+      RETURN_IF_ERROR(Advance());
+    }
+    if (c.attrs.size() < 2) return Expected("',' and the attributes whose intervals close with " + c.attrs[0].text);
+    RETURN_IF_ERROR(ExpectPunct(")"));
+    cascades_.push_back(std::move(c));
+    return Status::Ok();
+  }
+
   // timeout NUMBER UNIT
   Status ParseTimeout() {
     RETURN_IF_ERROR(Advance());
@@ -463,6 +489,25 @@ class Parser {
       schema_.syncs.push_back(
           SyncStmt{static_cast<uint16_t>(src), static_cast<uint16_t>(attr), static_cast<uint16_t>(dst)});
     }
+    for (const PendingCascade& c : cascades_) {
+      CascadeStmt st;
+      for (size_t i = 0; i < c.attrs.size(); i++) {
+        const int attr = schema_.FindAttribute(c.attrs[i].text);
+        if (attr < 0) {
+          return At(c.attrs[i], "unknown attribute '" + c.attrs[i].text + "' in cascade; attributes bound by events: " +
+                                    (schema_.attributes.empty() ? std::string("none")
+                                                                : JoinNames(schema_.attributes)));
+        }
+        if (i == 0) {
+          st.trigger = static_cast<uint16_t>(attr);
+        } else if (attr == st.trigger) {
+          return At(c.attrs[i], "cascade: '" + c.attrs[i].text + "' cannot close itself");
+        } else {
+          st.targets.push_back(static_cast<uint16_t>(attr));
+        }
+      }
+      schema_.cascades.push_back(std::move(st));
+    }
     if (schema_.events.empty()) return At(tok_, "schema defines no events");
     if (!schema_.HasSeed())
       return At(tok_, "schema has no seed: add 'seed EVENT' naming an event that occurs once in every request");
@@ -475,6 +520,7 @@ class Parser {
   Schema schema_;
   std::vector<EventRef> seeds_, waits_;
   std::vector<PendingSync> syncs_;
+  std::vector<PendingCascade> cascades_;
 };
 
 }  // namespace

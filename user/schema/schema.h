@@ -78,12 +78,26 @@ struct SyncStmt {
   uint16_t dest = 0;
 };
 
+// CASCADE(trigger, target...): when a set's last open valid-interval of
+// `trigger` closes (STOP, or a START that replaces it), the set's open
+// intervals of every `target` attribute close with it. Magpie §3.4 names this
+// as the missing piece of its schemas ("the ability to transitively start or
+// stop the valid-intervals on other timelines"): a black-box schema needs it
+// to end a helper thread's part in a request when the request's connection
+// ends, because a pool thread that takes its next task without sleeping
+// leaves no event of its own between the two.
+struct CascadeStmt {
+  uint16_t trigger = 0;          // attribute index
+  std::vector<uint16_t> targets;  // attribute indices
+};
+
 struct Schema {
   std::string name;  // file stem ("testserver")
   std::string path;
   std::vector<std::string> attributes;  // attribute id -> name, first use order
   std::vector<EventDef> events;         // first match wins, in file order
   std::vector<SyncStmt> syncs;
+  std::vector<CascadeStmt> cascades;
   uint64_t timeout_ns = 10'000'000'000;  // GC bound for sets that never finish
 
   int FindEvent(std::string_view name) const;      // -1 if absent

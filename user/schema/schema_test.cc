@@ -90,13 +90,51 @@ TEST(SchemaErrors, SyntaxErrorsNameFileLineColumn) {
             "t.schema:3:1: expected '}' closing event 'a', found end of file");
   EXPECT_EQ(ParseError("seed\n"), "t.schema:2:1: expected an event name, found end of file");
   EXPECT_EQ(ParseError("bogus a"),
-            "t.schema:1:1: expected a statement (event, seed, sync, wait, timeout), found 'bogus'");
+            "t.schema:1:1: expected a statement (event, seed, sync, wait, cascade, timeout), found 'bogus'");
   EXPECT_EQ(ParseError("event a = usdt p:n { keep X = tid }"),
             "t.schema:1:22: expected a binding (basic, start or stop) or '}', found 'keep'");
   EXPECT_EQ(ParseError("timeout 5 parsecs"), "t.schema:1:11: expected a time unit (ns, us, ms, s, min), found 'parsecs'");
   EXPECT_EQ(ParseError("event a = sys_enter where fd ~ 3 {}"), "t.schema:1:30: unexpected character '~'");
   EXPECT_EQ(ParseError("event a = sys_enter where fd 3 {}"),
             "t.schema:1:30: expected a comparison (==, !=, <, <=, >, >=), found number 3");
+}
+
+TEST(SchemaParser, CascadeAndNewFields) {
+  // cascade may come before the events that bind its attributes.
+  auto s = ParseSchema(R"(
+cascade(Sock, Thread, Wake)
+event a = sys_exit close where obj_kind == socket { stop Sock = sock  stop Thread = tid }
+event b = switch_out where blocked == 1 and block_reason != disk and conn_open == 0 { stop Thread = tid }
+event c = switch_in where block_reason == futex { start Thread = tid  stop Wake = tid }
+seed a
+)",
+                       "x");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->cascades.size(), 1u);
+  EXPECT_EQ(s->attributes[s->cascades[0].trigger], "Sock");
+  ASSERT_EQ(s->cascades[0].targets.size(), 2u);
+  EXPECT_EQ(s->attributes[s->cascades[0].targets[0]], "Thread");
+  EXPECT_EQ(s->attributes[s->cascades[0].targets[1]], "Wake");
+  const Predicate& br = s->events[1].where[1];
+  EXPECT_EQ(br.field.source, FieldSource::kBlockReason);
+  EXPECT_EQ(br.value, static_cast<int64_t>(BlockReasonValue::kDisk));
+  EXPECT_EQ(s->events[1].where[2].field.source, FieldSource::kConnOpen);
+  EXPECT_EQ(s->events[2].where[0].value, static_cast<int64_t>(BlockReasonValue::kFutex));
+}
+
+TEST(SchemaErrors, CascadeErrors) {
+  const char* kEv = "event a = usdt p:n { basic X = arg0  basic Y = arg1 }\nseed a\n";
+  EXPECT_EQ(ParseError(std::string(kEv) + "cascade(X, Z)\n"),
+            "t.schema:3:12: unknown attribute 'Z' in cascade; attributes bound by events: X, Y");
+  EXPECT_EQ(ParseError(std::string(kEv) + "cascade(X, X)\n"), "t.schema:3:12: cascade: 'X' cannot close itself");
+  EXPECT_EQ(ParseError(std::string(kEv) + "cascade(X)\n"),
+            "t.schema:3:10: expected ',' and the attributes whose intervals close with X, found ')'");
+  EXPECT_EQ(ParseError("event a = switch_out where block_reason == disc { basic X = tid }\nseed a\n"),
+            "t.schema:1:44: unknown constant 'disc' for field 'block_reason'; valid: none, disk, network, futex, "
+            "pipe, other");
+  EXPECT_NE(ParseError("event a = sys_enter where block_reason == disk { basic X = tid }\nseed a\n")
+                .find("unknown field 'block_reason' of sys_enter"),
+            std::string::npos);
 }
 
 TEST(SchemaErrors, UnknownNamesListTheValidChoices) {
