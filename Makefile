@@ -67,7 +67,7 @@ $(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
 
 user: deps bpf
 	$(Q)cmake -S user -B $(USER_OUT) -DJDW_BPF_OUT=$(BPF_OUT) -Wno-dev > $(OUTPUT)/cmake.log 2>&1 || { cat $(OUTPUT)/cmake.log; exit 1; }
-	$(Q)cmake --build $(USER_OUT) -j$(JOBS) $(if $(filter 1,$(V)),--verbose,)
+	$(Q)cmake --build $(USER_OUT) -j$(JOBS) $(if $(filter 1,$(V)),--verbose,) -- --no-print-directory
 
 test: user
 	$(Q)scripts/run-tests.sh $(USER_OUT)

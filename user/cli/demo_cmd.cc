@@ -43,10 +43,11 @@ int Run(const std::string& out_dir, int requests) {
   auto run = validate::RecordWorkload(ro, w);
   if (!run.ok()) return PrintError(run.status().message()), 1;
   printf("   recorded in %.1f s: %s\n", run->wall_s, run->trace.c_str());
-  printf("2. Extracting requests with the black-box schema (kernel events only, no request ids)...\n");
+  printf("2. Extracting requests with the testserver schema (the server's USDT events plus kernel events,\n"
+         "   as Magpie used IIS's events)...\n");
   auto reader = trace::TraceReader::Open(run->trace);
   if (!reader.ok()) return PrintError(reader.status().message()), 1;
-  auto schema = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(self));
+  auto schema = schema::LoadSchema("testserver", schema::DefaultSchemaDirs(self));
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
   auto ex = join::ExtractRequests(**reader, *schema, join::Options{});
   if (!ex.ok()) return PrintError(ex.status().message()), 1;
@@ -89,7 +90,9 @@ int Run(const std::string& out_dir, int requests) {
   printf("\nOutputs:\n  trace            %s\n  ground truth     %s\n  requests         %s\n"
          "  HTML report      %s\n  Perfetto trace   %s  (open in https://ui.perfetto.dev)\n",
          run->trace.c_str(), run->truth.c_str(), requests_path.c_str(), html.c_str(), perfetto.c_str());
-  printf("Next: sudo %s reproduce --quick   (the paper's validation tables)\n", self.c_str());
+  printf("Next:\n  %s analyze %s --schema tcp-threadpool   (the same trace, kernel events only)\n"
+         "  sudo %s reproduce --quick   (the paper's validation tables)\n",
+         self.c_str(), run->trace.c_str(), self.c_str());
   return 0;
 }
 
