@@ -152,8 +152,14 @@ StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path) {
     if (line.empty()) continue;
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) return ErrStatus("%s:%zu: not JSON", path.c_str(), n);
-    out.push_back(TruthEntry{j.value("type", std::string()), j.value("local_port", uint16_t{0}),
-                             j.value("req_id", uint64_t{0}), j.value("server_cpu_ns", uint64_t{0})});
+    TruthEntry t;
+    t.type = j.value("type", std::string());
+    t.client_port = j.value("local_port", uint16_t{0});
+    t.send_mono_ns = j.value("send_mono_ns", uint64_t{0});
+    t.recv_mono_ns = j.value("recv_mono_ns", uint64_t{0});
+    t.req_id = j.value("req_id", uint64_t{0});
+    t.server_cpu_ns = j.value("server_cpu_ns", uint64_t{0});
+    out.push_back(t);
   }
   return out;
 }
@@ -175,9 +181,20 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
                           ? double(st.cpu_charged_ns + st.softirq_charged_ns) / double(st.cpu_observed_ns)
                           : 0;
 
-  // Match by client port.
-  std::unordered_map<uint16_t, size_t> by_port;
-  for (size_t i = 0; i < truth.size(); ++i) by_port[truth[i].client_port] = i;
+  // Match by client port, and by time among entries that reused the port.
+  std::unordered_multimap<uint16_t, size_t> by_port;
+  for (size_t i = 0; i < truth.size(); ++i) by_port.emplace(truth[i].client_port, i);
+  auto best_for_port = [&](uint16_t port, const model::Request& r) -> int64_t {
+    int64_t best = -1;
+    int64_t best_overlap = INT64_MIN;
+    auto [lo, hi] = by_port.equal_range(port);
+    for (auto it = lo; it != hi; ++it) {
+      const TruthEntry& t = truth[it->second];
+      const int64_t overlap = int64_t(std::min(t.recv_mono_ns, r.end_ns)) - int64_t(std::max(t.send_mono_ns, r.start_ns));
+      if (overlap > best_overlap) best_overlap = overlap, best = int64_t(it->second);
+    }
+    return best;
+  };
   std::vector<int> truth_hits(truth.size(), 0);
   std::unordered_map<uint64_t, std::string> labels;  // request id -> type
   double charged_matched = 0, server_matched = 0;
@@ -185,8 +202,8 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
     std::set<size_t> hits;
     for (const auto& c : r.connections) {
       for (uint16_t p : {PortOf(c.remote), PortOf(c.local)}) {
-        auto it = by_port.find(p);
-        if (it != by_port.end()) hits.insert(it->second);
+        const int64_t h = best_for_port(p, r);
+        if (h >= 0) hits.insert(size_t(h));
       }
     }
     if (hits.empty()) {

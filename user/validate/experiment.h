@@ -5,9 +5,11 @@
 //
 // Matching requests to ground truth: each extracted request lists the
 // connections it used; the server side's remote port is the client's local
-// port, which the load driver logs per request. A request matching several
-// truth entries was merged; a truth entry matched by several requests was
-// split; neither is guessed around.
+// port, which the load driver logs per request. A client can reuse a port
+// within a run, so among the entries with that port the one whose
+// send..receive interval overlaps the request's (same CLOCK_MONOTONIC)
+// is taken. A request matching several truth entries was merged; a truth
+// entry matched by several requests was split; neither is guessed around.
 //
 // Accounted CPU %: CPU charged to requests (task context plus interrupt
 // work joined through packet/IO attributes) over the on-CPU time of every
@@ -58,6 +60,7 @@ StatusOr<RecordedRun> RecordWorkload(const RunOptions& opts, const Workload& w);
 struct TruthEntry {
   std::string type;
   uint16_t client_port = 0;
+  uint64_t send_mono_ns = 0, recv_mono_ns = 0;  // the client's view, CLOCK_MONOTONIC
   uint64_t req_id = 0;
   uint64_t server_cpu_ns = 0;  // the server's own thread-CPU measurement
 };
