@@ -157,7 +157,8 @@ class Extractor::Impl {
   // emitted its sk may already serve the next connection.
   struct SetSock {
     uint64_t sk;
-    uint32_t slot;  // socks_ index it was copied from (checked against sk/gen before use)
+    uint32_t slot;     // socks_ index it was copied from (checked against sk/gen before use)
+    uint64_t checked;  // sock_epoch_ when last found current
     SockEntry conn;
   };
   struct Set {
@@ -194,6 +195,7 @@ class Extractor::Impl {
     uint8_t sys_obj_kind = 0;
     int32_t sys_fd = -1;
     uint64_t sys_obj = 0, sys_arg = 0;
+    uint64_t sys_ts = 0;  // of the syscall's enter
     uint64_t last_sock = 0;
     uint64_t last_sock_ts = 0;  // when it last used last_sock
     bool sock_used = false;  // socket syscall since it last woke from a sleep
@@ -429,6 +431,7 @@ class Extractor::Impl {
   // completion that never comes is an I/O whose bytes no request can get.
   FlatMap<uint64_t, uint64_t, U64Hash> blk_inflight_;
   std::vector<SockEntry> socks_;
+  uint64_t sock_epoch_ = 0;  // bumped whenever a socks_ slot changes connection
   std::vector<uint32_t> free_socks_;
   std::vector<Closed> closed_socks_;  // FIFO by ts
   size_t closed_head_ = 0;
@@ -1016,12 +1019,14 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
     const uint32_t gen = e.gen + 1;
     e = SockEntry{};
     e.gen = gen;
+    sock_epoch_++;
     e.since = c.ts;
     e.sk = si->sk;
   } else if (e.sport != si->sport || e.dport != si->dport || memcmp(e.daddr, si->daddr, 16) != 0) {
     // Same memory, another connection: nothing known about the old one
     // (direction of its last data, threads that used it) applies.
     e.gen++;
+    sock_epoch_++;
     e.since = c.ts;
     sock_dir_.Erase(si->sk);
   }
@@ -1036,11 +1041,16 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
 
 void Extractor::Impl::NoteSock(Set& s, const Ctx& c, uint64_t sk) {
   // Already noted, and still the same connection: no lookup (hot path: every
-  // socket syscall and packet of a request).
-  for (const SetSock& ss : s.socks) {
+  // socket syscall and packet of a request). No socket has changed hands
+  // since it was last found current: nothing to check at all.
+  for (SetSock& ss : s.socks) {
     if (ss.sk != sk) continue;
+    if (ss.checked == sock_epoch_) return;
     const SockEntry& cur = socks_[ss.slot];
-    if (cur.sk == sk && cur.gen == ss.conn.gen) return;
+    if (cur.sk == sk && cur.gen == ss.conn.gen) {
+      ss.checked = sock_epoch_;
+      return;
+    }
   }
   const uint32_t* idx = sock_index_.Find(sk);
   if (!idx) return;  // never seen its sock_info: no endpoints to report
@@ -1055,7 +1065,7 @@ void Extractor::Impl::NoteSock(Set& s, const Ctx& c, uint64_t sk) {
   }
   for (const SetSock& ss : s.socks)
     if (ss.sk == sk && ss.conn.gen == e.gen) return;
-  s.socks.push_back(SetSock{sk, *idx, e});
+  s.socks.push_back(SetSock{sk, *idx, sock_epoch_, e});
 }
 
 uint64_t Extractor::Impl::SockOf(const Ctx& c) {
@@ -1078,8 +1088,13 @@ uint64_t Extractor::Impl::ComputeSock(const Ctx& c) {
       const auto* e = reinterpret_cast<const jdw_sys_exit*>(c.payload);
       if (e->obj) return e->obj_kind == JDW_OBJ_SOCKET ? e->obj : 0;
       const Thread* t = c.thread;
-      if (t && t->sys_nr == e->nr && t->sys_obj_kind == JDW_OBJ_SOCKET) return t->sys_obj;
-      return 0;
+      if (!t || t->sys_nr != e->nr || t->sys_obj_kind != JDW_OBJ_SOCKET) return 0;
+      // The socket of the matching enter, unless its memory went to another
+      // connection meanwhile: a close frees the socket before it returns,
+      // and the next accept may take the same address first.
+      const uint32_t* idx = sock_index_.Find(t->sys_obj);
+      if (idx && socks_[*idx].since > t->sys_ts) return 0;
+      return t->sys_obj;
     }
     case JDW_EVENT_SOCK_INFO:
       return reinterpret_cast<const jdw_sock_info*>(c.payload)->sk;
@@ -1797,6 +1812,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
       }
       if (t) {
         t->sys_nr = e->nr;
+        t->sys_ts = ts;
         t->sys_obj_kind = e->obj_kind;
         t->sys_obj = e->obj;
         t->sys_fd = e->fd;

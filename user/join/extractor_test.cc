@@ -873,6 +873,36 @@ seed accepted
                                                           "sys_enter:close", "usdt:app:done"}));
 }
 
+TEST(Sockets, CloseReturningAfterTheAddressWasReusedLeavesTheNewConnectionAlone) {
+  // Thread 20 closes connection 1; the socket is freed inside close(), and
+  // the acceptor's next accept gets the same address before close returns.
+  constexpr uint64_t kSk = 0xffff888000ee0000;
+  Stream s;
+  s.SockInfo(1000, 0, 10, kSk, 8080, 6000);
+  s.SysExit(1010, 0, 10, "accept4", 5, JDW_OBJ_SOCKET, kSk);
+  s.SysEnter(1100, 1, 20, "read", 5, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysEnter(1200, 1, 20, "close", 5, JDW_OBJ_SOCKET, kSk);
+  s.SockInfo(1250, 0, 10, kSk, 8080, 6001);
+  s.SysExit(1260, 0, 10, "accept4", 6, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(1300, 1, 20, "close", 0);  // connection 1's close returns
+  s.SysEnter(1400, 1, 21, "read", 6, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysEnter(1500, 1, 21, "close", 6, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(1600, 1, 21, "close", 0);
+  Result r = Extract(R"(
+event accepted = sys_exit accept4 { start Sock = obj }
+event io = sys_enter read where obj_kind == socket { basic Sock = sock }
+event closed = sys_exit close where obj_kind == socket { stop Sock = sock }
+seed accepted
+)",
+                     s);
+  ASSERT_EQ(r.reqs.size(), 2u);
+  for (const auto& q : r.reqs) EXPECT_FALSE(q.timed_out);
+  // Connection 2 keeps its read: the first close did not end it.
+  EXPECT_EQ(r.reqs[1].connections[0].remote, "127.0.0.1:6001");
+  EXPECT_EQ(Symbols(r.reqs[1]),
+            (std::vector<std::string>{"sys_exit:accept4", "sys_enter:read", "sys_exit:close"}));
+}
+
 // --- what a record is about -------------------------------------------------
 
 TEST(ResourceAccounting, BlockCompletionInTaskContextIsNotThatTasksEvent) {
@@ -1014,7 +1044,10 @@ TEST(SchedAnomalies, LostBlockCompletionsAreCounted) {
 
 constexpr char kCondSchema[] = R"(
 event begin = usdt app:begin { basic T = tid }
-event handoff = sched_wakeup where ctx == task and in_syscall == futex and wakee_syscall == futex { basic T = tid  start Wake = wakee_tid }
+event handoff = sched_wakeup where ctx == task and in_syscall == futex and wakee_syscall == futex {
+  basic T = tid
+  start Wake = wakee_tid
+}
 event sleep = switch_out where blocked == 1 { stop T = tid }
 event woken = switch_in where after_block == 1 { start T = tid  stop Wake = tid }
 event end = usdt app:end { stop T = tid }
