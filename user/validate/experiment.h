@@ -13,9 +13,10 @@
 //
 // Accounted CPU %: CPU charged to requests (task context plus interrupt
 // work joined through packet/IO attributes) over the on-CPU time of every
-// thread of the server process, measured from sched_switch over the whole
-// recording — the kernel's work inside their syscalls is in that time, as
-// is softirq work that interrupted them.
+// thread of the server process, measured from sched_switch while it was
+// serving (from the first seed event to the end of the last request, so
+// server start-up is left out) — the kernel's work inside their syscalls is
+// in that time, as is softirq work that interrupted them.
 #pragma once
 
 #include <cstdint>
