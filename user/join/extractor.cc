@@ -1274,6 +1274,18 @@ uint64_t Extractor::Impl::Read(const schema::FieldRef& f, const Ctx& c, bool* ok
   }
   return 0;
 }
+// One comparison for signed and unsigned fields alike.
+template <typename T>
+bool Compare(schema::CmpOp op, T a, T b) {
+  switch (op) {
+    case schema::CmpOp::kEq: return a == b;
+    case schema::CmpOp::kNe: return a != b;
+    case schema::CmpOp::kLt: return a < b;
+    case schema::CmpOp::kLe: return a <= b;
+    case schema::CmpOp::kGt: return a > b;
+    default: return a >= b;
+  }
+}
 
 bool Extractor::Impl::Matches(const schema::EventDef& def, const Ctx& c) {
   for (const schema::Predicate& p : def.where) {
@@ -1281,30 +1293,9 @@ bool Extractor::Impl::Matches(const schema::EventDef& def, const Ctx& c) {
     uint64_t v = Read(p.field, c, &ok);
     if (!ok) return false;
     if (p.mask) v &= p.mask;
-    bool r;
-    if (p.field.is_signed) {
-      const auto a = static_cast<int64_t>(v);
-      const int64_t b = p.value;
-      switch (p.op) {
-        case schema::CmpOp::kEq: r = a == b; break;
-        case schema::CmpOp::kNe: r = a != b; break;
-        case schema::CmpOp::kLt: r = a < b; break;
-        case schema::CmpOp::kLe: r = a <= b; break;
-        case schema::CmpOp::kGt: r = a > b; break;
-        default: r = a >= b; break;
-      }
-    } else {
-      const uint64_t a = v;
-      const auto b = static_cast<uint64_t>(p.value);
-      switch (p.op) {
-        case schema::CmpOp::kEq: r = a == b; break;
-        case schema::CmpOp::kNe: r = a != b; break;
-        case schema::CmpOp::kLt: r = a < b; break;
-        case schema::CmpOp::kLe: r = a <= b; break;
-        case schema::CmpOp::kGt: r = a > b; break;
-        default: r = a >= b; break;
-      }
-    }
+    const bool r = p.field.is_signed
+                       ? Compare(p.op, static_cast<int64_t>(v), p.value)
+                       : Compare(p.op, v, static_cast<uint64_t>(p.value));
     if (!r) return false;
   }
   return true;
