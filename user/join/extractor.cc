@@ -2177,7 +2177,11 @@ void Extractor::Impl::Finish() {
   // Block requests issued more than a second before the end (devices answer
   // in milliseconds) whose completion never came.
   blk_inflight_.ForEach([&](const uint64_t&, const uint64_t& issued) {
-    if (issued + 1'000'000'000 < now_) stats_.block_completions_missing++;
+    if (issued + 1'000'000'000 < now_) {
+      stats_.block_completions_missing++;
+    } else {
+      stats_.block_completions_unseen_at_end++;
+    }
   });
   // End of trace: whatever is still open is cut by the end of the trace.
   // A request still in progress keeps its process' window open to here.

@@ -1038,6 +1038,7 @@ TEST(SchedAnomalies, LostBlockCompletionsAreCounted) {
   s.Usdt(2'000'000'000, 0, 10, "app:x", 1);
   Result r = Extract("event x = usdt app:x { basic T = tid }\nseed x\n", s);
   EXPECT_EQ(r.stats.block_completions_missing, 2u);
+  EXPECT_EQ(r.stats.block_completions_unseen_at_end, 1u);  // 0xd
 }
 
 // --- remote wakeups: delivered on the idle wakee's CPU, in interrupt context
