@@ -196,6 +196,40 @@ StatusOr<json> BuildPerfettoTrace(const model::WorkloadModel& m,
     }
   }
 
+  // Causal edges (a Signal on one thread resuming another: SYNC/WAIT and
+  // wakeups) as flow arrows between the actual threads' slices. A flow
+  // binds to the slice enclosing its timestamp on that thread ("bp":"e"
+  // makes the arrow's head bind to the enclosing slice, not the next one).
+  uint64_t flow_id = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const model::Request& r = requests[i];
+    for (const model::CausalEdge& edge : r.edges) {
+      if (edge.from >= r.events.size() || edge.to >= r.events.size()) continue;
+      const model::RequestEvent& from = r.events[edge.from];
+      const model::RequestEvent& to = r.events[edge.to];
+      if (from.tid == 0 || to.tid == 0 || from.tid == to.tid) continue;
+      ++flow_id;
+      const json args = {{"request", m.requests[i].id}};
+      events.push_back({{"ph", "s"},
+                        {"cat", "edge"},
+                        {"name", "signal"},
+                        {"id", flow_id},
+                        {"pid", kPidActual},
+                        {"tid", from.tid},
+                        {"ts", Us(rel(from.ts_ns))},
+                        {"args", args}});
+      events.push_back({{"ph", "f"},
+                        {"bp", "e"},
+                        {"cat", "edge"},
+                        {"name", "signal"},
+                        {"id", flow_id},
+                        {"pid", kPidActual},
+                        {"tid", to.tid},
+                        {"ts", Us(rel(std::max(to.ts_ns, from.ts_ns)))},
+                        {"args", args}});
+    }
+  }
+
   // 3. Canonical forms at each request's actual start, a lane per
   // canonical thread.
   struct CanonThread {

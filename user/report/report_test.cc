@@ -195,6 +195,30 @@ TEST(ReportTest, PerfettoTraceParsesWithOneSlicePerRequest) {
   EXPECT_GT(by_cat["event"], 0u);
   EXPECT_EQ(process_names.size(), 3u);
   ExpectProperNesting(ev);
+  // Every cross-thread causal edge is one flow arrow: a start on the
+  // signalling thread, an end on the resumed one, no earlier than the start.
+  size_t cross_thread_edges = 0;
+  for (const Request& r : f.requests)
+    for (const model::CausalEdge& e : r.edges)
+      if (r.events[e.from].tid != r.events[e.to].tid) cross_thread_edges++;
+  EXPECT_GT(cross_thread_edges, 0u) << "the fixture's E and F requests hand over between threads";
+  std::map<uint64_t, json> flow_start, flow_end;
+  for (const json& e : ev) {
+    if (e["ph"] == "s") {
+      EXPECT_TRUE(flow_start.emplace(e["id"].get<uint64_t>(), e).second);
+    } else if (e["ph"] == "f") {
+      EXPECT_TRUE(flow_end.emplace(e["id"].get<uint64_t>(), e).second);
+    }
+  }
+  EXPECT_EQ(flow_start.size(), cross_thread_edges);
+  EXPECT_EQ(flow_end.size(), cross_thread_edges);
+  for (const auto& [id, s] : flow_start) {
+    ASSERT_TRUE(flow_end.count(id)) << id;
+    const json& e = flow_end.at(id);
+    EXPECT_NE(s["tid"], e["tid"]);
+    EXPECT_LE(s["ts"].get<double>(), e["ts"].get<double>());
+    EXPECT_EQ(e["bp"], "e");
+  }
   // Wrong request span: an error, not a crash.
   EXPECT_FALSE(BuildPerfettoTrace(f.model, std::span(f.requests).first(3)).ok());
   fs::remove_all(dir);
