@@ -224,6 +224,20 @@ TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
   std::map<uint32_t, jdw_sys_enter> pending;
   uint64_t client_sent = 0, server_recv = 0, server_sent = 0, client_recv = 0;
   uint64_t c2s_payload = 0, s2c_payload = 0, xmit_with_sk = 0;
+  // New sequence space only: a segment sent again (a retransmission, rare
+  // but possible on loopback under load) carries no new bytes.
+  struct Direction {
+    bool started = false;
+    uint32_t next = 0;  // sequence number after the highest byte seen
+    uint64_t NewBytes(uint32_t seq, uint32_t len) {
+      if (!started) started = true, next = seq;
+      const uint32_t end = seq + len;
+      if (static_cast<int32_t>(end - next) <= 0) return 0;
+      const uint64_t fresh = end - next;
+      next = end;
+      return fresh;
+    }
+  } c2s, s2c;
   for (const jdw_record_header* hp : ordered) {
     const jdw_record_header& h = *hp;
     if (h.type == JDW_EVENT_SYS_ENTER) pending[h.tid] = Body<jdw_sys_enter>(h);
@@ -243,11 +257,12 @@ TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
     if (h.type == JDW_EVENT_NET_XMIT) {
       auto p = Body<jdw_net_packet>(h);
       if (p.protocol != 6) continue;
+      if (p.payload_len == 0) continue;
       if (p.sport == cport && p.dport == sport) {
-        c2s_payload += p.payload_len;
+        c2s_payload += c2s.NewBytes(p.seq, p.payload_len);
         xmit_with_sk += p.sk == client_sk;
       }
-      if (p.sport == sport && p.dport == cport) s2c_payload += p.payload_len;
+      if (p.sport == sport && p.dport == cport) s2c_payload += s2c.NewBytes(p.seq, p.payload_len);
     }
   }
   EXPECT_EQ(client_sent, kTcpC2S);
