@@ -437,7 +437,9 @@ class Extractor::Impl {
   size_t closed_head_ = 0;
 
   FlatMap<uint64_t, uint32_t, U64Hash> symbol_index_;
-  std::vector<std::string> symbols_;
+  std::vector<model::Symbol> symbols_;
+  // The synthetic events' symbols, interned once.
+  const model::Symbol resume_symbol_{"resume"}, signal_symbol_{"signal"}, wait_symbol_{"wait"};
   struct SymbolCacheEntry {
     uint64_t key = 0;
     uint32_t id = 0;
@@ -670,7 +672,7 @@ uint32_t Extractor::Impl::Symbol(uint64_t key, const std::string& (*make)(Impl*,
   bool inserted;
   uint32_t* id = symbol_index_.FindOrInsert(key, &inserted);
   if (inserted) {
-    symbols_.push_back(make(this, key));
+    symbols_.push_back(model::Symbol(std::string_view(make(this, key))));
     *id = static_cast<uint32_t>(symbols_.size() - 1);
   }
   ce = SymbolCacheEntry{key, *id, true};
@@ -2055,15 +2057,15 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
     switch (it.sub) {
       case 0:
         out.synthetic = model::SyntheticKind::kResume;
-        out.symbol = "resume";
+        out.symbol = resume_symbol_;
         break;
       case 2:
         out.synthetic = model::SyntheticKind::kSignal;
-        out.symbol = "signal";
+        out.symbol = signal_symbol_;
         break;
       case 3:
         out.synthetic = model::SyntheticKind::kWait;
-        out.symbol = "wait";
+        out.symbol = wait_symbol_;
         break;
       default: {
         out.record_type = e.record_type;
