@@ -257,6 +257,8 @@ class Extractor::Impl {
   uint64_t ReadPayload(const Ctx& c, uint16_t offset, uint8_t size, bool is_signed, bool* ok);
   void Join(Ctx& c, uint16_t def_idx);
   uint32_t EventSymbol(const Ctx& c);
+  uint32_t* KnownSymbolSlot(const Ctx& c);
+  uint32_t SymbolOfKey(const Ctx& c);
 
   // --- threads
   // One or two per record, nearly always of a thread in the cache: that
@@ -457,6 +459,11 @@ class Extractor::Impl {
     bool valid = false;
   };
   std::array<SymbolCacheEntry, 64> symbol_cache_{};
+  // In front of both, for the events nearly all are (1 + symbol id, 0 = not
+  // seen yet): syscall enters and exits by nr, USDT probes by id, switches
+  // out (preempted, blocked) and in. An index, where Symbol() hashes a key.
+  std::vector<uint32_t> sys_enter_symbols_, sys_exit_symbols_, usdt_symbols_;
+  std::array<uint32_t, 3> switch_symbols_{};
 
   // Emit() scratch, reused across requests. An Item is a synthetic event
   // to be placed among the request's real ones.
@@ -606,6 +613,9 @@ void Extractor::Impl::BuildDispatch() {
   sys_enter_defs_.assign(nsys, {});
   sys_exit_defs_.assign(nsys, {});
   usdt_defs_.assign(app_probes_.size(), {});
+  sys_enter_symbols_.assign(nsys, 0);
+  sys_exit_symbols_.assign(nsys, 0);
+  usdt_symbols_.assign(app_probes_.size(), 0);
   for (size_t i = 0; i < schema_.events.size(); i++) {
     const schema::EventDef& d = schema_.events[i];
     const auto idx = static_cast<uint16_t>(i);
@@ -692,7 +702,39 @@ uint32_t Extractor::Impl::Symbol(uint64_t key, const std::string& (*make)(Impl*,
   return *id;
 }
 
+uint32_t* Extractor::Impl::KnownSymbolSlot(const Ctx& c) {
+  switch (c.kind) {
+    case schema::EventKind::kSwitchOut:
+      return &switch_symbols_[c.after_block ? 1 : 0];
+    case schema::EventKind::kSwitchIn:
+      return &switch_symbols_[2];
+    case schema::EventKind::kUsdt: {
+      uint32_t probe;
+      memcpy(&probe, c.payload, sizeof(probe));
+      return probe < usdt_symbols_.size() ? &usdt_symbols_[probe] : nullptr;
+    }
+    case schema::EventKind::kRecord: {
+      const uint16_t type = c.rec->type;
+      if (type != JDW_EVENT_SYS_ENTER && type != JDW_EVENT_SYS_EXIT) return nullptr;
+      uint16_t nr;
+      memcpy(&nr, c.payload, sizeof(nr));
+      std::vector<uint32_t>& table = type == JDW_EVENT_SYS_ENTER ? sys_enter_symbols_ : sys_exit_symbols_;
+      return nr < table.size() ? &table[nr] : nullptr;
+    }
+    default:
+      return nullptr;
+  }
+}
+
 uint32_t Extractor::Impl::EventSymbol(const Ctx& c) {
+  uint32_t* known = KnownSymbolSlot(c);
+  if (known && *known) return *known - 1;
+  const uint32_t id = SymbolOfKey(c);
+  if (known) *known = id + 1;
+  return id;
+}
+
+uint32_t Extractor::Impl::SymbolOfKey(const Ctx& c) {
   // key: kind << 56 | record type << 32 | sub-id
   const uint16_t type = c.rec->type;
   uint64_t key;
@@ -1138,10 +1180,22 @@ std::string Extractor::Impl::FormatAddr(uint16_t family, const uint8_t* a, uint1
     while (n) *p++ = tmp[--n];
   };
   if (family == 2 || (family == 10 && IsV4Mapped(a))) {
+    // Octets from a table of their decimal forms (digits, then the length).
+    static constexpr auto kOctets = [] {
+      std::array<std::array<char, 4>, 256> octets{};
+      for (int v = 0; v < 256; v++) {
+        const int len = v >= 100 ? 3 : v >= 10 ? 2 : 1;
+        for (int d = len - 1, rest = v; d >= 0; d--, rest /= 10) octets[v][d] = static_cast<char>('0' + rest % 10);
+        octets[v][3] = static_cast<char>(len);
+      }
+      return octets;
+    }();
     const uint8_t* v4 = family == 2 ? a : a + 12;
     for (int i = 0; i < 4; i++) {
       if (i) *p++ = '.';
-      put_dec(v4[i]);
+      const std::array<char, 4>& octet = kOctets[v4[i]];
+      memcpy(p, octet.data(), 3);
+      p += octet[3];
     }
   } else {
     static constexpr char kHex[] = "0123456789abcdef";
@@ -2036,82 +2090,19 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   const size_t nreal = s.events.size();
   r.events.resize(nreal + synth.size());
   r.threads.reserve(4);
-  uint64_t start = s.first_ts, end = 0;
-  size_t next_real = 0, next_synth = 0;
-  for (size_t at = 0; at < r.events.size(); at++) {
-    model::RequestEvent& out = r.events[at];
-    // Merge: a real event goes first unless the next synthetic item sorts
-    // before it.
-    const Item* it = nullptr;
-    if (next_synth < synth.size()) {
-      const Item& x = synth[synth_order[next_synth]];
-      if (next_real == nreal ||
-          item_less(x.ts, x.seq, x.sub, s.events[next_real].ts, s.events[next_real].seq, 1)) {
-        it = &x;
-        synth_pos[synth_order[next_synth++]] = static_cast<uint32_t>(at);
-      }
-    }
-    const uint64_t ts = it ? it->ts : s.events[next_real].ts;
-    if (at == 0) start = end = ts;
-    end = std::max(end, ts);
-    out.ts_ns = ts;
-    out.tsc = time_.clock.MonoToTsc(ts);
-    if (it) {
-      out.tid = it->tid;
-      out.cpu = it->cpu;
-      switch (it->sub) {
-        case 0:
-          out.synthetic = model::SyntheticKind::kResume;
-          out.symbol = resume_symbol_;
-          break;
-        case 2:
-          out.synthetic = model::SyntheticKind::kSignal;
-          out.symbol = signal_symbol_;
-          break;
-        default:
-          out.synthetic = model::SyntheticKind::kWait;
-          out.symbol = wait_symbol_;
-          break;
-      }
-      continue;
-    }
-    const Ev& e = s.events[next_real++];
-    out.tid = e.tid;
-    out.cpu = e.cpu;
-    out.record_type = e.record_type;
-    out.synthetic = static_cast<model::SyntheticKind>(e.synth);
-    out.symbol = symbols_[e.symbol];
-    out.cpu_ns = e.cpu_ns;
-    if (e.flags & (kEvNetIn | kEvNetOut)) out.net_bytes = e.bytes;
-    if (e.flags & kEvDisk) out.disk_bytes = e.bytes;
-    // totals
-    model::ResourceTotals& t = r.totals;
-    if (e.flags & kEvIrq) {
-      t.softirq_cpu_ns += e.cpu_ns;
-    } else {
-      t.cpu_ns += e.cpu_ns;
-    }
-    if (e.flags & kEvNetIn) t.net_bytes_in += e.bytes;
-    if (e.flags & kEvNetOut) t.net_bytes_out += e.bytes;
-    if (e.flags & kEvDisk) {
-      t.disk_bytes += e.bytes;
-      t.disk_ios++;
-    }
-    if (e.tid && std::find(r.threads.begin(), r.threads.end(), e.tid) == r.threads.end()) r.threads.push_back(e.tid);
+  // The request starts with its first item in the merged order (below).
+  uint64_t start = s.first_ts;
+  if (!synth.empty() && (nreal == 0 || item_less(synth[synth_order[0]].ts, synth[synth_order[0]].seq,
+                                                 synth[synth_order[0]].sub, s.events[0].ts, s.events[0].seq, 1))) {
+    start = synth[synth_order[0]].ts;
+  } else if (nreal) {
+    start = s.events[0].ts;
   }
-  if (r.events.empty()) end = start;
-  r.start_ns = start;
-  r.end_ns = end;
-  r.start_tsc = time_.clock.MonoToTsc(start);
-  r.end_tsc = time_.clock.MonoToTsc(end);
-  r.start_wall_ns = time_.clock.MonoToWall(start);
-  r.end_wall_ns = time_.clock.MonoToWall(end);
-  r.edges.reserve(edge_items.size());
-  for (const auto& [si, ri] : edge_items) r.edges.push_back(model::CausalEdge{synth_pos[si], synth_pos[ri]});
-  std::sort(r.edges.begin(), r.edges.end(),
-            [](const model::CausalEdge& a, const model::CausalEdge& b) { return a.from < b.from; });
+  uint64_t end = start;
 
-  // Off-CPU periods, clipped to the request's start.
+  // One pass over the events: each is written out, and its resources,
+  // off-CPU period (clipped to the request's start) and charged CPU are
+  // added up.
   model::ResourceTotals& t = r.totals;
   auto add_blocked = [&](uint8_t reason, uint64_t ns) {
     if (!ns) return;
@@ -2124,18 +2115,92 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
       default: t.blocked_other_ns += ns; break;
     }
   };
-  for (const Ev& e : s.events) {
-    if (!e.off) continue;
-    const OffCpu& o = s.offs[e.off - 1];
-    if (o.early_from && o.early_from >= start) {
-      t.runq_wait_ns += o.early_runq;
-      for (uint8_t rsn = 0; rsn < 6; rsn++) add_blocked(rsn, o.early_blocked[rsn]);
+  TgidAcct* acct = r.tgid ? &Acct(r.tgid) : nullptr;
+  size_t next_real = 0, next_synth = 0;
+  for (size_t at = 0; at < r.events.size(); at++) {
+    model::RequestEvent& out = r.events[at];
+    // Merge: a real event goes first unless the next synthetic item sorts
+    // before it.
+    if (next_synth < synth.size()) {
+      const Item& x = synth[synth_order[next_synth]];
+      if (next_real == nreal ||
+          item_less(x.ts, x.seq, x.sub, s.events[next_real].ts, s.events[next_real].seq, 1)) {
+        synth_pos[synth_order[next_synth++]] = static_cast<uint32_t>(at);
+        end = std::max(end, x.ts);
+        out.ts_ns = x.ts;
+        out.tsc = time_.clock.MonoToTsc(x.ts);
+        out.tid = x.tid;
+        out.cpu = x.cpu;
+        switch (x.sub) {
+          case 0:
+            out.synthetic = model::SyntheticKind::kResume;
+            out.symbol = resume_symbol_;
+            break;
+          case 2:
+            out.synthetic = model::SyntheticKind::kSignal;
+            out.symbol = signal_symbol_;
+            break;
+          default:
+            out.synthetic = model::SyntheticKind::kWait;
+            out.symbol = wait_symbol_;
+            break;
+        }
+        continue;
+      }
     }
-    const uint64_t bfrom = std::max(o.off_from, start);
-    if (o.wake > bfrom) add_blocked(o.reason, o.wake - bfrom);
-    const uint64_t rfrom = std::max(o.wake, start);
-    if (o.run > rfrom) t.runq_wait_ns += o.run - rfrom;
+    const Ev& e = s.events[next_real++];
+    end = std::max(end, e.ts);
+    out.ts_ns = e.ts;
+    out.tsc = time_.clock.MonoToTsc(e.ts);
+    out.tid = e.tid;
+    out.cpu = e.cpu;
+    out.record_type = e.record_type;
+    out.synthetic = static_cast<model::SyntheticKind>(e.synth);
+    out.symbol = symbols_[e.symbol];
+    out.cpu_ns = e.cpu_ns;
+    if (e.flags & (kEvNetIn | kEvNetOut)) out.net_bytes = e.bytes;
+    if (e.flags & kEvDisk) out.disk_bytes = e.bytes;
+    if (e.flags & kEvIrq) {
+      t.softirq_cpu_ns += e.cpu_ns;
+      stats_.softirq_charged_ns += e.cpu_ns;
+    } else {
+      t.cpu_ns += e.cpu_ns;
+      if (e.tid && e.tgid == r.tgid) {
+        // Compared against the observed CPU of request tgids (the seed's), so
+        // helper processes joined in (kworkers) do not skew the ratio.
+        stats_.cpu_charged_ns += e.cpu_ns;
+        if (e.ts <= acct->window_from_ts) acct->pre_window_ns += e.cpu_ns;  // its CPU ran before e.ts
+      }
+    }
+    if (e.flags & kEvNetIn) t.net_bytes_in += e.bytes;
+    if (e.flags & kEvNetOut) t.net_bytes_out += e.bytes;
+    if (e.flags & kEvDisk) {
+      t.disk_bytes += e.bytes;
+      t.disk_ios++;
+    }
+    if (e.tid && std::find(r.threads.begin(), r.threads.end(), e.tid) == r.threads.end()) r.threads.push_back(e.tid);
+    if (e.off) {
+      const OffCpu& o = s.offs[e.off - 1];
+      if (o.early_from && o.early_from >= start) {
+        t.runq_wait_ns += o.early_runq;
+        for (uint8_t rsn = 0; rsn < 6; rsn++) add_blocked(rsn, o.early_blocked[rsn]);
+      }
+      const uint64_t bfrom = std::max(o.off_from, start);
+      if (o.wake > bfrom) add_blocked(o.reason, o.wake - bfrom);
+      const uint64_t rfrom = std::max(o.wake, start);
+      if (o.run > rfrom) t.runq_wait_ns += o.run - rfrom;
+    }
   }
+  r.start_ns = start;
+  r.end_ns = end;
+  r.start_tsc = time_.clock.MonoToTsc(start);
+  r.end_tsc = time_.clock.MonoToTsc(end);
+  r.start_wall_ns = time_.clock.MonoToWall(start);
+  r.end_wall_ns = time_.clock.MonoToWall(end);
+  r.edges.reserve(edge_items.size());
+  for (const auto& [si, ri] : edge_items) r.edges.push_back(model::CausalEdge{synth_pos[si], synth_pos[ri]});
+  std::sort(r.edges.begin(), r.edges.end(),
+            [](const model::CausalEdge& a, const model::CausalEdge& b) { return a.from < b.from; });
 
   // Connections of the sockets it used.
   r.connections.reserve(s.socks.size());
@@ -2150,17 +2215,6 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   stats_.events_in_requests += s.events.size();
   stats_.edges_wakeup += nwake;
   stats_.edges_sync += nsync;
-  TgidAcct* acct = r.tgid ? &Acct(r.tgid) : nullptr;
-  for (const Ev& e : s.events) {
-    if (e.flags & kEvIrq) {
-      stats_.softirq_charged_ns += e.cpu_ns;
-    } else if (e.tid && e.tgid == r.tgid) {
-      // Compared against the observed CPU of request tgids (the seed's), so
-      // helper processes joined in (kworkers) do not skew the ratio.
-      stats_.cpu_charged_ns += e.cpu_ns;
-      if (e.ts <= acct->window_from_ts) acct->pre_window_ns += e.cpu_ns;  // its CPU ran before e.ts
-    }
-  }
   if (r.tgid && std::find(request_tgids_.begin(), request_tgids_.end(), r.tgid) == request_tgids_.end())
     request_tgids_.push_back(r.tgid);
   if (r.tgid && !timed_out) {
