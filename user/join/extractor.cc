@@ -459,9 +459,10 @@ class Extractor::Impl {
     bool valid = false;
   };
   std::array<SymbolCacheEntry, 64> symbol_cache_{};
-  // In front of both, for the events nearly all are (1 + symbol id, 0 = not
-  // seen yet): syscall enters and exits by nr, USDT probes by id, switches
-  // out (preempted, blocked) and in. An index, where Symbol() hashes a key.
+  // In front of both, for the kinds of event that make up nearly all of a
+  // trace (1 + symbol id, 0 = not seen yet): syscall enters and exits by nr,
+  // USDT probes by id, switches out (preempted, blocked) and in. An index
+  // lookup where Symbol() hashes a key.
   std::vector<uint32_t> sys_enter_symbols_, sys_exit_symbols_, usdt_symbols_;
   std::array<uint32_t, 3> switch_symbols_{};
 
@@ -2090,14 +2091,17 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   const size_t nreal = s.events.size();
   r.events.resize(nreal + synth.size());
   r.threads.reserve(4);
-  // The request starts with its first item in the merged order (below).
-  uint64_t start = s.first_ts;
-  if (!synth.empty() && (nreal == 0 || item_less(synth[synth_order[0]].ts, synth[synth_order[0]].seq,
-                                                 synth[synth_order[0]].sub, s.events[0].ts, s.events[0].seq, 1))) {
-    start = synth[synth_order[0]].ts;
-  } else if (nreal) {
-    start = s.events[0].ts;
-  }
+  // Merge order: does the next synthetic item go before the next real
+  // event? (They never tie: their `sub` differs.)
+  auto synth_first = [&](size_t next_synth, size_t next_real) {
+    if (next_synth == synth.size()) return false;
+    if (next_real == nreal) return true;
+    const Item& x = synth[synth_order[next_synth]];
+    const Ev& e = s.events[next_real];
+    return item_less(x.ts, x.seq, x.sub, e.ts, e.seq, 1);
+  };
+  // The request starts with its first item in that order.
+  const uint64_t start = synth_first(0, 0) ? synth[synth_order[0]].ts : nreal ? s.events[0].ts : s.first_ts;
   uint64_t end = start;
 
   // One pass over the events: each is written out, and its resources,
@@ -2119,34 +2123,29 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   size_t next_real = 0, next_synth = 0;
   for (size_t at = 0; at < r.events.size(); at++) {
     model::RequestEvent& out = r.events[at];
-    // Merge: a real event goes first unless the next synthetic item sorts
-    // before it.
-    if (next_synth < synth.size()) {
+    if (synth_first(next_synth, next_real)) {
       const Item& x = synth[synth_order[next_synth]];
-      if (next_real == nreal ||
-          item_less(x.ts, x.seq, x.sub, s.events[next_real].ts, s.events[next_real].seq, 1)) {
-        synth_pos[synth_order[next_synth++]] = static_cast<uint32_t>(at);
-        end = std::max(end, x.ts);
-        out.ts_ns = x.ts;
-        out.tsc = time_.clock.MonoToTsc(x.ts);
-        out.tid = x.tid;
-        out.cpu = x.cpu;
-        switch (x.sub) {
-          case 0:
-            out.synthetic = model::SyntheticKind::kResume;
-            out.symbol = resume_symbol_;
-            break;
-          case 2:
-            out.synthetic = model::SyntheticKind::kSignal;
-            out.symbol = signal_symbol_;
-            break;
-          default:
-            out.synthetic = model::SyntheticKind::kWait;
-            out.symbol = wait_symbol_;
-            break;
-        }
-        continue;
+      synth_pos[synth_order[next_synth++]] = static_cast<uint32_t>(at);
+      end = std::max(end, x.ts);
+      out.ts_ns = x.ts;
+      out.tsc = time_.clock.MonoToTsc(x.ts);
+      out.tid = x.tid;
+      out.cpu = x.cpu;
+      switch (x.sub) {
+        case 0:
+          out.synthetic = model::SyntheticKind::kResume;
+          out.symbol = resume_symbol_;
+          break;
+        case 2:
+          out.synthetic = model::SyntheticKind::kSignal;
+          out.symbol = signal_symbol_;
+          break;
+        default:
+          out.synthetic = model::SyntheticKind::kWait;
+          out.symbol = wait_symbol_;
+          break;
       }
+      continue;
     }
     const Ev& e = s.events[next_real++];
     end = std::max(end, e.ts);
