@@ -257,9 +257,22 @@ class Extractor::Impl {
   uint64_t ReadPayload(const Ctx& c, uint16_t offset, uint8_t size, bool is_signed, bool* ok);
   void Join(Ctx& c, uint16_t def_idx);
   uint32_t EventSymbol(const Ctx& c);
+  uint32_t* KnownSymbolSlot(const Ctx& c);
+  uint32_t SymbolOfKey(const Ctx& c);
 
   // --- threads
-  Thread* GetThread(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now);
+  // One or two per record, nearly always of a thread in the cache: that
+  // case inline, the table lookup and creation out of line.
+  Thread* GetThread(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now) {
+    if (tid == 0) return nullptr;  // the idle task: never a request thread
+    const ThreadCacheEntry& ce = thread_cache_[tid & 255];
+    if (ce.tid != tid) return LookUpThread(tid, tgid, ts, running_now);
+    Thread* t = ce.t;
+    if (tgid) t->tgid = tgid;
+    t->last_seen = ts;
+    return t;
+  }
+  Thread* LookUpThread(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now);
   // The thread is on CPU from `ts` (a switch-in, or an inferred one): closes
   // its off-CPU period.
   void StartRunning(Thread* t, uint64_t ts);
@@ -437,25 +450,34 @@ class Extractor::Impl {
   size_t closed_head_ = 0;
 
   FlatMap<uint64_t, uint32_t, U64Hash> symbol_index_;
-  std::vector<std::string> symbols_;
+  std::vector<model::Symbol> symbols_;
+  // The synthetic events' symbols, interned once.
+  const model::Symbol resume_symbol_{"resume"}, signal_symbol_{"signal"}, wait_symbol_{"wait"};
   struct SymbolCacheEntry {
     uint64_t key = 0;
     uint32_t id = 0;
     bool valid = false;
   };
   std::array<SymbolCacheEntry, 64> symbol_cache_{};
+  // In front of both, for the kinds of event that make up nearly all of a
+  // trace (1 + symbol id, 0 = not seen yet): syscall enters and exits by nr,
+  // USDT probes by id, switches out (preempted, blocked) and in. An index
+  // lookup where Symbol() hashes a key.
+  std::vector<uint32_t> sys_enter_symbols_, sys_exit_symbols_, usdt_symbols_;
+  std::array<uint32_t, 3> switch_symbols_{};
 
-  // Emit() scratch, reused across requests.
+  // Emit() scratch, reused across requests. An Item is a synthetic event
+  // to be placed among the request's real ones.
   struct Item {
     uint64_t ts;
     uint64_t seq;
     uint8_t sub;  // 0 resume, 1 real, 2 signal, 3 wait
-    uint32_t ev;  // index into Set::events (the event, or the edge end it sits next to)
     uint32_t tid;
     uint16_t cpu;
   };
   std::vector<Item> scratch_items_;
-  std::vector<uint32_t> scratch_order_, scratch_pos_, scratch_synth_;
+  std::vector<uint32_t> scratch_order_, scratch_pos_;
+  std::vector<std::pair<uint32_t, uint32_t>> scratch_edge_items_;
 
   std::vector<uint32_t> request_tgids_;
   uint64_t seq_ = 0;
@@ -501,17 +523,18 @@ const char* RecordName(uint16_t type) {
   }
 }
 
-size_t PayloadSize(uint16_t type) {
-  switch (type) {
-#define JDW_REC_SIZE(NAME, id, group, str, fields, st) \
-  case id:                                             \
-    return sizeof(struct st);
-    JDW_EVENT_TABLE(JDW_REC_SIZE)
+// Payload size by record type (0: unknown type). A table, not a switch:
+// every record is checked, and record types alternate unpredictably, which
+// an indirect jump pays for in mispredictions.
+constexpr std::array<uint16_t, JDW_EVENT_MAX> kPayloadSizes = [] {
+  std::array<uint16_t, JDW_EVENT_MAX> sizes{};
+#define JDW_REC_SIZE(NAME, id, group, str, fields, st) sizes[id] = sizeof(struct st);
+  JDW_EVENT_TABLE(JDW_REC_SIZE)
 #undef JDW_REC_SIZE
-    default:
-      return 0;
-  }
-}
+  return sizes;
+}();
+
+size_t PayloadSize(uint16_t type) { return type < kPayloadSizes.size() ? kPayloadSizes[type] : 0; }
 
 bool IsV4Mapped(const uint8_t* a) {
   uint64_t lo;
@@ -591,6 +614,9 @@ void Extractor::Impl::BuildDispatch() {
   sys_enter_defs_.assign(nsys, {});
   sys_exit_defs_.assign(nsys, {});
   usdt_defs_.assign(app_probes_.size(), {});
+  sys_enter_symbols_.assign(nsys, 0);
+  sys_exit_symbols_.assign(nsys, 0);
+  usdt_symbols_.assign(app_probes_.size(), 0);
   for (size_t i = 0; i < schema_.events.size(); i++) {
     const schema::EventDef& d = schema_.events[i];
     const auto idx = static_cast<uint16_t>(i);
@@ -670,14 +696,46 @@ uint32_t Extractor::Impl::Symbol(uint64_t key, const std::string& (*make)(Impl*,
   bool inserted;
   uint32_t* id = symbol_index_.FindOrInsert(key, &inserted);
   if (inserted) {
-    symbols_.push_back(make(this, key));
+    symbols_.push_back(model::Symbol(std::string_view(make(this, key))));
     *id = static_cast<uint32_t>(symbols_.size() - 1);
   }
   ce = SymbolCacheEntry{key, *id, true};
   return *id;
 }
 
+uint32_t* Extractor::Impl::KnownSymbolSlot(const Ctx& c) {
+  switch (c.kind) {
+    case schema::EventKind::kSwitchOut:
+      return &switch_symbols_[c.after_block ? 1 : 0];
+    case schema::EventKind::kSwitchIn:
+      return &switch_symbols_[2];
+    case schema::EventKind::kUsdt: {
+      uint32_t probe;
+      memcpy(&probe, c.payload, sizeof(probe));
+      return probe < usdt_symbols_.size() ? &usdt_symbols_[probe] : nullptr;
+    }
+    case schema::EventKind::kRecord: {
+      const uint16_t type = c.rec->type;
+      if (type != JDW_EVENT_SYS_ENTER && type != JDW_EVENT_SYS_EXIT) return nullptr;
+      uint16_t nr;
+      memcpy(&nr, c.payload, sizeof(nr));
+      std::vector<uint32_t>& table = type == JDW_EVENT_SYS_ENTER ? sys_enter_symbols_ : sys_exit_symbols_;
+      return nr < table.size() ? &table[nr] : nullptr;
+    }
+    default:
+      return nullptr;
+  }
+}
+
 uint32_t Extractor::Impl::EventSymbol(const Ctx& c) {
+  uint32_t* known = KnownSymbolSlot(c);
+  if (known && *known) return *known - 1;
+  const uint32_t id = SymbolOfKey(c);
+  if (known) *known = id + 1;
+  return id;
+}
+
+uint32_t Extractor::Impl::SymbolOfKey(const Ctx& c) {
   // key: kind << 56 | record type << 32 | sub-id
   const uint16_t type = c.rec->type;
   uint64_t key;
@@ -742,15 +800,9 @@ uint32_t Extractor::Impl::EventSymbol(const Ctx& c) {
 // ---------------------------------------------------------------------------
 // threads
 
-Extractor::Impl::Thread* Extractor::Impl::GetThread(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now) {
-  if (tid == 0) return nullptr;  // the idle task: never a request thread
+Extractor::Impl::Thread* Extractor::Impl::LookUpThread(uint32_t tid, uint32_t tgid, uint64_t ts,
+                                                       bool running_now) {
   ThreadCacheEntry& ce = thread_cache_[tid & 255];
-  if (ce.tid == tid) {
-    Thread* t = ce.t;
-    if (tgid) t->tgid = tgid;
-    t->last_seen = ts;
-    return t;
-  }
   bool inserted;
   uint32_t* idx = thread_index_.FindOrInsert(tid, &inserted);
   if (inserted) {
@@ -1129,10 +1181,22 @@ std::string Extractor::Impl::FormatAddr(uint16_t family, const uint8_t* a, uint1
     while (n) *p++ = tmp[--n];
   };
   if (family == 2 || (family == 10 && IsV4Mapped(a))) {
+    // Octets from a table of their decimal forms (digits, then the length).
+    static constexpr auto kOctets = [] {
+      std::array<std::array<char, 4>, 256> octets{};
+      for (int v = 0; v < 256; v++) {
+        const int len = v >= 100 ? 3 : v >= 10 ? 2 : 1;
+        for (int d = len - 1, rest = v; d >= 0; d--, rest /= 10) octets[v][d] = static_cast<char>('0' + rest % 10);
+        octets[v][3] = static_cast<char>(len);
+      }
+      return octets;
+    }();
     const uint8_t* v4 = family == 2 ? a : a + 12;
     for (int i = 0; i < 4; i++) {
       if (i) *p++ = '.';
-      put_dec(v4[i]);
+      const std::array<char, 4>& octet = kOctets[v4[i]];
+      memcpy(p, octet.data(), 3);
+      p += octet[3];
     }
   } else {
     static constexpr char kHex[] = "0123456789abcdef";
@@ -1972,24 +2036,22 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
     return it != s.events.end() && it->seq == seq ? &*it : nullptr;
   };
 
-  // Items to order: real events and the synthetic Signal/Resume/Wait.
-  // Real events first (already in (ts, seq) order), synthetic ones after.
-  std::vector<Item>& items = scratch_items_;
-  items.clear();
+  // The synthetic items (Wait, and each causal edge's Signal and Resume),
+  // to be merged into the real events. Real events are already in (ts, seq)
+  // order (seq follows processing order, which is timestamp order), so they
+  // are read straight from the set, not copied into items.
+  std::vector<Item>& synth = scratch_items_;
+  synth.clear();
   for (uint32_t i = 0; i < s.events.size(); i++) {
     const Ev& e = s.events[i];
-    items.push_back(Item{e.ts, e.seq, 1, i, e.tid, e.cpu});
-  }
-  const size_t nreal = items.size();
-  for (uint32_t i = 0; i < s.events.size(); i++) {
-    const Ev& e = s.events[i];
-    if (e.flags & kEvWait) items.push_back(Item{e.ts, e.seq, 3, i, e.tid, e.cpu});
+    if (e.flags & kEvWait) synth.push_back(Item{e.ts, e.seq, 3, e.tid, e.cpu});
   }
   // Deduplicate candidate edges between the same two events.
   std::sort(s.edges.begin(), s.edges.end(), [](const EdgeCand& a, const EdgeCand& b) {
     return a.from_seq != b.from_seq ? a.from_seq < b.from_seq : a.to_seq < b.to_seq;
   });
-  std::vector<std::pair<size_t, size_t>> edge_items;  // (signal item idx, resume item idx)
+  std::vector<std::pair<uint32_t, uint32_t>>& edge_items = scratch_edge_items_;  // (signal, resume) in synth
+  edge_items.clear();
   uint64_t nwake = 0, nsync = 0;
   for (size_t i = 0; i < s.edges.size(); i++) {
     const EdgeCand& e = s.edges[i];
@@ -1999,109 +2061,52 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
     if (!from || !to || from == to) continue;
     const uint64_t sig_ts = std::max(from->ts, e.sig_ts);
     if (sig_ts > to->ts) continue;  // would point backwards in time: not a cause
-    items.push_back(Item{sig_ts, e.from_seq, 2, static_cast<uint32_t>(from - s.events.data()), e.from_tid,
-                         e.from_cpu});
-    items.push_back(Item{to->ts, e.to_seq, 0, static_cast<uint32_t>(to - s.events.data()), to->tid, to->cpu});
-    edge_items.emplace_back(items.size() - 2, items.size() - 1);
+    synth.push_back(Item{sig_ts, e.from_seq, 2, e.from_tid, e.from_cpu});
+    synth.push_back(Item{to->ts, e.to_seq, 0, to->tid, to->cpu});
+    edge_items.emplace_back(static_cast<uint32_t>(synth.size() - 2), static_cast<uint32_t>(synth.size() - 1));
     (e.is_sync ? nsync : nwake)++;
   }
-  auto item_less = [&](uint32_t a, uint32_t b) {
-    const Item& x = items[a];
-    const Item& y = items[b];
-    if (x.ts != y.ts) return x.ts < y.ts;
-    if (x.seq != y.seq) return x.seq < y.seq;
-    return x.sub < y.sub;
+  // (ts, seq, sub): a Resume (0) sits before its event (1), a Signal (2) and
+  // a Wait (3) after it.
+  auto item_less = [](uint64_t xts, uint64_t xseq, uint8_t xsub, uint64_t yts, uint64_t yseq, uint8_t ysub) {
+    if (xts != yts) return xts < yts;
+    if (xseq != yseq) return xseq < yseq;
+    return xsub < ysub;
   };
-  // Sort the few synthetic items and merge them into the real ones.
-  std::vector<uint32_t>& order = scratch_order_;
-  std::vector<uint32_t>& synth = scratch_synth_;
-  synth.clear();
-  for (uint32_t i = static_cast<uint32_t>(nreal); i < items.size(); i++) synth.push_back(i);
-  std::sort(synth.begin(), synth.end(), item_less);
-  order.clear();
-  order.reserve(items.size());
-  {
-    uint32_t r = 0;
-    size_t k = 0;
-    while (r < nreal || k < synth.size()) {
-      if (k == synth.size() || (r < nreal && !item_less(synth[k], r))) {
-        order.push_back(r++);
-      } else {
-        order.push_back(synth[k++]);
-      }
-    }
-  }
-  std::vector<uint32_t>& pos = scratch_pos_;
-  pos.resize(items.size());
-  for (uint32_t i = 0; i < order.size(); i++) pos[order[i]] = i;
+  std::vector<uint32_t>& synth_order = scratch_order_;
+  synth_order.resize(synth.size());
+  for (uint32_t i = 0; i < synth.size(); i++) synth_order[i] = i;
+  std::sort(synth_order.begin(), synth_order.end(), [&](uint32_t a, uint32_t b) {
+    const Item& x = synth[a];
+    const Item& y = synth[b];
+    return item_less(x.ts, x.seq, x.sub, y.ts, y.seq, y.sub);
+  });
+  std::vector<uint32_t>& synth_pos = scratch_pos_;  // synth index -> position in the request
+  synth_pos.resize(synth.size());
 
   model::Request r;
   r.id = next_request_id_++;
   r.timed_out = timed_out;
   r.tgid = s.seed_tgid;
-  r.events.reserve(items.size());
+  const size_t nreal = s.events.size();
+  r.events.resize(nreal + synth.size());
   r.threads.reserve(4);
-  const uint64_t start = items.empty() ? s.first_ts : items[order.front()].ts;
+  // Merge order: does the next synthetic item go before the next real
+  // event? (They never tie: their `sub` differs.)
+  auto synth_first = [&](size_t next_synth, size_t next_real) {
+    if (next_synth == synth.size()) return false;
+    if (next_real == nreal) return true;
+    const Item& x = synth[synth_order[next_synth]];
+    const Ev& e = s.events[next_real];
+    return item_less(x.ts, x.seq, x.sub, e.ts, e.seq, 1);
+  };
+  // The request starts with its first item in that order.
+  const uint64_t start = synth_first(0, 0) ? synth[synth_order[0]].ts : nreal ? s.events[0].ts : s.first_ts;
   uint64_t end = start;
-  for (uint32_t oi : order) {
-    const Item& it = items[oi];
-    const Ev& e = s.events[it.ev];
-    model::RequestEvent& out = r.events.emplace_back();  // in place: no move per event
-    out.ts_ns = it.ts;
-    out.tsc = time_.clock.MonoToTsc(it.ts);
-    out.tid = it.tid;
-    out.cpu = it.cpu;
-    end = std::max(end, it.ts);
-    switch (it.sub) {
-      case 0:
-        out.synthetic = model::SyntheticKind::kResume;
-        out.symbol = "resume";
-        break;
-      case 2:
-        out.synthetic = model::SyntheticKind::kSignal;
-        out.symbol = "signal";
-        break;
-      case 3:
-        out.synthetic = model::SyntheticKind::kWait;
-        out.symbol = "wait";
-        break;
-      default: {
-        out.record_type = e.record_type;
-        out.synthetic = static_cast<model::SyntheticKind>(e.synth);
-        out.symbol = symbols_[e.symbol];
-        out.cpu_ns = e.cpu_ns;
-        if (e.flags & (kEvNetIn | kEvNetOut)) out.net_bytes = e.bytes;
-        if (e.flags & kEvDisk) out.disk_bytes = e.bytes;
-        // totals
-        model::ResourceTotals& t = r.totals;
-        if (e.flags & kEvIrq) {
-          t.softirq_cpu_ns += e.cpu_ns;
-        } else {
-          t.cpu_ns += e.cpu_ns;
-        }
-        if (e.flags & kEvNetIn) t.net_bytes_in += e.bytes;
-        if (e.flags & kEvNetOut) t.net_bytes_out += e.bytes;
-        if (e.flags & kEvDisk) {
-          t.disk_bytes += e.bytes;
-          t.disk_ios++;
-        }
-        if (e.tid && std::find(r.threads.begin(), r.threads.end(), e.tid) == r.threads.end())
-          r.threads.push_back(e.tid);
-        break;
-      }
-    }
-  }
-  r.start_ns = start;
-  r.end_ns = end;
-  r.start_tsc = time_.clock.MonoToTsc(start);
-  r.end_tsc = time_.clock.MonoToTsc(end);
-  r.start_wall_ns = time_.clock.MonoToWall(start);
-  r.end_wall_ns = time_.clock.MonoToWall(end);
-  for (const auto& [si, ri] : edge_items) r.edges.push_back(model::CausalEdge{pos[si], pos[ri]});
-  std::sort(r.edges.begin(), r.edges.end(),
-            [](const model::CausalEdge& a, const model::CausalEdge& b) { return a.from < b.from; });
 
-  // Off-CPU periods, clipped to the request's start.
+  // One pass over the events: each is written out, and its resources,
+  // off-CPU period (clipped to the request's start) and charged CPU are
+  // added up.
   model::ResourceTotals& t = r.totals;
   auto add_blocked = [&](uint8_t reason, uint64_t ns) {
     if (!ns) return;
@@ -2114,20 +2119,90 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
       default: t.blocked_other_ns += ns; break;
     }
   };
-  for (const Ev& e : s.events) {
-    if (!e.off) continue;
-    const OffCpu& o = s.offs[e.off - 1];
-    if (o.early_from && o.early_from >= start) {
-      t.runq_wait_ns += o.early_runq;
-      for (uint8_t rsn = 0; rsn < 6; rsn++) add_blocked(rsn, o.early_blocked[rsn]);
+  TgidAcct* acct = r.tgid ? &Acct(r.tgid) : nullptr;
+  size_t next_real = 0, next_synth = 0;
+  for (size_t at = 0; at < r.events.size(); at++) {
+    model::RequestEvent& out = r.events[at];
+    if (synth_first(next_synth, next_real)) {
+      const Item& x = synth[synth_order[next_synth]];
+      synth_pos[synth_order[next_synth++]] = static_cast<uint32_t>(at);
+      end = std::max(end, x.ts);
+      out.ts_ns = x.ts;
+      out.tsc = time_.clock.MonoToTsc(x.ts);
+      out.tid = x.tid;
+      out.cpu = x.cpu;
+      switch (x.sub) {
+        case 0:
+          out.synthetic = model::SyntheticKind::kResume;
+          out.symbol = resume_symbol_;
+          break;
+        case 2:
+          out.synthetic = model::SyntheticKind::kSignal;
+          out.symbol = signal_symbol_;
+          break;
+        default:
+          out.synthetic = model::SyntheticKind::kWait;
+          out.symbol = wait_symbol_;
+          break;
+      }
+      continue;
     }
-    const uint64_t bfrom = std::max(o.off_from, start);
-    if (o.wake > bfrom) add_blocked(o.reason, o.wake - bfrom);
-    const uint64_t rfrom = std::max(o.wake, start);
-    if (o.run > rfrom) t.runq_wait_ns += o.run - rfrom;
+    const Ev& e = s.events[next_real++];
+    end = std::max(end, e.ts);
+    out.ts_ns = e.ts;
+    out.tsc = time_.clock.MonoToTsc(e.ts);
+    out.tid = e.tid;
+    out.cpu = e.cpu;
+    out.record_type = e.record_type;
+    out.synthetic = static_cast<model::SyntheticKind>(e.synth);
+    out.symbol = symbols_[e.symbol];
+    out.cpu_ns = e.cpu_ns;
+    if (e.flags & (kEvNetIn | kEvNetOut)) out.net_bytes = e.bytes;
+    if (e.flags & kEvDisk) out.disk_bytes = e.bytes;
+    if (e.flags & kEvIrq) {
+      t.softirq_cpu_ns += e.cpu_ns;
+      stats_.softirq_charged_ns += e.cpu_ns;
+    } else {
+      t.cpu_ns += e.cpu_ns;
+      if (e.tid && e.tgid == r.tgid) {
+        // Compared against the observed CPU of request tgids (the seed's), so
+        // helper processes joined in (kworkers) do not skew the ratio.
+        stats_.cpu_charged_ns += e.cpu_ns;
+        if (e.ts <= acct->window_from_ts) acct->pre_window_ns += e.cpu_ns;  // its CPU ran before e.ts
+      }
+    }
+    if (e.flags & kEvNetIn) t.net_bytes_in += e.bytes;
+    if (e.flags & kEvNetOut) t.net_bytes_out += e.bytes;
+    if (e.flags & kEvDisk) {
+      t.disk_bytes += e.bytes;
+      t.disk_ios++;
+    }
+    if (e.tid && std::find(r.threads.begin(), r.threads.end(), e.tid) == r.threads.end()) r.threads.push_back(e.tid);
+    if (e.off) {
+      const OffCpu& o = s.offs[e.off - 1];
+      if (o.early_from && o.early_from >= start) {
+        t.runq_wait_ns += o.early_runq;
+        for (uint8_t rsn = 0; rsn < 6; rsn++) add_blocked(rsn, o.early_blocked[rsn]);
+      }
+      const uint64_t bfrom = std::max(o.off_from, start);
+      if (o.wake > bfrom) add_blocked(o.reason, o.wake - bfrom);
+      const uint64_t rfrom = std::max(o.wake, start);
+      if (o.run > rfrom) t.runq_wait_ns += o.run - rfrom;
+    }
   }
+  r.start_ns = start;
+  r.end_ns = end;
+  r.start_tsc = time_.clock.MonoToTsc(start);
+  r.end_tsc = time_.clock.MonoToTsc(end);
+  r.start_wall_ns = time_.clock.MonoToWall(start);
+  r.end_wall_ns = time_.clock.MonoToWall(end);
+  r.edges.reserve(edge_items.size());
+  for (const auto& [si, ri] : edge_items) r.edges.push_back(model::CausalEdge{synth_pos[si], synth_pos[ri]});
+  std::sort(r.edges.begin(), r.edges.end(),
+            [](const model::CausalEdge& a, const model::CausalEdge& b) { return a.from < b.from; });
 
   // Connections of the sockets it used.
+  r.connections.reserve(s.socks.size());
   for (const SetSock& ss : s.socks) {
     const SockEntry& e = ss.conn;
     r.connections.push_back(
@@ -2139,17 +2214,6 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   stats_.events_in_requests += s.events.size();
   stats_.edges_wakeup += nwake;
   stats_.edges_sync += nsync;
-  TgidAcct* acct = r.tgid ? &Acct(r.tgid) : nullptr;
-  for (const Ev& e : s.events) {
-    if (e.flags & kEvIrq) {
-      stats_.softirq_charged_ns += e.cpu_ns;
-    } else if (e.tid && e.tgid == r.tgid) {
-      // Compared against the observed CPU of request tgids (the seed's), so
-      // helper processes joined in (kworkers) do not skew the ratio.
-      stats_.cpu_charged_ns += e.cpu_ns;
-      if (e.ts <= acct->window_from_ts) acct->pre_window_ns += e.cpu_ns;  // its CPU ran before e.ts
-    }
-  }
   if (r.tgid && std::find(request_tgids_.begin(), request_tgids_.end(), r.tgid) == request_tgids_.end())
     request_tgids_.push_back(r.tgid);
   if (r.tgid && !timed_out) {

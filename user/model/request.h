@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "model/symbol.h"
+
 namespace jackdaw::model {
 
 // Where a thread's off-CPU time went, where the kernel told us.
@@ -38,8 +40,9 @@ struct RequestEvent {
   SyntheticKind synthetic = SyntheticKind::kNone;
   // Stable symbol naming what happened, independent of ids and timing:
   // "sys_enter:read", "usdt:jackdaw_ts:request_start", "signal", "wait",
-  // "block_complete:read". Clustering compares these.
-  std::string symbol;
+  // "block_complete:read". Clustering compares these. Interned (see
+  // symbol.h): reads like a std::string, copies like a pointer.
+  Symbol symbol;
   // Resources charged to this event: consumed by its thread since the
   // thread's previous event in this request.
   uint64_t cpu_ns = 0;

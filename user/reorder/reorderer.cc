@@ -3,15 +3,11 @@
 #include <algorithm>
 
 namespace jackdaw::reorder {
-void Reorderer::Fifo::push_back(const RunEntry& e) {
-  if (size_ == buf_.size()) {
-    std::vector<RunEntry> bigger(buf_.empty() ? 64 : buf_.size() * 2);
-    for (size_t i = 0; i < size_; i++) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
-    buf_.swap(bigger);
-    head_ = 0;
-  }
-  buf_[(head_ + size_) & (buf_.size() - 1)] = e;
-  size_++;
+void Reorderer::Fifo::Grow() {
+  std::vector<RunEntry> bigger(buf_.empty() ? 64 : buf_.size() * 2);
+  for (size_t i = 0; i < size_; i++) bigger[i] = buf_[(head_ + i) & (buf_.size() - 1)];
+  buf_.swap(bigger);
+  head_ = 0;
 }
 
 Reorderer::Reorderer() : Reorderer(Options{}) {}
@@ -109,12 +105,7 @@ void Reorderer::Push(const jdw_record_header* rec) {
   }
 }
 
-bool Reorderer::Pop(SortedRecord* out) {
-  if (queued_ == 0) return false;
-  // Cheap refusal: min_queued_ts_ is a lower bound of every queued ts, so if
-  // even it is inside the window nothing is ready (the common case right
-  // after a push).
-  if (!flushing_ && (watermark_ < opts_.window || min_queued_ts_ > watermark_ - opts_.window)) return false;
+bool Reorderer::PopReady(SortedRecord* out) {
   uint64_t other_run_ts = 0;  // smallest head of the other runs
   const uint32_t run = MinFifo(&other_run_ts);
   const uint64_t run_ts = run != UINT32_MAX ? fifos_[run].front().ts : 0;

@@ -67,7 +67,14 @@ class Reorderer {
 
   void Push(const jdw_record_header* rec);
   // Next record in global order, if one is ready (see Window above).
-  bool Pop(SortedRecord* out);
+  bool Pop(SortedRecord* out) {
+    // The refusal is inline: callers drain after every push, so every other
+    // call ends here (min_queued_ts_ is a lower bound of every queued ts: if
+    // even it is inside the window, nothing is ready).
+    if (queued_ == 0) return false;
+    if (!flushing_ && (watermark_ < opts_.window || min_queued_ts_ > watermark_ - opts_.window)) return false;
+    return PopReady(out);
+  }
   // End of input: every queued record becomes ready.
   void Flush() { flushing_ = true; }
 
@@ -96,13 +103,19 @@ class Reorderer {
     size_t size() const { return size_; }
     const RunEntry& front() const { return buf_[head_]; }
     const RunEntry& back() const { return buf_[(head_ + size_ - 1) & (buf_.size() - 1)]; }
-    void push_back(const RunEntry& e);
+    // Inline: once per record; growing is the rare case.
+    void push_back(const RunEntry& e) {
+      if (size_ == buf_.size()) Grow();
+      buf_[(head_ + size_) & (buf_.size() - 1)] = e;
+      size_++;
+    }
     void pop_front() {
       head_ = (head_ + 1) & (buf_.size() - 1);
       size_--;
     }
 
    private:
+    void Grow();
     std::vector<RunEntry> buf_;
     size_t head_ = 0, size_ = 0;
   };
@@ -110,6 +123,8 @@ class Reorderer {
   void Insert(const Entry& e);
   void PushMisc(const Entry& e);
   uint32_t MinFifo(uint64_t* second_ts) const;
+  // Pop() once the cheap refusal has not refused.
+  bool PopReady(SortedRecord* out);
 
   Options opts_;
   static constexpr size_t kMaxRuns = 64;
