@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <unordered_map>
+#include <vector>
 
 #include "join/flat_map.h"
 #include "reorder/reorderer.h"
@@ -302,6 +304,9 @@ class Extractor::Impl {
   uint64_t ConnKey(uint16_t family, const uint8_t* laddr, uint16_t lport, const uint8_t* raddr,
                    uint16_t rport) const;
   void OnSockInfo(const Ctx& c);
+  uint64_t TakeIrqCpu(const Ctx& c);
+  void HoldEarlyPacket(const Ctx& c);
+  void JoinEarlyPackets(Set& s, uint64_t sk);
   std::string FormatAddr(uint16_t family, const uint8_t* addr, uint16_t port) const;
 
   uint64_t ToNs(uint64_t ts) const {
@@ -447,6 +452,18 @@ class Extractor::Impl {
   uint64_t sock_epoch_ = 0;  // bumped whenever a socks_ slot changes connection
   std::vector<uint32_t> free_socks_;
   std::vector<Closed> closed_socks_;  // FIFO by ts
+  // Interrupt-context packets of a connection the join does not know yet
+  // (ConnKey -> events): a client's SYN, handshake ACK and first request
+  // bytes usually arrive before accept() returns the socket. They are
+  // joined, with their original sequence numbers (so in time order), to the
+  // first request that uses the socket once accept's sock_info names it.
+  // Bounded: per connection, and in all (unrelated traffic of connections
+  // never accepted must not grow the join's memory); expired by Gc().
+  static constexpr size_t kEarlyPacketsPerConn = 16;
+  static constexpr size_t kEarlyPacketsHeldMax = 1 << 16;
+  std::unordered_map<uint64_t, std::vector<Ev>> early_by_conn_;
+  std::unordered_map<uint64_t, std::vector<Ev>> early_by_sock_;  // named, not joined yet
+  size_t early_held_ = 0;
   size_t closed_head_ = 0;
 
   FlatMap<uint64_t, uint32_t, U64Hash> symbol_index_;
@@ -1076,7 +1093,13 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
     e.sk = si->sk;
   } else if (e.sport != si->sport || e.dport != si->dport || memcmp(e.daddr, si->daddr, 16) != 0) {
     // Same memory, another connection: nothing known about the old one
-    // (direction of its last data, threads that used it) applies.
+    // (direction of its last data, threads that used it) applies, and its
+    // address pair no longer names this socket (a late packet of the old
+    // connection stays unjoined rather than joining the new one's request;
+    // and the map does not grow with every connection ever seen).
+    const uint64_t old_key = ConnKey(e.family, e.saddr, e.sport, e.daddr, e.dport);
+    const uint64_t* cur = conn_to_sock_.Find(old_key);
+    if (cur && *cur == si->sk) conn_to_sock_.Erase(old_key);
     e.gen++;
     sock_epoch_++;
     e.since = c.ts;
@@ -1088,7 +1111,83 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
   memcpy(e.saddr, si->saddr, 16);
   memcpy(e.daddr, si->daddr, 16);
   e.info_ts = c.ts;
-  conn_to_sock_.Set(ConnKey(si->family, si->saddr, si->sport, si->daddr, si->dport), si->sk);
+  const uint64_t key = ConnKey(si->family, si->saddr, si->sport, si->daddr, si->dport);
+  conn_to_sock_.Set(key, si->sk);
+  if (!early_by_conn_.empty()) {
+    auto held = early_by_conn_.find(key);
+    if (held != early_by_conn_.end()) {
+      std::vector<Ev>& dst = early_by_sock_[si->sk];
+      // An older connection's, never used by a request.
+      early_held_ -= dst.size();
+      stats_.early_packets_dropped += dst.size();
+      dst = std::move(held->second);
+      early_by_conn_.erase(held);
+    }
+  }
+}
+
+// Interrupt work charged to the event: the time since the previous
+// interrupt record of the same burst on this CPU (the first of a burst is
+// charged nothing: its start is unknown). Taken from the interrupted task.
+uint64_t Extractor::Impl::TakeIrqCpu(const Ctx& c) {
+  CpuState& cs = cpus_[c.rec->cpu];
+  if (!opts_.irq_burst_gap_ns || !cs.irq_run || c.ts < cs.last_irq_ts ||
+      c.ts - cs.last_irq_ts > opts_.irq_burst_gap_ns)
+    return 0;
+  const uint64_t ns = c.ts - cs.last_irq_ts;
+  if (c.rec->tid) {
+    Thread* victim = GetThread(c.rec->tid, c.rec->tgid, c.ts, true);
+    if (victim) victim->irq_steal += ns;
+  }
+  return ns;
+}
+
+void Extractor::Impl::HoldEarlyPacket(const Ctx& c) {
+  const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
+  if (p->protocol != 6 /* TCP */) return;
+  // The key as the local socket will name it: a received packet's
+  // destination is the local end.
+  const uint64_t key = c.rec->type == JDW_EVENT_NET_RECV
+                           ? ConnKey(p->family, p->daddr, p->dport, p->saddr, p->sport)
+                           : ConnKey(p->family, p->saddr, p->sport, p->daddr, p->dport);
+  if (early_held_ >= kEarlyPacketsHeldMax) {
+    stats_.early_packets_dropped++;
+    return;
+  }
+  std::vector<Ev>& held = early_by_conn_[key];
+  if (!held.empty() && held.front().ts + timeout_ns_ < c.ts) {
+    early_held_ -= held.size();  // a stale attempt at the same address pair
+    stats_.early_packets_dropped += held.size();
+    held.clear();
+  }
+  if (held.size() >= kEarlyPacketsPerConn) {
+    stats_.early_packets_dropped++;
+    return;
+  }
+  Ev ev{};
+  ev.seq = ++seq_;
+  ev.ts = c.ts;
+  ev.cpu = c.rec->cpu;
+  ev.record_type = c.rec->type;
+  ev.symbol = EventSymbol(c);
+  ev.bytes = p->len;
+  ev.flags = kEvIrq | (c.rec->type == JDW_EVENT_NET_XMIT ? kEvNetOut : kEvNetIn);
+  ev.cpu_ns = TakeIrqCpu(c);
+  held.push_back(ev);
+  early_held_++;
+}
+
+void Extractor::Impl::JoinEarlyPackets(Set& s, uint64_t sk) {
+  auto held = early_by_sock_.find(sk);
+  if (held == early_by_sock_.end()) return;
+  for (const Ev& ev : held->second) {
+    s.events.push_back(ev);  // earlier seq: Emit restores the order
+    s.first_ts = std::min(s.first_ts, ev.ts);
+  }
+  stats_.events_joined += held->second.size();
+  stats_.early_packets_joined += held->second.size();
+  early_held_ -= held->second.size();
+  early_by_sock_.erase(held);
 }
 
 void Extractor::Impl::NoteSock(Set& s, const Ctx& c, uint64_t sk) {
@@ -1399,6 +1498,9 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   }
   if (n == 0) {
     stats_.events_unbound++;
+    if (c.irq && c.kind == schema::EventKind::kRecord &&
+        (c.rec->type == JDW_EVENT_NET_RECV || c.rec->type == JDW_EVENT_NET_XMIT))
+      HoldEarlyPacket(c);
     return;
   }
 
@@ -1519,15 +1621,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   if (c.irq) {
     ev.flags |= kEvIrq;
     ev.tid = 0;  // not the interrupted task's event
-    CpuState& cs = cpus_[c.rec->cpu];
-    if (opts_.irq_burst_gap_ns && cs.irq_run && c.ts >= cs.last_irq_ts &&
-        c.ts - cs.last_irq_ts <= opts_.irq_burst_gap_ns) {
-      ev.cpu_ns = c.ts - cs.last_irq_ts;
-      if (c.rec->tid) {
-        Thread* victim = GetThread(c.rec->tid, c.rec->tgid, c.ts, true);
-        if (victim) victim->irq_steal += ev.cpu_ns;
-      }
-    }
+    ev.cpu_ns = TakeIrqCpu(c);
   } else if (Thread* t = c.thread) {
     ChargeRun(t, c.ts);
     ev.cpu_ns = t->cpu_pending;
@@ -1581,7 +1675,8 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     if (st.source == def_idx) pending_sync_.Set(pk, PendingSync{ev.seq, c.ts, c.tid, c.rec->cpu});
   }
 
-  if (const uint64_t sk = SockOf(c)) NoteSock(s, c, sk);
+  const uint64_t event_sk = SockOf(c);
+  if (event_sk) NoteSock(s, c, event_sk);
   if (def.seed && !s.seed) {
     s.seed = true;
     s.seed_tgid = c.irq ? c.rec->tgid : c.tgid;
@@ -1598,6 +1693,8 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   s.first_ts = std::min(s.first_ts, c.ts);
   s.events.push_back(ev);
   stats_.events_joined++;
+  // A request's first use of a connection whose opening packets were held.
+  if (event_sk && s.seed && !early_by_sock_.empty()) JoinEarlyPackets(s, event_sk);
 
   // 4. Finished sets.
   for (size_t i = 0; i < nfinished; i++)
@@ -2004,6 +2101,22 @@ void Extractor::Impl::Gc(uint64_t now) {
       });
     }
   }
+  // Held packets of connections not accepted, or not used by a request,
+  // within the timeout.
+  if (early_held_ && now > timeout_ns_) {
+    const uint64_t horizon = now - timeout_ns_;
+    for (auto* held_map : {&early_by_conn_, &early_by_sock_}) {
+      for (auto it = held_map->begin(); it != held_map->end();) {
+        if (!it->second.empty() && it->second.back().ts >= horizon) {
+          ++it;
+          continue;
+        }
+        early_held_ -= it->second.size();
+        stats_.early_packets_dropped += it->second.size();
+        it = held_map->erase(it);
+      }
+    }
+  }
   // Sockets closed long ago: packets after close (FIN/ACK) had their chance.
   while (closed_head_ < closed_socks_.size() && closed_socks_[closed_head_].ts + 2 * timeout_ns_ < now) {
     const Closed& cl = closed_socks_[closed_head_++];
@@ -2240,6 +2353,10 @@ void Extractor::Impl::Finish() {
   while (reorder_.Pop(&sr)) Process(sr);
   // Block requests issued more than a second before the end (devices answer
   // in milliseconds) whose completion never came.
+  stats_.early_packets_dropped += early_held_;  // never used by a request
+  early_held_ = 0;
+  early_by_conn_.clear();
+  early_by_sock_.clear();
   blk_inflight_.ForEach([&](const uint64_t&, const uint64_t& issued) {
     if (issued + 1'000'000'000 < now_) {
       stats_.block_completions_missing++;

@@ -90,6 +90,12 @@ struct Stats {
   uint64_t events_matched = 0;     // matched an event definition
   uint64_t events_joined = 0;      // entered a set
   uint64_t events_unbound = 0;     // matched, but every binding value was absent
+  // Interrupt-context TCP packets of a connection not yet accepted (its
+  // socket unknown): held, then joined to the first request that uses the
+  // socket, or dropped (never accepted within the timeout, or over the
+  // per-connection cap of 16).
+  uint64_t early_packets_joined = 0;
+  uint64_t early_packets_dropped = 0;
   uint64_t bindings_skipped = 0;   // value 0 / unresolved socket / tid in irq context
   uint64_t events_in_requests = 0;
   uint64_t events_discarded = 0;   // in sets without a seed

@@ -600,6 +600,46 @@ TEST(Extractor, WarnsAboutProbesMissingFromTrace) {
 
 // --- the shipped schemas on synthetic traces of their servers ---------------
 
+// A client's handshake and request bytes arrive (softirq) before accept()
+// returns the socket that names the connection: they are the request's
+// packets all the same. A connection never accepted keeps its packets out
+// of every request.
+TEST(ShippedSchemas, PacketsBeforeAcceptJoinTheConnectionsRequest) {
+  constexpr uint64_t kSk = 0xffff888000bb0000;
+  constexpr uint32_t kAcc = 101;
+  Stream s;
+  s.Packet(JDW_EVENT_NET_RECV, 500, 0, JDW_CTX_SOFTIRQ, 0, 0, 5555, 8080, 60);   // SYN
+  s.Packet(JDW_EVENT_NET_RECV, 510, 0, JDW_CTX_SOFTIRQ, 0, 0, 5555, 8080, 52);   // ACK
+  s.Packet(JDW_EVENT_NET_RECV, 520, 0, JDW_CTX_SOFTIRQ, 0, 0, 5555, 8080, 152);  // GET
+  s.Packet(JDW_EVENT_NET_RECV, 800, 1, JDW_CTX_SOFTIRQ, 0, 0, 6666, 8080, 60);   // never accepted
+  s.Switch(1000, 0, 0, kAcc, 0);
+  s.SockInfo(1090, 0, kAcc, kSk, 8080, 5555);  // as captured: just before accept returns
+  s.SysExit(1100, 0, kAcc, "accept4", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysEnter(1200, 0, kAcc, "read", 7, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysExit(1300, 0, kAcc, "read", 100);
+  s.SysEnter(1400, 0, kAcc, "write", 7, JDW_OBJ_SOCKET, kSk, 148);
+  s.Packet(JDW_EVENT_NET_XMIT, 1450, 0, JDW_CTX_TASK, kAcc, kSk, 8080, 5555, 200);
+  s.SysExit(1500, 0, kAcc, "write", 148);
+  s.SysEnter(1600, 0, kAcc, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(1650, 0, kAcc, "close", 0);
+  s.Switch(1700, 0, kAcc, 0, 1);
+
+  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
+  ASSERT_TRUE(sch.ok()) << sch.status().message();
+  Result r = RunRecords(*sch, s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  const model::Request& q = r.reqs[0];
+  EXPECT_EQ(q.totals.net_bytes_in, 60u + 52u + 152u);
+  EXPECT_EQ(q.totals.net_bytes_out, 200u);
+  EXPECT_EQ(q.totals.softirq_cpu_ns, 20u);  // 500..510..520: one burst
+  ASSERT_GE(q.events.size(), 3u);
+  EXPECT_EQ(q.events[0].ts_ns, 500u);
+  EXPECT_EQ(q.start_ns, 500u);
+  for (size_t i = 1; i < q.events.size(); i++) EXPECT_LE(q.events[i - 1].ts_ns, q.events[i].ts_ns) << i;
+  EXPECT_EQ(r.stats.early_packets_joined, 3u);
+  EXPECT_EQ(r.stats.early_packets_dropped, 1u);
+}
+
 TEST(ShippedSchemas, TestserverRpcSpinIsOneRequestAcrossThreePoolThreads) {
   constexpr uint64_t kSk = 0xffff888000aa0000;
   constexpr uint32_t kAcc = 101, kWrk = 102, kHlp = 103;
