@@ -1990,6 +1990,7 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
     return a.from_seq != b.from_seq ? a.from_seq < b.from_seq : a.to_seq < b.to_seq;
   });
   std::vector<std::pair<size_t, size_t>> edge_items;  // (signal item idx, resume item idx)
+  std::vector<model::EdgeKind> edge_kinds;            // parallel to edge_items
   uint64_t nwake = 0, nsync = 0;
   for (size_t i = 0; i < s.edges.size(); i++) {
     const EdgeCand& e = s.edges[i];
@@ -2003,6 +2004,7 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
                          e.from_cpu});
     items.push_back(Item{to->ts, e.to_seq, 0, static_cast<uint32_t>(to - s.events.data()), to->tid, to->cpu});
     edge_items.emplace_back(items.size() - 2, items.size() - 1);
+    edge_kinds.push_back(e.is_sync ? model::EdgeKind::kSync : model::EdgeKind::kWakeup);
     (e.is_sync ? nsync : nwake)++;
   }
   auto item_less = [&](uint32_t a, uint32_t b) {
@@ -2097,7 +2099,8 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   r.end_tsc = time_.clock.MonoToTsc(end);
   r.start_wall_ns = time_.clock.MonoToWall(start);
   r.end_wall_ns = time_.clock.MonoToWall(end);
-  for (const auto& [si, ri] : edge_items) r.edges.push_back(model::CausalEdge{pos[si], pos[ri]});
+  for (size_t i = 0; i < edge_items.size(); i++)
+    r.edges.push_back(model::CausalEdge{pos[edge_items[i].first], pos[edge_items[i].second], edge_kinds[i]});
   std::sort(r.edges.begin(), r.edges.end(),
             [](const model::CausalEdge& a, const model::CausalEdge& b) { return a.from < b.from; });
 

@@ -396,6 +396,7 @@ TEST(ResourceAccounting, ExactOnSyntheticStream) {
   EXPECT_EQ(q.events[q.edges[0].from].tid, W);
   EXPECT_EQ(q.events[q.edges[0].to].synthetic, model::SyntheticKind::kResume);
   EXPECT_EQ(q.events[q.edges[0].to].tid, A);
+  EXPECT_EQ(q.edges[0].kind, model::EdgeKind::kWakeup);  // from the kernel's wake-up
   EXPECT_EQ(q.events[10].synthetic, model::SyntheticKind::kIoStart);
   EXPECT_EQ(q.events[10].ts_ns, B + 1200);
 
@@ -486,6 +487,7 @@ wait(wt)
   ASSERT_EQ(q.edges.size(), 1u);
   EXPECT_EQ(q.edges[0].from, 2u);
   EXPECT_EQ(q.edges[0].to, 5u);
+  EXPECT_EQ(q.edges[0].kind, model::EdgeKind::kSync);
   EXPECT_EQ(q.events[2].tid, 1u);
   EXPECT_EQ(q.events[5].tid, 2u);
   EXPECT_EQ(r.stats.edges_sync, 1u);
