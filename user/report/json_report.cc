@@ -78,6 +78,9 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
                       {"duplicate_edges", m.stats.duplicate_edges},
                       {"merged_repeats", m.stats.merged_repeats},
                       {"merged_edges", m.stats.merged_edges},
+                      {"elided_wakeup_forks", m.stats.elided_wakeup_forks},
+                      {"inferred_joins", m.stats.inferred_joins},
+                      {"idle_wakeups", m.stats.idle_wakeups},
                       {"distance_computations", m.stats.distance_computations},
                       {"merged_clusters", m.stats.merged_clusters},
                       {"refine_moves", m.stats.refine_moves}};
