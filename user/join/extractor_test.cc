@@ -701,6 +701,48 @@ TEST(ShippedSchemas, TcpThreadpoolSeparatesConnectionsOnReusedWorker) {
   }
 }
 
+TEST(ShippedSchemas, TcpThreadpoolDropsAWakeupStillInFlightWhenItsConnectionCloses) {
+  // Worker 502 serves a connection and wakes helper 503 (asleep in a
+  // condition variable), but closes the connection before the helper gets a
+  // CPU: another thread did the work. What the helper does once it runs (the
+  // next queued task) is not this request's.
+  constexpr uint32_t kWrk = 502, kHlp = 503;
+  constexpr uint64_t kSk = 0xffff888000dd0000;
+  Stream s;
+  uint64_t t = 1000;
+  s.Switch(t, 1, 0, kHlp, 0);
+  s.SysEnter(t += 10, 1, kHlp, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);  // cond wait
+  s.Switch(t += 10, 1, kHlp, 0, 1);
+  s.Switch(t += 10, 0, 0, kWrk, 0);
+  s.SysExit(t += 100, 0, kWrk, "accept4", 7, JDW_OBJ_SOCKET, kSk);
+  s.SockInfo(t += 10, 0, kWrk, kSk, 8080, 7000);
+  s.SysEnter(t += 100, 0, kWrk, "read", 7, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysExit(t += 100, 0, kWrk, "read", 100);
+  s.SysEnter(t += 100, 0, kWrk, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 1);  // cond signal
+  s.Wakeup(t += 10, 0, kWrk, kHlp);
+  s.SysExit(t += 10, 0, kWrk, "futex", 1);
+  s.SysEnter(t += 100, 0, kWrk, "write", 7, JDW_OBJ_SOCKET, kSk, 148);
+  s.SysExit(t += 100, 0, kWrk, "write", 148);
+  s.SysEnter(t += 100, 0, kWrk, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(t += 10, 0, kWrk, "close", 0);
+  s.Switch(t += 100, 0, kWrk, 0, 1);
+  // Only now does the helper run: 2 ms of someone else's work, then sleep.
+  s.Switch(t += 1000, 1, 0, kHlp, 0);
+  s.SysExit(t += 10, 1, kHlp, "futex", 0);
+  s.Switch(t += 2'000'000, 1, kHlp, 0, 0);  // preempted
+  s.Switch(t += 10, 1, 0, kHlp, 0);
+  s.SysEnter(t += 10, 1, kHlp, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);
+  s.Switch(t += 10, 1, kHlp, 0, 1);
+  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
+  ASSERT_TRUE(sch.ok()) << sch.status().message();
+  Result r = RunRecords(*sch, s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  const model::Request& q = r.reqs[0];
+  EXPECT_FALSE(q.timed_out);
+  EXPECT_EQ(q.threads, (std::vector<uint32_t>{kWrk}));
+  EXPECT_LT(q.totals.cpu_ns, 1'000'000u);
+}
+
 TEST(ShippedSchemas, TcpThreadpoolSplitsKeepAliveRequests) {
   constexpr uint32_t kWrk = 302;
   constexpr uint64_t kSk = 0xffff888000cc0000;
