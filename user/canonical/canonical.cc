@@ -36,6 +36,197 @@ bool IsSchedulingArtefact(const model::RequestEvent& e, const CanonicalOptions& 
   return false;
 }
 
+// A wake-up edge into the first event its target thread has in the request:
+// the thread entered the request there (a pool thread handed work). The
+// join observes such a hand-off only when the thread was asleep.
+bool IsWakeupFork(const model::CausalEdge& e, const std::vector<model::RequestEvent>& events,
+                  const std::unordered_map<uint32_t, uint32_t>& first_of_thread) {
+  if (e.kind != model::EdgeKind::kWakeup || e.from >= e.to || e.to >= events.size()) return false;
+  const uint32_t to_tid = events[e.to].tid;
+  if (to_tid == kInterruptTid || events[e.from].tid == to_tid) return false;
+  auto it = first_of_thread.find(to_tid);
+  return it != first_of_thread.end() && it->second == e.to;
+}
+
+std::unordered_map<uint32_t, uint32_t> FirstOfThread(const std::vector<model::RequestEvent>& events) {
+  std::unordered_map<uint32_t, uint32_t> first;
+  for (uint32_t i = 0; i < events.size(); ++i) first.emplace(events[i].tid, i);
+  return first;
+}
+
+// The wake-up hand-offs CanonicalOptions::elide_wakeup_forks removes: into
+// a thread's first event, from a synthetic Signal to a synthetic Resume that
+// are endpoints of no other edge.
+std::vector<std::pair<uint32_t, uint32_t>> ElidableForks(const std::vector<model::RequestEvent>& events,
+                                                         const std::vector<model::CausalEdge>& edges) {
+  std::vector<std::pair<uint32_t, uint32_t>> forks;
+  const uint32_t n = static_cast<uint32_t>(events.size());
+  bool any = false;
+  for (const model::CausalEdge& e : edges) any |= e.kind == model::EdgeKind::kWakeup;
+  if (!any) return forks;
+  const auto first = FirstOfThread(events);
+  std::vector<uint8_t> uses(n, 0);
+  for (const model::CausalEdge& e : edges) {
+    if (e.from >= e.to || e.to >= n) continue;
+    if (uses[e.from] < 2) uses[e.from]++;
+    if (uses[e.to] < 2) uses[e.to]++;
+  }
+  for (const model::CausalEdge& e : edges) {
+    if (!IsWakeupFork(e, events, first)) continue;
+    if (events[e.from].synthetic != model::SyntheticKind::kSignal ||
+        events[e.to].synthetic != model::SyntheticKind::kResume || uses[e.from] != 1 || uses[e.to] != 1)
+      continue;
+    forks.emplace_back(e.from, e.to);
+  }
+  return forks;
+}
+
+// CanonicalOptions::idle_wakeup_cpu_ns: the threads that entered through an
+// elided hand-off and did nothing of the request's there (no event but
+// scheduling records and the hand-off's Resume, little CPU, no I/O).
+std::vector<char> IdleWakees(const std::vector<model::RequestEvent>& events,
+                             const std::vector<std::pair<uint32_t, uint32_t>>& forks,
+                             const CanonicalOptions& options, std::unordered_map<uint32_t, uint32_t>* fork_of) {
+  std::vector<char> idle_event(events.size(), 0);
+  if (options.idle_wakeup_cpu_ns == 0 || forks.empty()) return idle_event;
+  std::unordered_map<uint32_t, uint32_t> target;  // tid -> its fork's Resume
+  for (auto [from, to] : forks) target.emplace(events[to].tid, to);
+  struct Sum {
+    Demand demand;
+    bool own = false;
+  };
+  std::unordered_map<uint32_t, Sum> sum;
+  for (uint32_t i = 0; i < events.size(); ++i) {
+    auto it = target.find(events[i].tid);
+    if (it == target.end()) continue;
+    Sum& s = sum[events[i].tid];
+    s.demand += Demand{events[i].cpu_ns, events[i].disk_bytes, events[i].net_bytes};
+    if (i != it->second && (events[i].synthetic != model::SyntheticKind::kNone ||
+                            !IsSchedulingArtefact(events[i], options)))
+      s.own = true;
+  }
+  for (auto [from, to] : forks) {
+    const Sum& s = sum[events[to].tid];
+    if (s.own || s.demand.cpu_ns >= options.idle_wakeup_cpu_ns || s.demand.disk_bytes || s.demand.net_bytes)
+      continue;
+    if (fork_of) fork_of->emplace(events[to].tid, from);
+    for (uint32_t i = to; i < events.size(); ++i)
+      if (events[i].tid == events[to].tid) idle_event[i] = 1;
+  }
+  return idle_event;
+}
+
+// CanonicalOptions::infer_unobserved_joins. A thread T that entered the
+// request through a wake-up from thread P, and whose part ended with no edge
+// back to P while P went on, handed its result back without P having to
+// wait: P's check found it done, so the kernel saw no wake-up. The join P
+// would have waited at is put where P next did something of its own (its
+// first non-scheduling event after T's last event): a Signal after T's last
+// event, a Resume just before that event of P, and a wake-up edge between
+// them, exactly what the trace shows when P had to wait. Returns false if it
+// inferred none; otherwise fills `out`, whose `origin` maps each of its
+// events to the request's (an inferred event to the one it sits next to).
+struct Augmented {
+  std::vector<model::RequestEvent> events;
+  std::vector<model::CausalEdge> edges;
+  std::vector<uint32_t> origin;
+  uint32_t inferred = 0;
+};
+
+bool InferUnobservedJoins(const model::Request& request, const CanonicalOptions& options,
+                          Augmented* out) {
+  const auto& events = request.events;
+  const uint32_t n = static_cast<uint32_t>(events.size());
+  bool any_wakeup = false;
+  for (const model::CausalEdge& e : request.edges) any_wakeup |= e.kind == model::EdgeKind::kWakeup;
+  if (!any_wakeup) return false;
+  const auto first = FirstOfThread(events);
+  std::unordered_map<uint32_t, uint32_t> last;
+  for (uint32_t i = 0; i < n; ++i) last[events[i].tid] = i;
+  std::vector<char> fork_endpoint(n, 0);
+  for (const model::CausalEdge& e : request.edges)
+    if (IsWakeupFork(e, events, first)) fork_endpoint[e.from] = fork_endpoint[e.to] = 1;
+  const std::vector<char> idle =
+      options.elide_wakeup_forks
+          ? IdleWakees(events, ElidableForks(events, request.edges), options, nullptr)
+          : std::vector<char>(n, 0);
+  struct Join {
+    uint32_t after;   // T's last event: the Signal follows it
+    uint32_t before;  // P's next event of its own: the Resume precedes it
+  };
+  std::vector<Join> joins;
+  for (const model::CausalEdge& e : request.edges) {
+    if (!IsWakeupFork(e, events, first) || idle[e.to]) continue;
+    const uint32_t p = events[e.from].tid, t = events[e.to].tid;
+    bool answered = false;
+    for (const model::CausalEdge& b : request.edges)
+      answered |= b.from < n && b.to < n && events[b.from].tid == t && events[b.to].tid == p;
+    if (answered) continue;
+    const uint32_t t_last = last[t];
+    for (uint32_t j = t_last + 1; j < n; ++j) {
+      const model::RequestEvent& ev = events[j];
+      if (ev.tid != p || fork_endpoint[j] || IsSchedulingArtefact(ev, options)) continue;
+      joins.push_back(Join{t_last, j});
+      break;
+    }
+  }
+  if (joins.empty()) return false;
+  out->inferred = static_cast<uint32_t>(joins.size());
+  std::vector<model::RequestEvent>* events_out = &out->events;
+  std::vector<model::CausalEdge>* edges_out = &out->edges;
+  std::vector<uint32_t> index(n);
+  std::vector<int64_t> signal_of(joins.size(), -1), resume_of(joins.size(), -1);
+  events_out->clear();
+  events_out->reserve(n + 2 * joins.size());
+  out->origin.clear();
+  out->origin.reserve(n + 2 * joins.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    for (size_t k = 0; k < joins.size(); ++k) {
+      if (joins[k].before != i) continue;
+      model::RequestEvent r;
+      r.ts_ns = events[i].ts_ns;
+      r.tsc = events[i].tsc;
+      r.tid = events[i].tid;
+      r.cpu = events[i].cpu;
+      r.synthetic = model::SyntheticKind::kResume;
+      r.symbol = "resume";
+      resume_of[k] = static_cast<int64_t>(events_out->size());
+      events_out->push_back(std::move(r));
+      out->origin.push_back(i);
+    }
+    index[i] = static_cast<uint32_t>(events_out->size());
+    events_out->push_back(events[i]);
+    out->origin.push_back(i);
+    for (size_t k = 0; k < joins.size(); ++k) {
+      if (joins[k].after != i) continue;
+      model::RequestEvent s;
+      s.ts_ns = events[i].ts_ns;
+      s.tsc = events[i].tsc;
+      s.tid = events[i].tid;
+      s.cpu = events[i].cpu;
+      s.synthetic = model::SyntheticKind::kSignal;
+      s.symbol = "signal";
+      signal_of[k] = static_cast<int64_t>(events_out->size());
+      events_out->push_back(std::move(s));
+      out->origin.push_back(i);
+    }
+  }
+  edges_out->clear();
+  edges_out->reserve(request.edges.size() + joins.size());
+  for (const model::CausalEdge& e : request.edges) {
+    if (e.from >= n || e.to >= n) {
+      edges_out->push_back(model::CausalEdge{n + 2 * static_cast<uint32_t>(joins.size()), 0, e.kind});
+      continue;  // out of range stays out of range (ignored and counted later)
+    }
+    edges_out->push_back(model::CausalEdge{index[e.from], index[e.to], e.kind});
+  }
+  for (size_t k = 0; k < joins.size(); ++k)
+    edges_out->push_back(model::CausalEdge{static_cast<uint32_t>(signal_of[k]),
+                                           static_cast<uint32_t>(resume_of[k]),
+                                           model::EdgeKind::kWakeup});
+  return true;
+}
+
 // Per kept event, during construction (indices are kept positions, which
 // follow timestamp order).
 struct Node {
@@ -84,18 +275,37 @@ bool SubtreeLess(const std::vector<Node>& nodes, uint32_t a, uint32_t b) {
 CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOptions& options) {
   CanonicalRequest out;
   out.request_id = request.id;
-  const auto& events = request.events;
+  if (request.events.empty()) return out;
+  Augmented aug;
+  const bool augmented = options.infer_unobserved_joins && InferUnobservedJoins(request, options, &aug);
+  out.stats.inferred_joins = aug.inferred;
+  const auto& events = augmented ? aug.events : request.events;
+  const auto& request_edges = augmented ? aug.edges : request.edges;
   const uint32_t n = static_cast<uint32_t>(events.size());
-  if (n == 0) return out;
+
+  // Wake-up hand-offs to a thread entering the request
+  // (CanonicalOptions::elide_wakeup_forks): their Signal and Resume go, and
+  // the edge joins the kept events around them (below).
+  std::vector<char> elided(n, 0);
+  std::vector<std::pair<uint32_t, uint32_t>> forks;
+  std::vector<char> idle(n, 0);
+  std::unordered_map<uint32_t, uint32_t> idle_fork_of;  // idle wakee tid -> its hand-off's Signal
+  if (options.elide_wakeup_forks) {
+    forks = ElidableForks(events, request_edges);
+    for (auto [from, to] : forks) elided[from] = elided[to] = 1;
+    idle = IdleWakees(events, forks, options, &idle_fork_of);
+    out.stats.elided_wakeup_forks = static_cast<uint32_t>(forks.size());
+  }
 
   // Causal edges: forward in time only, deduplicated.
   std::vector<std::pair<uint32_t, uint32_t>> edges;
-  edges.reserve(request.edges.size());
-  for (const model::CausalEdge& e : request.edges) {
+  edges.reserve(request_edges.size());
+  for (const model::CausalEdge& e : request_edges) {
     if (e.from >= e.to || e.to >= n) {
       out.stats.ignored_backward_edges++;
       continue;
     }
+    if (elided[e.from] && elided[e.to]) continue;
     edges.emplace_back(e.from, e.to);
   }
   std::sort(edges.begin(), edges.end());
@@ -124,7 +334,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   for (uint32_t i = 0; i < n; ++i) {
     const model::RequestEvent& e = events[i];
     demand[i] = Demand{e.cpu_ns, e.disk_bytes, e.net_bytes};
-    keep[i] = endpoint[i] || !IsSchedulingArtefact(e, options);
+    keep[i] = !elided[i] && !idle[i] && (endpoint[i] || !IsSchedulingArtefact(e, options));
     ThreadFold& f = fold[e.tid];
     f.last_any = static_cast<int32_t>(i);
     if (keep[i]) {
@@ -144,13 +354,51 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     }
   }
   for (auto& [tid, f] : fold) {
-    if (f.pending.IsZero()) continue;
     if (f.last_kept >= 0) {
       demand[f.last_kept] += f.pending;
-    } else {
-      keep[f.last_any] = 1;
-      demand[f.last_any] = f.pending;
+      continue;
     }
+    // An idle wakee's demand goes to the kept event its hand-off came from.
+    if (auto it = idle_fork_of.find(tid); it != idle_fork_of.end()) {
+      int32_t src = -1;
+      for (uint32_t k = it->second + 1; k-- > 0;) {
+        if (keep[k] && events[k].tid == events[it->second].tid) {
+          src = static_cast<int32_t>(k);
+          break;
+        }
+      }
+      if (src >= 0) {
+        demand[src] += f.pending;
+        out.stats.idle_wakeups++;
+        continue;
+      }
+    }
+    if (f.pending.IsZero()) continue;
+    keep[f.last_any] = 1;
+    demand[f.last_any] = f.pending;
+  }
+
+  // An elided hand-off's edge joins the kept events around it: the source
+  // thread's last kept event at or before the Signal, the target thread's
+  // first kept event at or after the Resume. The source's CPU up to the
+  // Signal went to its next kept event, so the edge starts before it: where
+  // in the source's work the hand-off came is what the trace shows only when
+  // the target slept, and is not kept.
+  if (!forks.empty()) {
+    std::unordered_map<uint32_t, std::vector<uint32_t>> kept_on;
+    for (uint32_t i = 0; i < n; ++i)
+      if (keep[i]) kept_on[events[i].tid].push_back(i);
+    for (auto [from, to] : forks) {
+      const auto& src = kept_on[events[from].tid];
+      const auto& dst = kept_on[events[to].tid];
+      auto s_it = std::upper_bound(src.begin(), src.end(), from);
+      auto d_it = std::lower_bound(dst.begin(), dst.end(), to);
+      if (s_it == src.begin() || d_it == dst.end()) continue;
+      const uint32_t a = *(s_it - 1), b = *d_it;
+      if (a < b) edges.emplace_back(a, b);
+    }
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
   }
 
   // Edge sources per destination (source indices), for the merge test.
@@ -301,27 +549,25 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     node.hash = h;
   }
 
-  // Roots: the one where the request began (holding its earliest event
-  // outside interrupt context) first, then the others by structure, then
+  // Roots in the order they began (node positions follow timestamps), then
   // the interrupt-context aggregate. Several roots mean causality that was
-  // not observed (a pool thread took work whose hand-off left no edge); the
-  // request's own beginning is no artefact of timing, and keeping it in
-  // front keeps such a request aligned with those whose hand-off was seen.
+  // not observed (a pool thread took work from a queue without being woken,
+  // so the hand-off left no edge). An unobserved cause still came before its
+  // effect, so the order roots began in is the order the missing edges
+  // would have put them in: the request's beginning first, then the threads
+  // it handed work to, in the order they took it up — just as in the tree of
+  // a request whose hand-offs were seen (with elide_wakeup_forks, the same
+  // sequence exactly).
   std::vector<uint32_t> roots;
-  int32_t interrupt_root = -1, first_root = -1;
+  int32_t interrupt_root = -1;
   for (uint32_t k = 0; k < m; ++k) {
     if (nodes[k].parent >= 0) continue;
     if (nodes[k].interrupt) {
       interrupt_root = static_cast<int32_t>(k);
-    } else if (first_root < 0) {
-      first_root = static_cast<int32_t>(k);  // positions follow timestamps
     } else {
       roots.push_back(k);
     }
   }
-  std::sort(roots.begin(), roots.end(),
-            [&](uint32_t a, uint32_t b) { return SubtreeLess(nodes, a, b); });
-  if (first_root >= 0) roots.insert(roots.begin(), static_cast<uint32_t>(first_root));
   if (interrupt_root >= 0) roots.push_back(static_cast<uint32_t>(interrupt_root));
 
   std::vector<char> critical(m, 0);
@@ -339,7 +585,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     const Node& node = nodes[k];
     const model::RequestEvent& src = events[node.source];
     CanonicalEvent ce;
-    ce.source_index = node.source;
+    ce.source_index = augmented ? aug.origin[node.source] : node.source;
     auto [it, inserted] =
         canonical_thread.emplace(src.tid, static_cast<uint32_t>(canonical_thread.size()));
     ce.thread = it->second;

@@ -22,6 +22,15 @@
 //     last kept event, and a thread with no kept event keeps its last event.
 //     The join puts a Resume at its target's instant and charges the CPU
 //     before that instant to the target: it moves to the Resume.
+//     Edges the join derived from kernel wake-ups (model::EdgeKind::kWakeup,
+//     the only causality a black-box schema sees) exist only when their
+//     target slept, so the same behaviour shows them or not by timing. A
+//     wake-up hand-off to a thread entering the request loses its Signal
+//     and Resume (the edge joins the kept events around them); a thread
+//     that entered so and ended with no edge back while its waker went on is
+//     given the join its waker would have shown had it waited; a thread that
+//     entered so and did nothing of its own (a wake-up that found the work
+//     taken) adds no structure (CanonicalOptions explains each).
 //  2. Repeats merge (CanonicalOptions::merge_repeats): consecutive kept
 //     events with the same symbol on one thread become their first event,
 //     carrying the run's demand and edges (two ACKs, or a SYNC's Signal next
@@ -57,14 +66,14 @@
 //  6. The tree is flattened depth-first. Children of a node are visited
 //     continuation first, then forks; forks among themselves are ordered by
 //     the symbol sequence of their subtree, then size, then total demand —
-//     by structure, never by thread id or timestamp. Roots: the one where
-//     the request began (holding its earliest kept event outside interrupt
-//     context) first, then the others by structure, then the interrupt
+//     by structure, never by thread id or timestamp. Roots in the order
+//     they began (the request's own beginning first), then the interrupt
 //     aggregate. Several roots mean causality that was not observed (a pool
-//     thread picked up work without being woken); keeping the beginning in
-//     front keeps such a request aligned with those whose hand-off was seen.
+//     thread picked up work without being woken); a cause precedes its
+//     effect, so this is the order the missing edges would have given, and
+//     such a request serializes like one whose hand-offs were seen.
 //     Canonical thread numbers are assigned in order of first appearance in
-//     this walk, so they too are independent of tids.
+//     this walk, so they are independent of tids.
 //
 // Invariants of the result: events are in serialization order; parent <
 // child index; every kept event appears exactly once, merged repeats inside
@@ -104,7 +113,8 @@ enum class TreeRole : uint8_t {
 };
 
 struct CanonicalEvent {
-  uint32_t source_index = 0;  // into model::Request::events
+  uint32_t source_index = 0;  // into model::Request::events (an inferred join event: the
+                              // event it sits next to)
   uint32_t thread = 0;        // canonical thread number, structural
   model::SyntheticKind synthetic = model::SyntheticKind::kNone;
   std::string symbol;
@@ -126,6 +136,9 @@ struct CanonicalStats {
   uint32_t duplicate_edges = 0;         // or within one thread
   uint32_t merged_repeats = 0;          // events folded into the previous one of a run
   uint32_t merged_edges = 0;            // edges made redundant by merged runs
+  uint32_t elided_wakeup_forks = 0;     // CanonicalOptions::elide_wakeup_forks
+  uint32_t inferred_joins = 0;          // CanonicalOptions::infer_unobserved_joins
+  uint32_t idle_wakeups = 0;            // CanonicalOptions::idle_wakeup_cpu_ns
 };
 
 struct CanonicalRequest {
@@ -183,6 +196,48 @@ struct CanonicalOptions {
   // what the request cost in interrupt context, not how it was delivered.
   // Off, they form a pseudo-thread in timestamp order.
   bool aggregate_interrupt_events = true;
+  // Edges the join derived from kernel wake-ups (model::EdgeKind::kWakeup)
+  // exist only when the target thread was asleep, so in black-box mode the
+  // same request shows them or not by timing. Two rules make the form the
+  // same either way; edges from a schema's SYNC (always emitted by the
+  // program) are left alone.
+  //
+  // A hand-off to a thread entering the request (a wake-up edge into the
+  // first event its target has in the request) is seen only if that pool
+  // thread was idle; a busy one takes the work from a queue later, with no
+  // edge, and starts a root of its own. With this set the hand-off's Signal
+  // and Resume are dropped like other scheduling events (their CPU carried
+  // to the next kept event of their threads), and the edge, still needed for
+  // the tree and the schedule, joins the kept events around them. Seen or
+  // not, the request then has the same events; with roots ordered by when
+  // they began it also has the same serialization. Where in the source's
+  // work the hand-off came is lost: it is observable only when the target
+  // slept (when it was busy, only when it took the work is).
+  bool elide_wakeup_forks = true;
+  // A join is seen only if the waiting thread had to sleep: a worker that
+  // handed half its work to a helper and finished its own half after the
+  // helper finds the result ready, and the kernel shows no wake-up. With
+  // this set, a thread that entered the request through a wake-up from
+  // thread P and ended its part with no edge back to P while P went on is
+  // taken to have been waited for where P next did something of its own
+  // (its first non-scheduling event after the thread's last event): a
+  // Signal after the thread's last event, a Resume before that event of P,
+  // and a wake-up edge between them — what the trace shows when P waited.
+  // The CPU P used before the join then sits at the join as it does when P
+  // waited. (A helper that is never waited for and happens to finish before
+  // its requester's next event gets a join it did not have; one that
+  // finishes after does not.)
+  bool infer_unobserved_joins = true;
+  // A pool thread woken by a hand-off can find the work already taken (by a
+  // thread that was awake: a lost race, or one wake-up too many) and go
+  // back to sleep. A thread that entered the request through an elided
+  // wake-up hand-off, has no event of its own there (only scheduling
+  // records) and used less CPU than this (and no disk or network) did
+  // nothing of the request's: it adds no structure, no join is inferred for
+  // it, and its demand goes to the event the hand-off came from. Below about
+  // a scheduler time slice per thread, CPU is dominated by wake-up and cache
+  // costs (the same floor as cluster::kMinCpuScaleNs). 0 turns it off.
+  uint64_t idle_wakeup_cpu_ns = 1'000'000;
 };
 
 // Never fails: malformed structure (backward edges) is counted in stats.

@@ -458,6 +458,155 @@ TEST(CanonicalTest, TheRootWhereTheRequestBeganComesFirst) {
   EXPECT_EQ(seen.events[3].symbol, "sys_enter:read");
 }
 
+// --- Black box: hand-offs and joins seen only when a thread slept -------
+
+using model::EdgeKind;
+using model::synthetic::BlackBoxView;
+
+std::vector<std::string> Symbols(const CanonicalRequest& c) {
+  std::vector<std::string> out;
+  for (const CanonicalEvent& e : c.events) out.push_back(e.symbol);
+  return out;
+}
+
+// Same events in the same order, each with the same demand up to `slack_ns`
+// of CPU (the few microseconds a futex call or a wake-up record costs go to
+// one event or the next).
+void ExpectSameForm(const CanonicalRequest& a, const CanonicalRequest& b, uint64_t slack_ns = 60'000) {
+  ASSERT_EQ(Symbols(a), Symbols(b));
+  for (size_t i = 0; i < a.events.size(); ++i) {
+    EXPECT_NEAR(double(a.events[i].demand.cpu_ns), double(b.events[i].demand.cpu_ns), double(slack_ns))
+        << "event " << i << " " << a.events[i].symbol;
+    EXPECT_EQ(a.events[i].demand.net_bytes, b.events[i].demand.net_bytes) << "event " << i;
+  }
+}
+
+BlackBoxView View(bool acceptor_woke_worker, bool worker_woke_helper, bool worker_waited,
+                  bool idle_wakee = false) {
+  BlackBoxView v;
+  v.acceptor_woke_worker = acceptor_woke_worker;
+  v.worker_woke_helper = worker_woke_helper;
+  v.worker_waited = worker_waited;
+  v.idle_wakee = idle_wakee;
+  return v;
+}
+
+Request BlackBox(char type, const BlackBoxView& v, uint64_t seed = 1) {
+  RequestFactory f(seed, NoJitter());
+  return f.MakeBlackBox(type, 1, 1'000'000, v);
+}
+
+// A hand-off to a pool thread is a wake-up edge only if the thread slept; a
+// busy one takes the work later with no edge, and starts a root of its own.
+// Both give the same form: the hand-off's Signal and Resume go, the edge
+// joins the kept events around them, and roots follow when they began.
+TEST(CanonicalTest, WakeupHandOffSeenOrNotGivesTheSameForm) {
+  for (char type : {'B', 'E', 'F'}) {
+    SCOPED_TRACE(std::string(1, type));
+    const CanonicalRequest seen = Canonicalize(BlackBox(type, View(true, true, true)));
+    ExpectSameForm(seen, Canonicalize(BlackBox(type, View(false, true, true))));
+    ExpectSameForm(seen, Canonicalize(BlackBox(type, View(true, false, true))));
+    ExpectSameForm(seen, Canonicalize(BlackBox(type, View(false, false, true))));
+    EXPECT_EQ(seen.stats.elided_wakeup_forks, type == 'B' ? 1u : 2u);
+    EXPECT_EQ(seen.events.front().symbol, "sys_exit:accept4");
+    EXPECT_EQ(seen.events.back().symbol, kInterruptSymbol);
+  }
+  // Without the rule a seen hand-off is two more events, and an unseen one
+  // a root that sorted by its symbols, not when it began.
+  CanonicalOptions off;
+  off.elide_wakeup_forks = false;
+  EXPECT_NE(Symbols(Canonicalize(BlackBox('E', View(true, true, true)), off)),
+            Symbols(Canonicalize(BlackBox('E', View(false, false, true)), off)));
+}
+
+// A join is a wake-up edge only if the worker had to wait: when the helper
+// finished first, the worker found its result ready and the kernel shows no
+// wake-up. The join is inferred where the worker next did something of its
+// own, so both orders give the form of the one where the worker waited.
+TEST(CanonicalTest, UnobservedJoinIsInferred) {
+  const CanonicalRequest waited = Canonicalize(BlackBox('E', View(true, true, true)));
+  EXPECT_EQ(waited.stats.inferred_joins, 0u);
+  const CanonicalRequest ready = Canonicalize(BlackBox('E', View(true, true, false)));
+  EXPECT_EQ(ready.stats.inferred_joins, 1u);
+  ExpectSameForm(waited, ready);
+  // (With neither the hand-off nor the join seen, no kernel event ties the
+  // helper to the request: the join cannot include it, nor can the form.)
+  // The canonical schedule: two threads of 15 ms in parallel.
+  EXPECT_LT(ready.latency_ns, 16'000'000u);
+  // The worker's 15 ms sits before the join in both.
+  const std::vector<std::string> want = {"sys_exit:accept4", "sys_enter:read",  "sys_exit:read",
+                                         "signal",           "resume",          "sys_enter:sendto",
+                                         "net_xmit",         "sys_exit:sendto", "net_xmit",
+                                         "sys_exit:close",   kInterruptSymbol};
+  EXPECT_EQ(Symbols(ready), want);
+  EXPECT_GT(ready.events[4].demand.cpu_ns, 14'000'000u);
+  EXPECT_LT(ready.events[5].demand.cpu_ns, 100'000u);
+  // Off, the helper's CPU trails the request and the worker's sits on the send.
+  CanonicalOptions off;
+  off.infer_unobserved_joins = false;
+  EXPECT_NE(Symbols(Canonicalize(BlackBox('E', View(true, true, false)), off)), want);
+}
+
+// No join is inferred where the trace cannot show one: from a thread that
+// is not a wake-up hand-off's target (a schema's SYNC is always emitted),
+// or when the thread that handed the work on did nothing after.
+TEST(CanonicalTest, JoinsAreInferredOnlyForWakeupHandOffs) {
+  auto make = [](EdgeKind kind, bool worker_goes_on) {
+    RequestBuilder b(1);
+    b.Add(1, 0, "sys_enter:read", SyntheticKind::kNone, 10'000);
+    uint32_t sig = b.Add(1, 10'000, "signal", SyntheticKind::kSignal);
+    uint32_t res = b.Add(2, 20'000, "resume", SyntheticKind::kResume);
+    b.Edge(sig, res, kind);
+    b.Add(2, 1'020'000, "usdt:helper_done", SyntheticKind::kNone, 1'000'000);
+    if (worker_goes_on) b.Add(1, 3'000'000, "sys_enter:sendto", SyntheticKind::kNone, 2'990'000);
+    return std::move(b).Build();
+  };
+  EXPECT_EQ(Canonicalize(make(EdgeKind::kWakeup, true)).stats.inferred_joins, 1u);
+  EXPECT_EQ(Canonicalize(make(EdgeKind::kSync, true)).stats.inferred_joins, 0u);
+  EXPECT_EQ(Canonicalize(make(EdgeKind::kWakeup, false)).stats.inferred_joins, 0u);
+  // A SYNC hand-off keeps its Signal and Resume.
+  const CanonicalRequest sync = Canonicalize(make(EdgeKind::kSync, true));
+  EXPECT_EQ(sync.stats.elided_wakeup_forks, 0u);
+  EXPECT_EQ(Symbols(sync), (std::vector<std::string>{"sys_enter:read", "signal", "sys_enter:sendto",
+                                                     "resume", "usdt:helper_done"}));
+}
+
+// The worker's wake-up went to a pool thread that found the task taken (the
+// helper was awake and took it) and went back to sleep: that thread adds no
+// structure, and its few microseconds go to the hand-off's source.
+TEST(CanonicalTest, AWakeupThatFoundNothingToDoAddsNoStructure) {
+  const Request idle = BlackBox('E', View(true, false, true, /*idle_wakee=*/true));
+  const CanonicalRequest c = Canonicalize(idle);
+  EXPECT_EQ(c.stats.idle_wakeups, 1u);
+  ExpectSameForm(Canonicalize(BlackBox('E', View(true, true, true))), c);
+  EXPECT_EQ(c.total.cpu_ns, idle.totals.cpu_ns);
+  // Off, the idle thread is an event of its own.
+  CanonicalOptions off;
+  off.idle_wakeup_cpu_ns = 0;
+  EXPECT_EQ(Canonicalize(idle, off).events.size(), c.events.size() + 1);
+}
+
+// What black-box forms keep: a helper working in parallel (E), one the
+// worker waits for between two halves of its own work (F) and no helper
+// (B) stay different, whichever hand-offs and joins were seen.
+TEST(CanonicalTest, ParallelSequentialAndNoHandOffStayApart) {
+  for (const BlackBoxView& v : {View(true, true, true), View(false, false, true)}) {
+    const CanonicalRequest b = Canonicalize(BlackBox('B', v));
+    const CanonicalRequest e = Canonicalize(BlackBox('E', v));
+    const CanonicalRequest f = Canonicalize(BlackBox('F', v));
+    EXPECT_NE(Symbols(b), Symbols(e));
+    EXPECT_EQ(Symbols(e), Symbols(f));  // same events: told apart by where the CPU sits
+    // E: the worker's 15 ms before the join, nothing after; F: 7.25 ms after.
+    auto after_join = [](const CanonicalRequest& c) {
+      for (size_t i = 0; i + 1 < c.events.size(); ++i)
+        if (c.events[i].symbol == "resume") return c.events[i + 1].demand.cpu_ns;
+      return uint64_t{0};
+    };
+    EXPECT_LT(after_join(e), 100'000u);
+    EXPECT_GT(after_join(f), 7'000'000u);
+  }
+}
+
 TEST(SerializeTest, SymbolsAreInternedOnce) {
   SymbolTable t;
   EXPECT_EQ(t.Intern("a"), 0u);

@@ -26,6 +26,8 @@ struct ReproduceArgs {
   std::string results;
   std::vector<std::string> schemas = {"testserver", "tcp-threadpool"};
   bool verbose = false;
+  std::vector<std::string> only;
+  bool keep_traces = false;
 };
 
 std::string SelfPath() {
@@ -49,17 +51,24 @@ nlohmann::json ToJson(const validate::SchemaResult& r) {
 }
 
 int Run(const ReproduceArgs& a) {
-  Status priv = capture::CheckPrivileges();
-  if (!priv.ok()) return PrintError(priv.message()), 2;
   const std::string self = SelfPath();
   validate::RunOptions ro;
   ro.bin_dir = self.substr(0, self.rfind('/'));
   ro.work_dir = a.work_dir;
   ro.verbose = a.verbose;
+  auto all = validate::PaperWorkloads(a.quick, a.requests);
+  if (!a.only.empty()) {
+    if (a.quick) return PrintError("--quick and --only cannot be combined"), 2;
+    auto sel = validate::SelectWorkloads(all, a.only);
+    if (!sel.ok()) return PrintError(sel.status().message()), 2;
+    all = std::move(*sel);
+  }
+  const auto& workloads = all;
+  Status priv = capture::CheckPrivileges();
+  if (!priv.ok()) return PrintError(priv.message()), 2;
   std::error_code ec;
   std::filesystem::create_directories(a.work_dir, ec);
   if (ec) return PrintError("cannot create " + a.work_dir + ": " + ec.message()), 1;
-  const auto workloads = validate::PaperWorkloads(a.quick, a.requests);
   const auto dirs = schema::DefaultSchemaDirs(self);
   std::vector<std::pair<validate::Workload, std::vector<validate::SchemaResult>>> rows;
   nlohmann::json out = nlohmann::json::array();
@@ -95,7 +104,12 @@ int Run(const ReproduceArgs& a) {
     fprintf(stderr, " done\n");
     out.push_back(jw);
     rows.push_back({w, std::move(results)});
-    std::filesystem::remove(run->trace, ec);
+    if (a.keep_traces) {
+      fprintf(stderr, "jackdaw: kept %s and %s\n", run->trace.c_str(), run->truth.c_str());
+    } else {
+      std::filesystem::remove(run->trace, ec);
+      std::filesystem::remove(run->truth, ec);
+    }
   }
   validate::PrintTables(rows, stdout);
   if (!a.results.empty()) {
@@ -107,6 +121,7 @@ int Run(const ReproduceArgs& a) {
     nlohmann::json doc = {{"date", date},
                           {"machine", {{"host", u.nodename}, {"kernel", u.release}, {"cpus", sysconf(_SC_NPROCESSORS_ONLN)}}},
                           {"quick", a.quick},
+                          {"only", a.only},
                           {"runs", out}};
     std::ofstream f(a.results);
     f << doc.dump(2) << "\n";
@@ -126,12 +141,20 @@ Runner RegisterReproduce(CLI::App& app) {
       "server under each paper workload (A, B, A/B, C, D, C/D, E, B/E, A/B/E, F, A/F, A/E/F,\n"
       "A/B/E/F; 1 and 5 clients), analyse with both schemas and compare with ground truth.\n"
       "  sudo jackdaw reproduce --quick                      # mixed A/B/E/F only, about a minute\n"
+      "  sudo jackdaw reproduce --only E,A/E/F:5 --keep-traces --work-dir /var/tmp/jdw\n"
       "  sudo jackdaw reproduce --results tests/results/magpie.json");
   sub->add_flag("--quick", args->quick, "only the mixed A/B/E/F workload with 5 clients");
   sub->add_option("-n,--requests", args->requests, "requests per workload")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--work-dir", args->work_dir, "where traces and ground truth go (disk-backed)")->capture_default_str();
   sub->add_option("--results", args->results, "also write all figures as JSON here");
   sub->add_option("--schemas", args->schemas, "schemas to compare")->delimiter(',')->capture_default_str();
+  sub->add_option("--only", args->only,
+                  "run only these workloads, comma-separated: a name (A, C/D, A/B/E/F: both client\n"
+                  "counts) or NAME:CLIENTS (A/E/F:5); an unknown name is an error")
+      ->delimiter(',');
+  sub->add_flag("--keep-traces", args->keep_traces,
+                "keep each run's trace (NAME_cN.jdw) and ground truth (NAME_cN.truth.jsonl) in\n"
+                "--work-dir, for `jackdaw analyze` (otherwise both are deleted after analysis)");
   sub->add_flag("-v,--verbose", args->verbose, "show the server's and recorder's output");
   return [args] { return Run(*args); };
 }

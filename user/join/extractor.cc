@@ -495,6 +495,7 @@ class Extractor::Impl {
   std::vector<Item> scratch_items_;
   std::vector<uint32_t> scratch_order_, scratch_pos_;
   std::vector<std::pair<uint32_t, uint32_t>> scratch_edge_items_;
+  std::vector<model::EdgeKind> scratch_edge_kinds_;
 
   std::vector<uint32_t> request_tgids_;
   uint64_t seq_ = 0;
@@ -2165,6 +2166,8 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   });
   std::vector<std::pair<uint32_t, uint32_t>>& edge_items = scratch_edge_items_;  // (signal, resume) in synth
   edge_items.clear();
+  std::vector<model::EdgeKind>& edge_kinds = scratch_edge_kinds_;  // parallel to edge_items
+  edge_kinds.clear();
   uint64_t nwake = 0, nsync = 0;
   for (size_t i = 0; i < s.edges.size(); i++) {
     const EdgeCand& e = s.edges[i];
@@ -2177,6 +2180,7 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
     synth.push_back(Item{sig_ts, e.from_seq, 2, e.from_tid, e.from_cpu});
     synth.push_back(Item{to->ts, e.to_seq, 0, to->tid, to->cpu});
     edge_items.emplace_back(static_cast<uint32_t>(synth.size() - 2), static_cast<uint32_t>(synth.size() - 1));
+    edge_kinds.push_back(e.is_sync ? model::EdgeKind::kSync : model::EdgeKind::kWakeup);
     (e.is_sync ? nsync : nwake)++;
   }
   // (ts, seq, sub): a Resume (0) sits before its event (1), a Signal (2) and
@@ -2310,7 +2314,8 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   r.start_wall_ns = time_.clock.MonoToWall(start);
   r.end_wall_ns = time_.clock.MonoToWall(end);
   r.edges.reserve(edge_items.size());
-  for (const auto& [si, ri] : edge_items) r.edges.push_back(model::CausalEdge{synth_pos[si], synth_pos[ri]});
+  for (size_t i = 0; i < edge_items.size(); i++)
+    r.edges.push_back(model::CausalEdge{synth_pos[edge_items[i].first], synth_pos[edge_items[i].second], edge_kinds[i]});
   std::sort(r.edges.begin(), r.edges.end(),
             [](const model::CausalEdge& a, const model::CausalEdge& b) { return a.from < b.from; });
 

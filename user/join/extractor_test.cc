@@ -396,6 +396,7 @@ TEST(ResourceAccounting, ExactOnSyntheticStream) {
   EXPECT_EQ(q.events[q.edges[0].from].tid, W);
   EXPECT_EQ(q.events[q.edges[0].to].synthetic, model::SyntheticKind::kResume);
   EXPECT_EQ(q.events[q.edges[0].to].tid, A);
+  EXPECT_EQ(q.edges[0].kind, model::EdgeKind::kWakeup);  // from the kernel's wake-up
   EXPECT_EQ(q.events[10].synthetic, model::SyntheticKind::kIoStart);
   EXPECT_EQ(q.events[10].ts_ns, B + 1200);
 
@@ -486,6 +487,7 @@ wait(wt)
   ASSERT_EQ(q.edges.size(), 1u);
   EXPECT_EQ(q.edges[0].from, 2u);
   EXPECT_EQ(q.edges[0].to, 5u);
+  EXPECT_EQ(q.edges[0].kind, model::EdgeKind::kSync);
   EXPECT_EQ(q.events[2].tid, 1u);
   EXPECT_EQ(q.events[5].tid, 2u);
   EXPECT_EQ(r.stats.edges_sync, 1u);
@@ -737,6 +739,48 @@ TEST(ShippedSchemas, TcpThreadpoolSeparatesConnectionsOnReusedWorker) {
     EXPECT_EQ(q.connections[0].remote, "127.0.0.1:" + std::to_string(6000 + i));
     EXPECT_EQ(q.threads, (std::vector<uint32_t>{kAcc, kWrk}));
   }
+}
+
+TEST(ShippedSchemas, TcpThreadpoolDropsAWakeupStillInFlightWhenItsConnectionCloses) {
+  // Worker 502 serves a connection and wakes helper 503 (asleep in a
+  // condition variable), but closes the connection before the helper gets a
+  // CPU: another thread did the work. What the helper does once it runs (the
+  // next queued task) is not this request's.
+  constexpr uint32_t kWrk = 502, kHlp = 503;
+  constexpr uint64_t kSk = 0xffff888000dd0000;
+  Stream s;
+  uint64_t t = 1000;
+  s.Switch(t, 1, 0, kHlp, 0);
+  s.SysEnter(t += 10, 1, kHlp, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);  // cond wait
+  s.Switch(t += 10, 1, kHlp, 0, 1);
+  s.Switch(t += 10, 0, 0, kWrk, 0);
+  s.SysExit(t += 100, 0, kWrk, "accept4", 7, JDW_OBJ_SOCKET, kSk);
+  s.SockInfo(t += 10, 0, kWrk, kSk, 8080, 7000);
+  s.SysEnter(t += 100, 0, kWrk, "read", 7, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysExit(t += 100, 0, kWrk, "read", 100);
+  s.SysEnter(t += 100, 0, kWrk, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 1);  // cond signal
+  s.Wakeup(t += 10, 0, kWrk, kHlp);
+  s.SysExit(t += 10, 0, kWrk, "futex", 1);
+  s.SysEnter(t += 100, 0, kWrk, "write", 7, JDW_OBJ_SOCKET, kSk, 148);
+  s.SysExit(t += 100, 0, kWrk, "write", 148);
+  s.SysEnter(t += 100, 0, kWrk, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(t += 10, 0, kWrk, "close", 0);
+  s.Switch(t += 100, 0, kWrk, 0, 1);
+  // Only now does the helper run: 2 ms of someone else's work, then sleep.
+  s.Switch(t += 1000, 1, 0, kHlp, 0);
+  s.SysExit(t += 10, 1, kHlp, "futex", 0);
+  s.Switch(t += 2'000'000, 1, kHlp, 0, 0);  // preempted
+  s.Switch(t += 10, 1, 0, kHlp, 0);
+  s.SysEnter(t += 10, 1, kHlp, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);
+  s.Switch(t += 10, 1, kHlp, 0, 1);
+  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
+  ASSERT_TRUE(sch.ok()) << sch.status().message();
+  Result r = RunRecords(*sch, s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  const model::Request& q = r.reqs[0];
+  EXPECT_FALSE(q.timed_out);
+  EXPECT_EQ(q.threads, (std::vector<uint32_t>{kWrk}));
+  EXPECT_LT(q.totals.cpu_ns, 1'000'000u);
 }
 
 TEST(ShippedSchemas, TcpThreadpoolSplitsKeepAliveRequests) {

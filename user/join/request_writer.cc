@@ -11,10 +11,12 @@
 //              "pipe":..,"other":..}},
 //    "events":[{"ts_ns":..,"tsc":..,"tid":..,"cpu":..,"type":10,
 //               "symbol":"sys_enter:read","cpu_ns":..}, ...],
-//    "edges":[[from,to], ...]}
+//    "edges":[[from,to], [from,to,"wakeup"], ...]}
 // Event fields that are zero or none (synthetic, cpu_ns, disk_bytes,
 // net_bytes) are left out to keep lines short; "synthetic" is one of
-// "signal", "resume", "wait", "io_start"; edges index "events".
+// "signal", "resume", "wait", "io_start"; edges index "events", and an edge
+// the join derived from a kernel wake-up (model::EdgeKind::kWakeup) has a
+// third element, "wakeup" (a schema's SYNC has none).
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -84,7 +86,13 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
     evs.push_back(std::move(ev));
   }
   auto& edges = j["edges"] = nlohmann::json::array();
-  for (const model::CausalEdge& e : r.edges) edges.push_back({e.from, e.to});
+  for (const model::CausalEdge& e : r.edges) {
+    if (e.kind == model::EdgeKind::kWakeup) {
+      edges.push_back({e.from, e.to, "wakeup"});
+    } else {
+      edges.push_back({e.from, e.to});
+    }
+  }
   *out += j.dump();
   *out += '\n';
 }

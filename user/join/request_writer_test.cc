@@ -71,6 +71,15 @@ TEST(RequestWriter, OneJsonObjectPerLine) {
   EXPECT_FALSE(j["timed_out"]);
 }
 
+TEST(RequestWriter, MarksWakeupEdges) {
+  model::Request r = SampleRequest();
+  r.edges[0].kind = model::EdgeKind::kWakeup;
+  std::string out;
+  WriteRequestJson(&out, r);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["edges"], nlohmann::json::array({nlohmann::json::array({1, 2, "wakeup"})}));
+}
+
 TEST(RequestWriter, WritesFileAndReportsErrors) {
   const std::string path = ::testing::TempDir() + "/jdw_requests.jsonl";
   ASSERT_TRUE(WriteRequestsJsonl(path, {SampleRequest(), SampleRequest()}).ok());

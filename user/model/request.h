@@ -50,11 +50,25 @@ struct RequestEvent {
   uint64_t net_bytes = 0;
 };
 
+// How the join learned of a causal edge.
+enum class EdgeKind : uint8_t {
+  // A schema's SYNC: both ends are events the program always emits, so the
+  // edge is there whether or not either thread had to wait.
+  kSync,
+  // A kernel wake-up (sched_wakeup waker -> the wakee's switch-in): seen
+  // only because the target thread was asleep when the source released it.
+  // Had the target not needed to sleep (its condition already true, or a
+  // pool thread still busy and taking the work from a queue later), the
+  // same synchronization leaves no edge (canonical/canonical.h).
+  kWakeup,
+};
+
 // A causal edge between two events of the same request (indices into
 // Request::events): a SYNC Signal→Resume or a sched_wakeup waker→wakee.
 struct CausalEdge {
   uint32_t from = 0;
   uint32_t to = 0;
+  EdgeKind kind = EdgeKind::kSync;
 };
 
 struct Endpoint {

@@ -86,7 +86,7 @@ Request RequestBuilder::Build() && {
     r.events.push_back(std::move(e));
   }
   for (const CausalEdge& edge : edges_)
-    r.edges.push_back({new_index[edge.from], new_index[edge.to]});
+    r.edges.push_back({new_index[edge.from], new_index[edge.to], edge.kind});
   if (!r.events.empty()) {
     r.start_ns = r.events.front().ts_ns;
     r.end_ns = r.events.back().ts_ns;
@@ -210,6 +210,109 @@ Request RequestFactory::Make(char type, uint64_t id, uint64_t start_ns, uint32_t
       finish(Small(30'000), 0);
       break;
   }
+  return std::move(b).Build();
+}
+
+Request RequestFactory::MakeBlackBox(char type, uint64_t id, uint64_t start_ns,
+                                     const BlackBoxView& view, const BlackBoxThreads& t) {
+  RequestBuilder b(id);
+  constexpr uint32_t kIrq = 0;  // interrupt context
+  const SyntheticKind kNone = SyntheticKind::kNone;
+  // `from` runs `work` ns, then wakes `to` through a futex: the waker's futex
+  // call and wake-up record, the wakee's switch-in and futex return, and
+  // the join's Signal/Resume pair with a wake-up edge.
+  auto wake = [&](uint32_t from, uint64_t* fc, uint64_t work, uint32_t to, uint64_t* tc) {
+    Run(&b, from, fc, work + Small(6'000), "sys_enter:futex");
+    Run(&b, from, fc, Small(3'000), "sched_wakeup");
+    const uint32_t sig = b.Add(from, *fc, "signal", SyntheticKind::kSignal);
+    *tc = std::max(*tc, *fc + Wake());
+    const uint32_t res = b.Add(to, *tc, "resume", SyntheticKind::kResume);
+    b.Add(to, *tc, "switch_in");
+    Run(&b, to, tc, Small(5'000), "sys_enter:futex");
+    b.WakeEdge(sig, res);
+  };
+  // `tid` runs `work` ns, then sleeps in a futex.
+  auto sleep = [&](uint32_t tid, uint64_t* c, uint64_t work) {
+    Run(&b, tid, c, work + Small(8'000), "sys_enter:futex");
+    Run(&b, tid, c, Small(5'000), "switch_out:blocked");
+  };
+  uint64_t ac = start_ns;
+  Run(&b, t.acceptor, &ac, Small(12'000), "sys_exit:accept4");
+  b.Add(kIrq, ac + 2'000, "net_recv", kNone, 1'500, 0, 146);
+  uint64_t wc = ac + Wake();
+  if (view.acceptor_woke_worker) wake(t.acceptor, &ac, 0, t.worker, &wc);
+  Run(&b, t.acceptor, &ac, Small(5'000), "switch_out:blocked");
+  Run(&b, t.worker, &wc, Small(5'000), "sys_enter:read");
+  Run(&b, t.worker, &wc, Small(2'000), "sys_exit:read");
+  // The worker runs `work` ns, then hands the helper its task: a wake-up if
+  // the helper slept; with idle_wakee, one that another pool thread answers
+  // in vain while the helper, awake, takes the task off the queue.
+  uint64_t hc = 0;
+  auto hand_off = [&](uint64_t work) {
+    if (view.idle_wakee) {
+      uint64_t ic = 0;
+      wake(t.worker, &wc, work, t.idle, &ic);
+      Run(&b, t.idle, &ic, Small(4'000), "sys_enter:futex");
+      Run(&b, t.idle, &ic, Small(5'000), "switch_out:blocked");
+    } else if (view.worker_woke_helper) {
+      wake(t.worker, &wc, work, t.helper, &hc);
+      return;
+    } else {
+      wc += work;
+      b.Add(t.worker, wc, "switch_out:preempted", kNone, work);  // its CPU so far
+    }
+    hc = wc + 2 * Wake();
+  };
+  // The helper runs `work` ns; its result goes back by a wake-up if the
+  // worker waits for it; then it sleeps until its next task.
+  auto reply = [&](uint64_t work, bool waited) {
+    if (waited) {
+      wake(t.helper, &hc, work, t.worker, &wc);
+      Run(&b, t.helper, &hc, Small(3'000), "sys_enter:futex");
+    } else {
+      Run(&b, t.helper, &hc, work + Small(3'000), "sys_enter:futex");
+    }
+    Run(&b, t.helper, &hc, Small(5'000), "switch_out:blocked");
+  };
+  switch (type) {
+    case 'E': {
+      hand_off(0);
+      // Both spin 15 ms; which finishes first decides whether the worker
+      // waits: the other one is held back on a run queue (time, not CPU).
+      const uint64_t w_spin = Spin(15'000'000), h_spin = Spin(15'000'000);
+      Run(&b, t.helper, &hc, h_spin, "switch_out:preempted");
+      Run(&b, t.worker, &wc, w_spin, "switch_out:preempted");
+      if (view.worker_waited) {
+        sleep(t.worker, &wc, 0);
+        if (hc < wc + 100'000) hc = wc + 100'000;
+        reply(0, true);
+        Run(&b, t.worker, &wc, Small(20'000), "sys_enter:sendto");
+      } else {
+        reply(0, false);
+        if (wc < hc + 100'000) {
+          b.AddRunqWait(hc + 100'000 - wc);
+          wc = hc + 100'000;
+        }
+        Run(&b, t.worker, &wc, Small(20'000), "sys_enter:sendto");
+      }
+      break;
+    }
+    case 'F':
+      hand_off(Spin(7'500'000));
+      sleep(t.worker, &wc, 0);
+      hc = std::max(hc, wc);
+      reply(Spin(15'000'000), true);
+      Run(&b, t.worker, &wc, Spin(7'250'000), "sys_enter:sendto");
+      break;
+    default:
+      Run(&b, t.worker, &wc, Spin(15'000'000), "sys_enter:sendto");
+      break;
+  }
+  Run(&b, t.worker, &wc, Small(15'000), "net_xmit", kNone, 0, 340);
+  b.Add(kIrq, wc + 10'000, "net_recv", kNone, 1'000, 0, 52);
+  Run(&b, t.worker, &wc, Small(30'000), "sys_exit:sendto");
+  Run(&b, t.worker, &wc, Small(12'000), "net_xmit", kNone, 0, 66);
+  Run(&b, t.worker, &wc, Small(12'000), "sys_exit:close");
   return std::move(b).Build();
 }
 

@@ -39,7 +39,11 @@ class RequestBuilder {
   uint32_t Add(uint32_t tid, uint64_t ts_ns, std::string symbol,
                SyntheticKind kind = SyntheticKind::kNone, uint64_t cpu_ns = 0,
                uint64_t disk_bytes = 0, uint64_t net_bytes = 0);
-  void Edge(uint32_t from, uint32_t to) { edges_.push_back({from, to}); }
+  void Edge(uint32_t from, uint32_t to, EdgeKind kind = EdgeKind::kSync) {
+    edges_.push_back({from, to, kind});
+  }
+  // An edge the join derived from a kernel wake-up (black-box schemas).
+  void WakeEdge(uint32_t from, uint32_t to) { Edge(from, to, EdgeKind::kWakeup); }
   void AddRunqWait(uint64_t ns) { totals_.runq_wait_ns += ns; }
   void AddBlocked(BlockReason reason, uint64_t ns);
   void SetTgid(uint32_t tgid) { tgid_ = tgid; }
@@ -63,6 +67,24 @@ struct Jitter {
   uint64_t max_wake_ns = 60'000;
 };
 
+// What the kernel alone shows of one request of a thread-pool server (an
+// acceptor hands the connection to a pool worker, which may hand part of
+// the work to a helper): a black-box schema sees a hand-off or a join only
+// as a wake-up, so which of them appear depends on which threads had to
+// sleep.
+struct BlackBoxView {
+  bool acceptor_woke_worker = true;  // the worker was asleep when the connection came
+  bool worker_woke_helper = true;    // the helper was asleep when handed its task
+  bool worker_waited = true;         // the worker had to wait for the helper's result
+  // The worker's wake-up went to another pool thread, which found the task
+  // already taken (by the helper, awake) and went back to sleep.
+  bool idle_wakee = false;
+};
+
+struct BlackBoxThreads {
+  uint32_t acceptor = 101, worker = 102, helper = 103, idle = 104;
+};
+
 // Number of distinct long (~40 event) shapes MakeLong() knows.
 inline constexpr int kNumLongShapes = 8;
 
@@ -78,6 +100,15 @@ class RequestFactory {
   // and sizes.
   Request MakeLong(int shape, uint64_t id, uint64_t start_ns, uint32_t worker_tid,
                    uint32_t helper_tid);
+
+  // A request of type 'B' (15 ms on the worker), 'E' (the worker hands a
+  // helper 15 ms and spins 15 ms itself, then waits for it) or 'F' (7.5 ms,
+  // a helper's 15 ms while the worker waits, 7.25 ms) as kernel events and
+  // wake-up edges only (EdgeKind::kWakeup), the way the black-box schema
+  // extracts it: syscalls, scheduler records, packets. `view` says which
+  // threads had to sleep; for F the worker always waits.
+  Request MakeBlackBox(char type, uint64_t id, uint64_t start_ns, const BlackBoxView& view,
+                       const BlackBoxThreads& tids = {});
 
   // per_type requests of each letter in `types`, shuffled, started 1 ms
   // apart, on a pool of worker/helper tids. truth[i] is the letter of

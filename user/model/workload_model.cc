@@ -107,6 +107,9 @@ StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const Mode
     m.stats.duplicate_edges += s.duplicate_edges;
     m.stats.merged_repeats += s.merged_repeats;
     m.stats.merged_edges += s.merged_edges;
+    m.stats.elided_wakeup_forks += s.elided_wakeup_forks;
+    m.stats.inferred_joins += s.inferred_joins;
+    m.stats.idle_wakeups += s.idle_wakeups;
     m.serialized.push_back(canonical::Serialize(m.canonical.back(), &m.symbols));
     if (progress && ((i + 1) % 1024 == 0 || i + 1 == n)) progress("canonicalize", i + 1, n);
   }

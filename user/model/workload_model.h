@@ -167,6 +167,9 @@ struct ModelStats {
   uint64_t duplicate_edges = 0;
   uint64_t merged_repeats = 0;  // events merged into a run or the interrupt aggregate
   uint64_t merged_edges = 0;    // edges made one by merged runs
+  uint64_t elided_wakeup_forks = 0;  // wake-up hand-offs whose Signal/Resume went
+  uint64_t inferred_joins = 0;       // joins added where no wake-up showed them
+  uint64_t idle_wakeups = 0;         // woken threads that did nothing of the request's
   uint64_t distance_computations = 0;
   uint32_t merged_clusters = 0;  // clusters joined because their representatives were close
   uint32_t refine_moves = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -63,6 +64,62 @@ TEST(WorkloadModelTest, SixMagpieTypesFormSixClusters) {
         EXPECT_GT(c.min_separation, m->threshold.threshold);
       }
       EXPECT_LT(m->error.combined, 0.05);
+    }
+  }
+}
+
+// Black box (kernel events only): which hand-offs and joins the trace shows
+// depends on which threads had to sleep, request by request. B, E and F
+// still form one cluster each, with or without load (preemption, run-queue
+// waits). Without the canonical rules for wake-up edges they split by what
+// was seen (canonical/canonical.h).
+TEST(WorkloadModelTest, BlackBoxTypesClusterWhateverHandOffsWereSeen) {
+  auto make = [](uint64_t seed, bool loaded, std::string* letters) {
+    RequestFactory f(seed);
+    f.jitter().preempt = loaded;
+    f.jitter().max_runq_ns = loaded ? 2'000'000 : 0;
+    std::mt19937_64 rng(seed);
+    std::bernoulli_distribution coin(0.5), rare(0.1);
+    std::vector<Request> reqs;
+    for (int i = 0; i < 150; ++i) {
+      const char type = "BEF"[i % 3];
+      synthetic::BlackBoxView v;
+      v.acceptor_woke_worker = coin(rng);
+      v.worker_woke_helper = coin(rng);
+      // Neither the hand-off nor the join seen: nothing in the kernel ties
+      // the helper to the request, and the join leaves it out (an E then
+      // looks like a B); not a canonical-form question.
+      v.worker_waited = type == 'F' || !v.worker_woke_helper || coin(rng);
+      v.idle_wakee = !v.worker_woke_helper && rare(rng);
+      synthetic::BlackBoxThreads tids;
+      tids.worker = 200 + static_cast<uint32_t>(i % 4);
+      tids.helper = 300 + static_cast<uint32_t>(i % 2);
+      tids.idle = 300 + static_cast<uint32_t>((i + 1) % 2);
+      reqs.push_back(f.MakeBlackBox(type, static_cast<uint64_t>(i + 1), uint64_t(i) * 40'000'000, v, tids));
+      letters->push_back(type);
+    }
+    return reqs;
+  };
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (bool loaded : {false, true}) {
+      std::string letters;
+      std::vector<Request> reqs = make(seed, loaded, &letters);
+      const auto truth = Truth(reqs, letters);
+      StatusOr<WorkloadModel> m = BuildModel(reqs);
+      ASSERT_TRUE(m.ok()) << m.status().message();
+      SCOPED_TRACE("seed " + std::to_string(seed) + (loaded ? " loaded" : "") + " threshold " +
+                   std::to_string(m->threshold.threshold));
+      EXPECT_EQ(m->clusters.size(), 3u);
+      for (const ClusterSummary& c : m->clusters) EXPECT_EQ(Composition(c, truth), "50" + Composition(c, truth).substr(2, 1));
+      EXPECT_DOUBLE_EQ(ScoreAgainstTruth(*m, truth).adjusted_rand_index, 1.0);
+
+      ModelOptions off;
+      off.canonical.elide_wakeup_forks = false;
+      off.canonical.infer_unobserved_joins = false;
+      off.canonical.idle_wakeup_cpu_ns = 0;
+      StatusOr<WorkloadModel> before = BuildModel(reqs, off);
+      ASSERT_TRUE(before.ok());
+      EXPECT_GT(before->clusters.size(), 3u);
     }
   }
 }

@@ -1,7 +1,8 @@
 // --json: the whole model. Schema (jackdaw.model, version 1):
 //   summary   counts, threshold, normalisation, accounted CPU, model error
 //   clusters  one object per cluster with its member request ids
-//   requests  per request: cluster, distance, latencies, demand, anomaly
+//   requests  per request: cluster, distance, latencies, demand, anomaly, and its
+//             serialized canonical string (what clustering compared)
 //   anomalies with reasons and events
 //   latency_breakdown per cluster
 #include <fstream>
@@ -77,6 +78,9 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
                       {"duplicate_edges", m.stats.duplicate_edges},
                       {"merged_repeats", m.stats.merged_repeats},
                       {"merged_edges", m.stats.merged_edges},
+                      {"elided_wakeup_forks", m.stats.elided_wakeup_forks},
+                      {"inferred_joins", m.stats.inferred_joins},
+                      {"idle_wakeups", m.stats.idle_wakeups},
                       {"distance_computations", m.stats.distance_computations},
                       {"merged_clusters", m.stats.merged_clusters},
                       {"refine_moves", m.stats.refine_moves}};
@@ -117,7 +121,8 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
   j["clusters"] = std::move(clusters);
 
   ordered_json requests = ordered_json::array();
-  for (const model::RequestSummary& r : m.requests) {
+  for (size_t i = 0; i < m.requests.size(); ++i) {
+    const model::RequestSummary& r = m.requests[i];
     ordered_json rj{{"id", r.id},
                     {"cluster", r.cluster},
                     {"distance", r.distance},
@@ -128,6 +133,7 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
                     {"demand", DemandJson(r.demand)},
                     {"events", r.num_events},
                     {"threads", r.num_threads}};
+    if (i < m.serialized.size()) rj["string"] = canonical::ToText(m.serialized[i], m.symbols);
     if (truth) {
       auto it = truth->find(r.id);
       rj["truth"] = it == truth->end() ? ordered_json(nullptr) : ordered_json(it->second);

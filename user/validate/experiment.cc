@@ -88,6 +88,47 @@ std::vector<Workload> PaperWorkloads(bool quick, int requests) {
   return out;
 }
 
+StatusOr<std::vector<Workload>> SelectWorkloads(const std::vector<Workload>& all,
+                                                const std::vector<std::string>& only) {
+  std::vector<char> chosen(all.size(), 0);
+  for (const std::string& item : only) {
+    std::string name = item;
+    int clients = 0;  // any
+    if (auto colon = item.rfind(':'); colon != std::string::npos) {
+      name = item.substr(0, colon);
+      const std::string n = item.substr(colon + 1);
+      char* end = nullptr;
+      const long v = strtol(n.c_str(), &end, 10);
+      if (n.empty() || *end != '\0' || v <= 0)
+        return ErrStatus("--only %s: expected WORKLOAD or WORKLOAD:CLIENTS (e.g. A/E/F:5)", item.c_str());
+      clients = static_cast<int>(v);
+    }
+    bool any = false;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].name == name && (clients == 0 || all[i].clients == clients)) chosen[i] = any = true;
+    }
+    if (!any) {
+      std::string known;
+      std::set<std::string> seen;
+      std::set<int> counts;
+      for (const Workload& w : all) {
+        counts.insert(w.clients);
+        if (!seen.insert(w.name).second) continue;
+        known += known.empty() ? "" : ", ";
+        known += w.name;
+      }
+      std::string cs;
+      for (int c : counts) cs += (cs.empty() ? "" : ", ") + std::to_string(c);
+      return ErrStatus("--only %s: no such workload (known: %s; clients: %s)", item.c_str(), known.c_str(),
+                       cs.c_str());
+    }
+  }
+  std::vector<Workload> out;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (chosen[i]) out.push_back(all[i]);
+  return out;
+}
+
 StatusOr<RecordedRun> RecordWorkload(const RunOptions& o, const Workload& w) {
   RecordedRun run;
   run.workload = w;

@@ -40,6 +40,13 @@ struct Workload {
 // each with 1 and 5 clients. quick: the mixed A/B/E/F run only.
 std::vector<Workload> PaperWorkloads(bool quick, int requests);
 
+// The workloads named in `only`, in the order of `all`. Each item is a
+// workload name ("A/E/F": both client counts) or a name and a client count
+// ("A/E/F:5"); names are matched exactly (case-sensitive, as in the tables).
+// An item that selects nothing is an error naming it and the known names.
+StatusOr<std::vector<Workload>> SelectWorkloads(const std::vector<Workload>& all,
+                                                const std::vector<std::string>& only);
+
 struct RunOptions {
   std::string bin_dir;   // jackdaw, jackdaw-testserver, jackdaw-load
   std::string work_dir;  // traces and ground truth go here
