@@ -284,9 +284,13 @@ TEST_F(KnownWorkloadTrace, PipePingPongSharesThePipeIdentityAndWakesAcrossThread
       if (e.obj_kind == JDW_OBJ_PIPE && (e.nr == kNrRead || e.nr == kNrWrite)) ++calls[{h.tid, e.nr}][e.obj];
     }
     if (h.type == JDW_EVENT_SCHED_WAKEUP) {
+      // A wakeup is recorded in the waker's context, or, when the wakee's
+      // CPU is idle, in interrupt context on that CPU (the kernel queues
+      // the wakeup there: TTWU_QUEUE).
       auto w = Body<jdw_sched_wakeup>(h);
-      ping_wakes_pong += h.tid == ping && w.wakee_tid == pong;
-      pong_wakes_ping += h.tid == pong && w.wakee_tid == ping;
+      const bool remote = h.ctx != JDW_CTX_TASK;
+      ping_wakes_pong += (h.tid == ping || remote) && w.wakee_tid == pong;
+      pong_wakes_ping += (h.tid == pong || remote) && w.wakee_tid == ping;
     }
   });
   // The pong thread touches only the two pipes; the ping (main) thread
