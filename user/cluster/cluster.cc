@@ -188,6 +188,10 @@ ThresholdEstimate DeriveThreshold(std::span<const NormString> strings, uint32_t 
   // highest densities before the density falls below the valley's again),
   // with at least kGapMinMass of the pairs below it.
   bool several_families = false;
+  // The first weak valley: where the scan falls back when a strong valley
+  // further up turns out to lie between groups of kinds (below).
+  bool have_weak = false;
+  ThresholdEstimate weak = est;
   size_t i = 0;
   while (i + 1 < g) {
     // Descend to the next local minimum run [a, b] (a plateau if flat).
@@ -223,12 +227,27 @@ ThresholdEstimate DeriveThreshold(std::span<const NormString> strings, uint32_t 
     if (at(b) >= kGapMinTop) {
       if (prominence >= kValleyWeakProminence) several_families = true;
       const double t = std::min(at(b), std::max(at(mid), kGapMinTop));
-      if (prominence >= kValleyProminence && static_cast<double>(below(t)) >= min_below) {
+      const bool enough_below = static_cast<double>(below(t)) >= min_below;
+      if (prominence >= kValleyProminence && enough_below) {
+        // Its lower mode is the spread of requests of one kind only if that
+        // is below kGapMinTop. Beyond it the scan has passed the
+        // kinds' own spread (through valleys blurred by a few odd requests)
+        // and this valley lies between groups of kinds, whose members it
+        // would merge: fall back to the first weak valley, else the floor.
+        // More clusters rather than merged kinds.
+        if (at(lpeak) > kGapMinTop) return have_weak ? weak : est;
         est.threshold = t;
         est.source = ThresholdEstimate::Source::kGap;
         est.gap_low = at(lpeak);
         est.gap_high = at(rpeak);
         return est;
+      }
+      if (!have_weak && prominence >= kValleyWeakProminence && enough_below) {
+        have_weak = true;
+        weak.threshold = t;
+        weak.source = ThresholdEstimate::Source::kGap;
+        weak.gap_low = at(lpeak);
+        weak.gap_high = at(rpeak);
       }
     }
     // Climb out of this valley to the next peak.

@@ -41,7 +41,8 @@ inline std::string ThresholdText(const cluster::ThresholdEstimate& t) {
           t.threshold, t.gap_low, t.gap_high, t.sample_size);
     case cluster::ThresholdEstimate::Source::kFloor:
       return fmt::format(
-          "{:.3f} (default: the pairwise distances of {} sampled requests are all small)",
+          "{:.3f} (floor: no valley in the pairwise distances of {} sampled requests "
+          "separates requests of one kind from the rest)",
           t.threshold, t.sample_size);
     case cluster::ThresholdEstimate::Source::kTail:
       return fmt::format(
