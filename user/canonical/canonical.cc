@@ -180,36 +180,27 @@ bool InferUnobservedJoins(const model::Request& request, const CanonicalOptions&
   events_out->reserve(n + 2 * joins.size());
   out->origin.clear();
   out->origin.reserve(n + 2 * joins.size());
+  // A synthetic Resume or Signal at event i's place on its thread.
+  auto push_synthetic = [&](uint32_t i, model::SyntheticKind kind, const char* symbol) {
+    model::RequestEvent e;
+    e.ts_ns = events[i].ts_ns;
+    e.tsc = events[i].tsc;
+    e.tid = events[i].tid;
+    e.cpu = events[i].cpu;
+    e.synthetic = kind;
+    e.symbol = symbol;
+    events_out->push_back(std::move(e));
+    out->origin.push_back(i);
+    return static_cast<int64_t>(events_out->size() - 1);
+  };
   for (uint32_t i = 0; i < n; ++i) {
-    for (size_t k = 0; k < joins.size(); ++k) {
-      if (joins[k].before != i) continue;
-      model::RequestEvent r;
-      r.ts_ns = events[i].ts_ns;
-      r.tsc = events[i].tsc;
-      r.tid = events[i].tid;
-      r.cpu = events[i].cpu;
-      r.synthetic = model::SyntheticKind::kResume;
-      r.symbol = "resume";
-      resume_of[k] = static_cast<int64_t>(events_out->size());
-      events_out->push_back(std::move(r));
-      out->origin.push_back(i);
-    }
+    for (size_t k = 0; k < joins.size(); ++k)
+      if (joins[k].before == i) resume_of[k] = push_synthetic(i, model::SyntheticKind::kResume, "resume");
     index[i] = static_cast<uint32_t>(events_out->size());
     events_out->push_back(events[i]);
     out->origin.push_back(i);
-    for (size_t k = 0; k < joins.size(); ++k) {
-      if (joins[k].after != i) continue;
-      model::RequestEvent s;
-      s.ts_ns = events[i].ts_ns;
-      s.tsc = events[i].tsc;
-      s.tid = events[i].tid;
-      s.cpu = events[i].cpu;
-      s.synthetic = model::SyntheticKind::kSignal;
-      s.symbol = "signal";
-      signal_of[k] = static_cast<int64_t>(events_out->size());
-      events_out->push_back(std::move(s));
-      out->origin.push_back(i);
-    }
+    for (size_t k = 0; k < joins.size(); ++k)
+      if (joins[k].after == i) signal_of[k] = push_synthetic(i, model::SyntheticKind::kSignal, "signal");
   }
   edges_out->clear();
   edges_out->reserve(request.edges.size() + joins.size());

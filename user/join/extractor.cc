@@ -303,8 +303,15 @@ class Extractor::Impl {
   uint64_t ComputeSock(const Ctx& c);
   uint64_t ConnKey(uint16_t family, const uint8_t* laddr, uint16_t lport, const uint8_t* raddr,
                    uint16_t rport) const;
+  // A packet's connection as its local socket names it: a received
+  // packet's destination is the local end.
+  uint64_t LocalConnKey(uint16_t type, const jdw_net_packet& p) const {
+    return type == JDW_EVENT_NET_RECV ? ConnKey(p.family, p.daddr, p.dport, p.saddr, p.sport)
+                                      : ConnKey(p.family, p.saddr, p.sport, p.daddr, p.dport);
+  }
   void OnSockInfo(const Ctx& c);
   uint64_t TakeIrqCpu(const Ctx& c);
+  Ev EventOf(const Ctx& c);
   void HoldEarlyPacket(const Ctx& c);
   void JoinEarlyPackets(Set& s, uint64_t sk);
   std::string FormatAddr(uint16_t family, const uint8_t* addr, uint16_t port) const;
@@ -1143,14 +1150,40 @@ uint64_t Extractor::Impl::TakeIrqCpu(const Ctx& c) {
   return ns;
 }
 
+// The event as a set stores it: what it is, and the bytes and interrupt
+// time it consumed (a task's run time is charged by Join()).
+Extractor::Impl::Ev Extractor::Impl::EventOf(const Ctx& c) {
+  Ev ev{};
+  ev.seq = ++seq_;
+  ev.ts = c.ts;
+  ev.tid = c.tid;
+  ev.tgid = c.tgid;
+  ev.cpu = c.rec->cpu;
+  ev.record_type = c.kind == schema::EventKind::kRecord || c.kind == schema::EventKind::kUsdt ? c.rec->type : 0;
+  ev.symbol = EventSymbol(c);
+  if (c.kind == schema::EventKind::kIoStart) ev.synth = static_cast<uint8_t>(model::SyntheticKind::kIoStart);
+  if (c.kind == schema::EventKind::kRecord) {
+    if (c.rec->type == JDW_EVENT_NET_XMIT || c.rec->type == JDW_EVENT_NET_RECV) {
+      const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
+      ev.bytes = p->len;
+      ev.flags |= c.rec->type == JDW_EVENT_NET_XMIT ? kEvNetOut : kEvNetIn;
+    } else if (c.rec->type == JDW_EVENT_BLOCK_COMPLETE) {
+      ev.bytes = reinterpret_cast<const jdw_block_complete*>(c.payload)->bytes;
+      ev.flags |= kEvDisk;
+    }
+  }
+  if (c.irq) {
+    ev.flags |= kEvIrq;
+    ev.tid = 0;  // not the interrupted task's event
+    ev.cpu_ns = TakeIrqCpu(c);
+  }
+  return ev;
+}
+
 void Extractor::Impl::HoldEarlyPacket(const Ctx& c) {
   const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
   if (p->protocol != 6 /* TCP */) return;
-  // The key as the local socket will name it: a received packet's
-  // destination is the local end.
-  const uint64_t key = c.rec->type == JDW_EVENT_NET_RECV
-                           ? ConnKey(p->family, p->daddr, p->dport, p->saddr, p->sport)
-                           : ConnKey(p->family, p->saddr, p->sport, p->daddr, p->dport);
+  const uint64_t key = LocalConnKey(c.rec->type, *p);
   if (early_held_ >= kEarlyPacketsHeldMax) {
     stats_.early_packets_dropped++;
     return;
@@ -1165,16 +1198,7 @@ void Extractor::Impl::HoldEarlyPacket(const Ctx& c) {
     stats_.early_packets_dropped++;
     return;
   }
-  Ev ev{};
-  ev.seq = ++seq_;
-  ev.ts = c.ts;
-  ev.cpu = c.rec->cpu;
-  ev.record_type = c.rec->type;
-  ev.symbol = EventSymbol(c);
-  ev.bytes = p->len;
-  ev.flags = kEvIrq | (c.rec->type == JDW_EVENT_NET_XMIT ? kEvNetOut : kEvNetIn);
-  ev.cpu_ns = TakeIrqCpu(c);
-  held.push_back(ev);
+  held.push_back(EventOf(c));
   early_held_++;
 }
 
@@ -1254,11 +1278,7 @@ uint64_t Extractor::Impl::ComputeSock(const Ctx& c) {
     case JDW_EVENT_NET_RECV: {
       const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
       if (type == JDW_EVENT_NET_XMIT && p->sk) return p->sk;
-      // The local socket sees a received packet's destination as local.
-      const uint64_t key = type == JDW_EVENT_NET_RECV
-                               ? ConnKey(p->family, p->daddr, p->dport, p->saddr, p->sport)
-                               : ConnKey(p->family, p->saddr, p->sport, p->daddr, p->dport);
-      const uint64_t* sk = conn_to_sock_.Find(key);
+      const uint64_t* sk = conn_to_sock_.Find(LocalConnKey(type, *p));
       return sk ? *sk : 0;
     }
     default:
@@ -1543,30 +1563,16 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     const size_t at = live_.version() == live_version ? at_step1[i] : live_.FindIndex(k);
     switch (bs[i].type) {
       case schema::Binding::kStart:
-        if (at != live_.kNpos) {
-          // Close the old interval and open the new one in the same slot.
-          uint32_t& slot = live_.ValueAt(at);
-          const uint32_t old = slot;
-          if (old != target) {
-            sets_[old].open--;
-            if (sets_[old].open == 0) finished[nfinished++] = old;
-            else if (!cascade_[k.attr].empty()) cascades[ncascades++] = Closed1{old, k.attr};
-            slot = target;
-            sets_[target].open++;
-            sets_[target].open_keys.push_back(k);
-          }
-        } else {
-          OpenInterval(k, target);
-        }
-        break;
       case schema::Binding::kBasic:
+        // An open interval held by another set moves to this one, in the
+        // same slot. START: the old interval closes and the new one opens.
+        // BASIC: it belongs to the other request of a seed conflict (step
+        // 1); this event says the attribute has moved on to the request it
+        // joined. (A BASIC binding of the target's own interval, and a
+        // START it already holds, change nothing.)
         if (at == live_.kNpos) {
           OpenInterval(k, target);
-        } else if (live_.ValueAt(at) != target) {
-          // The interval belongs to the other request of a seed conflict
-          // (step 1): this event says the attribute has moved on to the
-          // request it joined, so the interval moves with it.
-          uint32_t& slot = live_.ValueAt(at);
+        } else if (uint32_t& slot = live_.ValueAt(at); slot != target) {
           const uint32_t old = slot;
           sets_[old].open--;
           if (sets_[old].open == 0) finished[nfinished++] = old;
@@ -1598,32 +1604,10 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
 
   // 3. The event itself, with what it consumed.
   Set& s = sets_[target];
-  Ev ev{};
-  ev.seq = ++seq_;
-  ev.ts = c.ts;
-  ev.tid = c.tid;
-  ev.tgid = c.tgid;
-  ev.cpu = c.rec->cpu;
-  ev.record_type = c.kind == schema::EventKind::kRecord || c.kind == schema::EventKind::kUsdt ? c.rec->type : 0;
-  ev.symbol = EventSymbol(c);
-  if (c.kind == schema::EventKind::kIoStart) ev.synth = static_cast<uint8_t>(model::SyntheticKind::kIoStart);
+  Ev ev = EventOf(c);
   if (def.wait) ev.flags |= kEvWait;
-  if (c.kind == schema::EventKind::kRecord) {
-    if (c.rec->type == JDW_EVENT_NET_XMIT || c.rec->type == JDW_EVENT_NET_RECV) {
-      const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
-      ev.bytes = p->len;
-      ev.flags |= c.rec->type == JDW_EVENT_NET_XMIT ? kEvNetOut : kEvNetIn;
-    } else if (c.rec->type == JDW_EVENT_BLOCK_COMPLETE) {
-      ev.bytes = reinterpret_cast<const jdw_block_complete*>(c.payload)->bytes;
-      ev.flags |= kEvDisk;
-    }
-  }
-
-  if (c.irq) {
-    ev.flags |= kEvIrq;
-    ev.tid = 0;  // not the interrupted task's event
-    ev.cpu_ns = TakeIrqCpu(c);
-  } else if (Thread* t = c.thread) {
+  // A task's run time since its last joined event (interrupt time: EventOf()).
+  if (Thread* t = c.irq ? nullptr : c.thread) {
     ChargeRun(t, c.ts);
     ev.cpu_ns = t->cpu_pending;
     t->cpu_pending = 0;

@@ -1141,6 +1141,15 @@ seed begin
 
 // Worker 10 on CPU 0 hands work to helper 20, asleep on futex 0xf00 with
 // CPU 1 idle; the kernel runs the wakeup on CPU 1 (idle task, softirq).
+// Every sched_wakeup of the request is the given thread's, at the given time.
+void ExpectWakeupsAre(const model::Request& q, uint32_t tid, uint64_t ts_ns) {
+  for (const auto& e : q.events) {
+    if (e.symbol != "sched_wakeup") continue;
+    EXPECT_EQ(e.tid, tid);
+    EXPECT_EQ(e.ts_ns, ts_ns);
+  }
+}
+
 void RemoteHandoff(Stream& s, bool worker_sleeps_first) {
   s.Switch(900, 1, 0, 20, 0);
   s.SysEnter(950, 1, 20, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);
@@ -1176,12 +1185,7 @@ TEST(RemoteWakeup, AttributedToTheFutexWaker) {
     EXPECT_EQ(q.events[q.edges[0].from].tid, 10u);
     EXPECT_EQ(q.events[q.edges[0].to].tid, 20u);
     // The wakeup is the worker's event, made up when its futex call returned.
-    for (const auto& e : q.events) {
-      if (e.symbol == "sched_wakeup") {
-        EXPECT_EQ(e.tid, 10u);
-        EXPECT_EQ(e.ts_ns, 1210u);
-      }
-    }
+    ExpectWakeupsAre(q, 10, 1210);
   }
 }
 
@@ -1198,12 +1202,7 @@ TEST(RemoteWakeup, SeveralSleepersWaitForTheKernelsRecord) {
   ASSERT_EQ(r.reqs.size(), 1u);
   EXPECT_EQ(r.reqs[0].threads, (std::vector<uint32_t>{10, 20}));
   EXPECT_EQ(r.stats.wakeups_attributed, 1u);
-  for (const auto& e : r.reqs[0].events) {
-    if (e.symbol == "sched_wakeup") {
-      EXPECT_EQ(e.tid, 10u);
-      EXPECT_EQ(e.ts_ns, 1250u);
-    }
-  }
+  ExpectWakeupsAre(r.reqs[0], 10, 1250);
 }
 
 TEST(RemoteWakeup, NotAttributedWithoutAFutexWake) {
