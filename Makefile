@@ -20,6 +20,10 @@ BPFTOOL  ?= bpftool
 JOBS     ?= $(shell nproc)
 ARCH     := x86
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+# Rebuilds of several checkouts share one compiler cache; paths below the
+# checkout's parent are hashed relative, so sibling checkouts hit each other.
+CCACHE   ?= $(shell command -v ccache 2>/dev/null)
+export CCACHE_BASEDIR ?= $(abspath ..)
 
 ifeq ($(V),1)
 Q =
@@ -66,7 +70,7 @@ $(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name jdw_$(subst -,_,$*)_bpf > $@
 
 user: deps bpf
-	$(Q)cmake -S user -B $(USER_OUT) -DJDW_BPF_OUT=$(BPF_OUT) -Wno-dev > $(OUTPUT)/cmake.log 2>&1 || { cat $(OUTPUT)/cmake.log; exit 1; }
+	$(Q)cmake -S user -B $(USER_OUT) -DJDW_BPF_OUT=$(BPF_OUT) $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)) -Wno-dev > $(OUTPUT)/cmake.log 2>&1 || { cat $(OUTPUT)/cmake.log; exit 1; }
 	$(Q)cmake --build $(USER_OUT) -j$(JOBS) $(if $(filter 1,$(V)),--verbose,) -- --no-print-directory
 
 test: user
