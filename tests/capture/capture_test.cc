@@ -1,6 +1,8 @@
 // Capture on the real kernel: a workload with exactly known behaviour is
 // recorded and the trace is checked field by field against what the
 // workload reports it did.
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -358,8 +360,10 @@ class SelfTrace : public ::testing::Test {
  protected:
   void SetUp() override { JDW_REQUIRE_ROOT(); }
 
-  std::unique_ptr<capture::Recorder> Make(const std::string& path, uint32_t ring_bytes) {
+  std::unique_ptr<capture::Recorder> Make(const std::string& path, uint32_t ring_bytes,
+                                          uint64_t clock_interval_ns = 1'000'000'000) {
     capture::RecorderOptions ro;
+    ro.clock_interval_ns = clock_interval_ns;
     ro.output = path;
     ro.capture.groups = 1u << JDW_GROUP_SYSCALL;
     ro.capture.filter_tgid = true;
@@ -423,6 +427,48 @@ TEST_F(SelfTrace, TinyBufferUnderStormCapturedPlusLostEqualsProduced) {
   EXPECT_GT(captured, 0u);
   EXPECT_EQ(captured + lost, 2 * kCalls);
   EXPECT_EQ(rec->stats().lost, lost);
+  std::filesystem::remove(path);
+}
+
+TEST_F(SelfTrace, LossesOfAKilledRecordingAreInItsMetaChunks) {
+  const std::string path = testing::TempPath("killed-losses.jdw");
+  auto rec = Make(path, 16384, /*clock_interval_ns=*/0);  // every step writes a meta chunk
+  ASSERT_NE(rec, nullptr);
+  ASSERT_TRUE(rec->Start().ok());
+  for (int i = 0; i < 100000; ++i) syscall(SYS_getppid);
+  ASSERT_TRUE(rec->Step().ok());
+  const uint64_t lost_seen = rec->stats().lost;
+  EXPECT_GT(lost_seen, 0u) << "the storm should have overflowed a 16 KiB ring";
+  rec.reset();  // no Stop(): no footer, as when the recorder is killed
+  auto r = trace::TraceReader::Open(path, {.allow_truncated = true});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE((*r)->meta().complete);
+  EXPECT_EQ((*r)->meta().losses.total(), lost_seen);
+  std::filesystem::remove(path);
+}
+
+// A write error stops the background thread; destroying the recorder then,
+// without Stop(), must join it rather than std::terminate.
+TEST_F(SelfTrace, RecorderWhoseThreadFailedIsDestroyedWithoutStop) {
+  const std::string path = testing::TempPath("efbig.jdw");
+  auto rec = Make(path, 8u << 20);
+  ASSERT_NE(rec, nullptr);
+  ASSERT_TRUE(rec->StartBackground().ok());
+  // The file may not grow past its header: the first flush fails (EFBIG).
+  struct rlimit old {};
+  getrlimit(RLIMIT_FSIZE, &old);
+  struct rlimit tiny = old;
+  tiny.rlim_cur = std::filesystem::file_size(path) + 64;
+  auto old_xfsz = signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tiny), 0);
+  for (int round = 0; round < 2000 && rec->running(); ++round) {
+    for (int i = 0; i < 1000; ++i) syscall(SYS_getppid);
+    usleep(5000);
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_xfsz);
+  EXPECT_FALSE(rec->running()) << "the write past RLIMIT_FSIZE should have failed the thread";
+  rec.reset();  // before: std::terminate on a joinable thread
   std::filesystem::remove(path);
 }
 

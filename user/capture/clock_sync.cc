@@ -92,7 +92,9 @@ trace::ClockMapping ClockFit::Mapping() const {
     const double x0 = sx / n, y0 = sy / n;
     m.ref_tsc = ref.tsc + int64_t(y0 - m.tsc_per_ns * x0);
   } else {
-    m.method = "tsc-fit";
+    // One pair fixes an offset, not a frequency: claim none rather than the
+    // placeholder 1 GHz (a recording killed before its first sync).
+    m.method = "none";
     m.tsc_per_ns = 1.0;
   }
   double worst = 0;

@@ -65,10 +65,10 @@ StatusOr<std::unique_ptr<Recorder>> Recorder::Create(const RecorderOptions& opts
 }
 
 Recorder::~Recorder() {
-  if (running_) {
-    running_ = false;
-    if (thread_.joinable()) thread_.join();
-  }
+  // The thread clears running_ itself when a step fails, so joinable() and
+  // not running_ says whether there is a thread to join.
+  running_ = false;
+  if (thread_.joinable()) thread_.join();
 }
 
 nlohmann::json Recorder::Header() const {
@@ -187,7 +187,14 @@ Status Recorder::FlushAll() {
 Status Recorder::SyncClock() {
   clock_.Add(SampleClockPair());
   last_clock_ns_ = MonoNowNs();
-  return writer_->WriteMeta({{"clock", ClockJson(clock_.Mapping())}});
+  // The loss counters ride along (cumulative), so a recording killed before
+  // its footer still tells how much it lost up to its last second.
+  auto losses = session_->ReadLosses();
+  uint64_t lost = 0;
+  for (const auto& c : losses)
+    for (uint64_t v : c) lost += v;
+  lost_ = lost;
+  return writer_->WriteMeta({{"clock", ClockJson(clock_.Mapping())}, {"lost", losses}, {"lost_total", lost}});
 }
 
 Status Recorder::Step() {
@@ -197,15 +204,11 @@ Status Recorder::Step() {
   const uint64_t now = MonoNowNs();
   for (uint32_t c = 0; c < stages_.size(); ++c)
     if (now - stages_[c].last_flush_ns >= opts_.flush_interval_ns) RETURN_IF_ERROR(FlushCpu(c));
-  if (now - last_clock_ns_ >= opts_.clock_interval_ns) {
-    RETURN_IF_ERROR(SyncClock());
-    uint64_t lost = 0;
-    for (const auto& c : session_->ReadLosses())
-      for (uint64_t v : c) lost += v;
-    lost_ = lost;
-  }
+  if (now - last_clock_ns_ >= opts_.clock_interval_ns) RETURN_IF_ERROR(SyncClock());
   return Status::Ok();
 }
+
+bool Recorder::running() const { return running_; }
 
 Status Recorder::StartBackground() {
   RETURN_IF_ERROR(Start());

@@ -8,8 +8,9 @@
 // and counted (late_records) — the reorder stage absorbs it.
 //
 // Clock pairs (rdtsc, CLOCK_MONOTONIC) are taken at Start, every
-// clock_interval and at Stop; the current mapping is written as a metadata
-// chunk each time, so a killed recording still carries one.
+// clock_interval and at Stop; the current mapping and the cumulative loss
+// counters are written as a metadata chunk each time, so a killed recording
+// still carries both.
 #pragma once
 
 #include <atomic>
@@ -56,8 +57,11 @@ class Recorder : RecordSink {
   Status Start();
   // One drain step: poll, stage, flush what is due, sync the clock if due.
   Status Step();
-  // Runs Step() on a thread until Stop().
+  // Runs Step() on a thread until Stop() or until a step fails (Stop()
+  // then returns that failure).
   Status StartBackground();
+  // True while the background thread is stepping.
+  bool running() const;
   // Detaches, drains what is left, writes losses and the footer.
   Status Stop();
 

@@ -25,9 +25,9 @@ struct AnalyzeArgs {
 };
 
 int Run(const AnalyzeArgs& a, const std::string& argv0) {
-  auto reader = trace::TraceReader::Open(a.file, {.allow_truncated = a.salvage});
+  auto reader = trace::TraceReader::OpenForCli(a.file, a.salvage);
   if (!reader.ok()) {
-    PrintError(reader.status().message() + (a.salvage ? "" : " (--salvage analyses what is intact)"));
+    PrintError(reader.status().message());
     return 1;
   }
   if (!(*reader)->damage().ok()) fprintf(stderr, "jackdaw: warning: %s\n", (*reader)->damage().message().c_str());
@@ -86,7 +86,9 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     if (!s.ok()) return PrintError(s.message()), 1;
     fprintf(stderr, "jackdaw: %s written to %s\n", o.what, o.path.c_str());
   }
-  return 0;
+  if (!(*reader)->damage().ok())
+    fprintf(stderr, "jackdaw: warning: analysed a salvaged trace: %s\n", (*reader)->damage().message().c_str());
+  return ExitFor(**reader);
 }
 
 }  // namespace
@@ -108,8 +110,11 @@ Runner RegisterAnalyze(CLI::App& app) {
   sub->add_option("--csv", args->csv_dir, "write one CSV per table into this directory");
   sub->add_option("--perfetto", args->perfetto_out, "write a Perfetto/Chrome trace of requests and canonical forms");
   sub->add_option("--html", args->html_out, "write a self-contained HTML report");
-  sub->add_option("--threshold", args->threshold, "clustering distance threshold (default: derived from the data)");
-  sub->add_option("--window", args->window_s, "reorder window in seconds")->capture_default_str();
+  sub->add_option("--threshold", args->threshold, "clustering distance threshold (default: derived from the data)")
+      ->check(FiniteRange(0, 1e12, true, ""));
+  sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")
+      ->capture_default_str()
+      ->check(FiniteRange(0, 3600, true, " seconds"));
   sub->add_flag("--no-refine", args->no_refine, "skip the reassignment pass after incremental clustering");
   sub->add_flag("--salvage", args->salvage, "analyse the intact part of a damaged trace");
   sub->add_flag("-q,--quiet", args->quiet, "no progress bar");

@@ -90,9 +90,9 @@ void PrintRecord(const trace::TraceMeta& m, const jdw_record_header& h, uint64_t
 }
 
 int Run(const DumpArgs& a) {
-  auto r = trace::TraceReader::Open(a.file, {.allow_truncated = a.salvage});
+  auto r = trace::TraceReader::OpenForCli(a.file, a.salvage);
   if (!r.ok()) {
-    PrintError(r.status().message() + (a.salvage ? "" : " (--salvage reads what is intact)"));
+    PrintError(r.status().message());
     return 1;
   }
   const trace::TraceReader& tr = **r;
@@ -112,8 +112,11 @@ int Run(const DumpArgs& a) {
     printf("trace:    %s (%s)\n", a.file.c_str(), m.complete ? "complete" : "INCOMPLETE");
     printf("host:     %s, kernel %s, %u cpus, backend %s\n", m.host.c_str(), m.kernel.c_str(), m.ncpus,
            m.backend.c_str());
-    printf("clock:    %s, TSC %.6f GHz, fit residual %.0f ns\n", m.time.clock.method.c_str(),
-           m.time.clock.tsc_per_ns, m.time.clock.fit_max_residual_ns);
+    if (m.time.clock.method == "none")
+      printf("clock:    none (the recording ended before its first clock sync: TSC frequency unknown)\n");
+    else
+      printf("clock:    %s, TSC %.6f GHz, fit residual %.0f ns\n", m.time.clock.method.c_str(),
+             m.time.clock.tsc_per_ns, m.time.clock.fit_max_residual_ns);
     std::string groups;
     for (const auto& g : m.probe_groups) groups += (groups.empty() ? "" : ",") + g;
     printf("probes:   %s\n", groups.c_str());
@@ -137,7 +140,7 @@ int Run(const DumpArgs& a) {
       if (std::string(trace::GroupName(g)) != "unknown") printf(" %s=%" PRIu64, trace::GroupName(g), lost);
     }
     printf("  (total %" PRIu64 ")\n", m.losses.total());
-    return tr.damage().ok() ? 0 : 1;
+    return ExitFor(tr);
   }
   uint64_t t0 = UINT64_MAX;
   tr.ForEachRecord([&](const jdw_record_header& h) { t0 = std::min<uint64_t>(t0, m.time.ToMonoNs(h.ts)); });
@@ -148,7 +151,7 @@ int Run(const DumpArgs& a) {
     PrintRecord(m, h, t0);
     ++n;
   });
-  return tr.damage().ok() ? 0 : 1;
+  return ExitFor(tr);
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 // jackdaw record: capture into a .jdw trace.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "capture/clock_sync.h"
@@ -23,6 +27,10 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
+// Longest --duration accepted: beyond a year the nanosecond count is no
+// longer what the user meant, and 1e30 would overflow it.
+constexpr double kMaxDurationS = 366.0 * 24 * 3600;
+
 struct RecordArgs {
   std::string output = "jackdaw.jdw";
   std::string probes = "sched,syscall,block,net";
@@ -32,8 +40,52 @@ struct RecordArgs {
   double duration = 0;
   std::string buffer_size = "8M";
   bool quiet = false, verbose = false;
+  bool detach = false;
   std::vector<std::string> command;
 };
+
+uint32_t PidMax() {
+  std::ifstream f("/proc/sys/kernel/pid_max");
+  uint64_t v = 0;
+  if (!(f >> v) || v == 0 || v > INT_MAX) return 4194304;  // PID_MAX_LIMIT on 64-bit
+  return static_cast<uint32_t>(v);
+}
+
+// What execvp would run, or why it cannot: checked before anything is
+// recorded, so `record -- /nonexistent` fails with one line and no trace.
+Status CheckRunnable(const std::string& cmd) {
+  auto runnable = [](const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+  };
+  if (cmd.find('/') != std::string::npos) {
+    if (runnable(cmd)) return Status::Ok();
+    return ErrStatus("cannot run %s: %s", cmd.c_str(),
+                     access(cmd.c_str(), F_OK) != 0 ? strerror(errno) : "not an executable file");
+  }
+  const char* path = getenv("PATH");
+  std::stringstream ss(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(ss, dir, ':'))
+    if (runnable((dir.empty() ? "." : dir) + "/" + cmd)) return Status::Ok();
+  return ErrStatus("cannot run %s: command not found in PATH", cmd.c_str());
+}
+
+// Ends the traced command unless --detach: SIGTERM, then SIGKILL if it is
+// still there after a grace period. Returns its wait status.
+int EndChild(pid_t child, bool detach) {
+  int status = 0;
+  if (child <= 0) return 0;
+  if (detach) return 0;
+  kill(child, SIGTERM);
+  for (int i = 0; i < 200; ++i) {
+    if (waitpid(child, &status, WNOHANG) == child) return status;
+    usleep(10000);
+  }
+  kill(child, SIGKILL);
+  waitpid(child, &status, 0);
+  return status;
+}
 
 StatusOr<uint32_t> ParseGroups(const std::string& list) {
   uint32_t mask = 0;
@@ -114,10 +166,23 @@ std::string Human(double v) {
 }
 
 int Run(const RecordArgs& a) {
+  // Handlers first: a signal during the (slow) probe load must still end in
+  // a complete trace, not in the default action's exit 130 and a bare header.
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) {
     PrintError(priv.message());
     return 2;
+  }
+  if (!std::isfinite(a.duration) || a.duration < 0 || a.duration > kMaxDurationS)
+    return PrintError("--duration must be a number of seconds between 0 and " +
+                      std::to_string(static_cast<long>(kMaxDurationS)) + " (one year)"),
+           1;
+  if (!a.command.empty()) {
+    Status run = CheckRunnable(a.command[0]);
+    if (!run.ok()) return PrintError(run.message()), 127;
   }
   capture::RecorderOptions ro;
   ro.output = a.output;
@@ -125,6 +190,10 @@ int Run(const RecordArgs& a) {
   auto groups = ParseGroups(a.probes);
   if (!groups.ok()) return PrintError(groups.status().message()), 1;
   ro.capture.groups = *groups;
+  if ((ro.capture.groups & (1u << JDW_GROUP_APP)) && a.usdt.empty())
+    return PrintError("--probes app needs --usdt BINARY[:PROVIDER[:NAME]]: the app group records only the "
+                      "USDT probes named there"),
+           1;
   auto sys = ParseSyscalls(a.syscalls);
   if (!sys.ok()) return PrintError(sys.status().message()), 1;
   ro.capture.syscalls = *sys;
@@ -136,7 +205,12 @@ int Run(const RecordArgs& a) {
   if (!usdt.ok()) return PrintError(usdt.status().message()), 1;
   ro.capture.usdt = *usdt;
   if (!ro.capture.usdt.empty()) ro.capture.groups |= 1u << JDW_GROUP_APP;
+  const uint32_t pid_max = PidMax();
   for (uint32_t p : a.pids) {
+    if (p == 0 || p >= pid_max)
+      return PrintError("--pid " + std::to_string(p) + ": not a process id (1 to " + std::to_string(pid_max - 1) +
+                        ")"),
+             1;
     if (kill(static_cast<pid_t>(p), 0) != 0 && errno == ESRCH)
       return PrintError("--pid " + std::to_string(p) + ": no such process"), 1;
     ro.capture.tgids.push_back(p);
@@ -147,8 +221,19 @@ int Run(const RecordArgs& a) {
   int go_pipe[2] = {-1, -1};
   if (!a.command.empty()) {
     if (pipe2(go_pipe, O_CLOEXEC) != 0) return PrintError(strerror(errno)), 1;
+    const pid_t parent = getpid();
     child = fork();
     if (child == 0) {
+      // The command never outlives its recorder (killed, crashed or out of
+      // disk), unless asked: an untraced server left behind is a surprise.
+      if (!a.detach) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+      }
+      // The recorder's handlers must not be inherited across exec.
+      signal(SIGINT, SIG_DFL);
+      signal(SIGTERM, SIG_DFL);
+      signal(SIGHUP, SIG_DFL);
       close(go_pipe[1]);
       char c;
       if (read(go_pipe[0], &c, 1) != 1) _exit(127);
@@ -166,21 +251,17 @@ int Run(const RecordArgs& a) {
 
   auto rec = capture::Recorder::Create(ro);
   if (!rec.ok()) {
-    if (child > 0) kill(child, SIGKILL);
+    if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
     PrintError(rec.status().message());
     return 1;
   }
   for (const auto& w : (*rec)->session().warnings()) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
   Status st = (*rec)->Start();
   if (!st.ok()) {
-    if (child > 0) kill(child, SIGKILL);
+    if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
     PrintError(st.message());
     return 1;
   }
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
   if (child > 0) {
     if (write(go_pipe[1], "g", 1) != 1) {
       kill(child, SIGKILL);
@@ -195,13 +276,16 @@ int Run(const RecordArgs& a) {
   uint64_t last_report = start, last_records = 0;
   const bool tty = isatty(STDERR_FILENO);
   int child_status = 0;
+  bool child_ended = false;  // by itself, not ended by us
+  const uint64_t duration_ns = static_cast<uint64_t>(a.duration * 1e9);
   while (!g_stop) {
     st = (*rec)->Step();
     if (!st.ok()) break;
     const uint64_t now = capture::MonoNowNs();
-    if (a.duration > 0 && now - start >= static_cast<uint64_t>(a.duration * 1e9)) break;
+    if (a.duration > 0 && now - start >= duration_ns) break;
     if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
       child = -1;
+      child_ended = true;
       break;
     }
     if (!a.quiet && now - last_report >= (tty ? 1'000'000'000ull : 5'000'000'000ull)) {
@@ -216,8 +300,12 @@ int Run(const RecordArgs& a) {
   }
   Status stop = (*rec)->Stop();
   if (tty && !a.quiet) fprintf(stderr, "\r\033[K");
-  if (!st.ok()) return PrintError(st.message()), 1;
-  if (!stop.ok()) return PrintError(stop.message()), 1;
+  if (!st.ok() || !stop.ok()) {
+    EndChild(child, a.detach);
+    PrintError((st.ok() ? stop : st).message() +
+               " (the trace so far is readable with --salvage)");
+    return 1;
+  }
   auto s = (*rec)->stats();
   if (!a.quiet) {
     fprintf(stderr, "jackdaw: %llu events in %.1f s, %llu lost%s, %s written to %s\n",
@@ -225,11 +313,18 @@ int Run(const RecordArgs& a) {
             static_cast<unsigned long long>(s.lost), s.lost ? " (grow --buffer-size)" : "",
             (Human(double(s.bytes)) + "B").c_str(), a.output.c_str());
   }
-  if (child > 0) {
-    kill(child, SIGTERM);
-    waitpid(child, &child_status, 0);
-  } else if (!a.command.empty() && WIFEXITED(child_status) && WEXITSTATUS(child_status) != 0 && !a.quiet) {
-    fprintf(stderr, "jackdaw: %s exited with status %d\n", a.command[0].c_str(), WEXITSTATUS(child_status));
+  EndChild(child, a.detach);
+  if (child_ended) {
+    // Like strace and time: the command's failure is the run's failure.
+    if (WIFEXITED(child_status) && WEXITSTATUS(child_status) != 0) {
+      fprintf(stderr, "jackdaw: %s exited with status %d\n", a.command[0].c_str(), WEXITSTATUS(child_status));
+      return WEXITSTATUS(child_status);
+    }
+    if (WIFSIGNALED(child_status)) {
+      fprintf(stderr, "jackdaw: %s was killed by signal %d (%s)\n", a.command[0].c_str(),
+              WTERMSIG(child_status), strsignal(WTERMSIG(child_status)));
+      return 128 + WTERMSIG(child_status);
+    }
   }
   return 0;
 }
@@ -249,15 +344,23 @@ Runner RegisterRecord(CLI::App& app) {
   sub->add_option("--probes", args->probes,
                   "probe groups, comma-separated: " + trace::GroupList())
       ->capture_default_str();
-  sub->add_option("--pid", args->pids, "trace these processes and their descendants (repeatable)");
-  sub->add_option("--duration", args->duration, "stop after this many seconds (default: until CMD exits or Ctrl-C)")
-      ->check(CLI::PositiveNumber);
+  // allow_extra_args(false): one value per flag, so `--pid 1 -- cmd --opt`
+  // leaves --opt to the command.
+  sub->add_option("--pid", args->pids, "trace these processes and their descendants (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_option("--duration", args->duration,
+                  "stop after this many seconds, at most a year (default: until CMD exits or Ctrl-C)")
+      ->check(FiniteRange(0, kMaxDurationS, true, " seconds"));
   sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)");
-  sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)");
+  sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)")
+      ->allow_extra_args(false);
   sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")
       ->capture_default_str();
   sub->add_flag("-q,--quiet", args->quiet, "no progress line");
   sub->add_flag("-v,--verbose", args->verbose, "show libbpf's messages");
+  sub->add_flag("--detach", args->detach,
+                "leave CMD running when the recording ends (by default it is stopped with SIGTERM,\n"
+                "and killed if jackdaw itself dies)");
   sub->add_option("command", args->command, "command to launch and trace (after --)");
   return [args] { return Run(*args); };
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/session.h"
+#include "common/safe_file.h"
 #include "cli/commands.h"
 #include "schema/schema.h"
 #include "validate/experiment.h"
@@ -67,8 +68,13 @@ int Run(const ReproduceArgs& a) {
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) return PrintError(priv.message()), 2;
   std::error_code ec;
-  std::filesystem::create_directories(a.work_dir, ec);
-  if (ec) return PrintError("cannot create " + a.work_dir + ": " + ec.message()), 1;
+  // Traces are written here as root under predictable names: a directory
+  // another user can write (or planted in advance at the default path) is
+  // refused, since a link in it would redirect those writes.
+  const std::filesystem::path parent = std::filesystem::path(a.work_dir).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  Status dir = CheckPrivateDir(a.work_dir);
+  if (!dir.ok()) return PrintError("--work-dir: " + dir.message()), 1;
   const auto dirs = schema::DefaultSchemaDirs(self);
   std::vector<std::pair<validate::Workload, std::vector<validate::SchemaResult>>> rows;
   nlohmann::json out = nlohmann::json::array();

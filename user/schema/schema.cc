@@ -1,5 +1,9 @@
 #include "schema/schema.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -7,9 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 namespace jackdaw::schema {
 namespace {
+
+// Far above any real schema (the shipped ones are a few KB), far below
+// what would exhaust memory.
+constexpr off_t kMaxSchemaBytes = 64 << 20;
 
 enum class Tok : uint8_t { kEnd, kIdent, kNumber, kPunct };
 
@@ -19,6 +28,22 @@ struct Token {
   int line = 0, col = 0;
 };
 
+// Token text as it may appear in a one-line error: printable ASCII as is,
+// anything else (NUL, control characters, raw bytes) as \xNN.
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[5];
+      snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
 std::string Describe(const Token& t) {
   switch (t.kind) {
     case Tok::kEnd:
@@ -27,7 +52,7 @@ std::string Describe(const Token& t) {
       return "number " + t.text;
     case Tok::kIdent:
     case Tok::kPunct:
-      return "'" + t.text + "'";
+      return "'" + Printable(t.text) + "'";
   }
   return "?";
 }
@@ -203,10 +228,27 @@ class Parser {
            s == "and" || s == "start" || s == "stop" || s == "basic" || s == "usdt";
   }
 
-  uint16_t InternAttribute(const std::string& name) {
-    const int i = schema_.FindAttribute(name);
+  // Attributes and events are indexed by uint16_t in the schema's
+  // statements; names are looked up through hash maps so that a schema of
+  // the maximum size parses in linear time.
+  static constexpr size_t kMaxNames = 65535;
+
+  int FindEventIndex(const std::string& name) const {
+    auto it = event_index_.find(name);
+    return it == event_index_.end() ? -1 : it->second;
+  }
+  int FindAttributeIndex(const std::string& name) const {
+    auto it = attr_index_.find(name);
+    return it == attr_index_.end() ? -1 : it->second;
+  }
+
+  StatusOr<uint16_t> InternAttribute(const Token& at, const std::string& name) {
+    const int i = FindAttributeIndex(name);
     if (i >= 0) return static_cast<uint16_t>(i);
+    if (schema_.attributes.size() >= kMaxNames)
+      return At(at, "too many attributes: a schema may bind at most " + std::to_string(kMaxNames));
     schema_.attributes.push_back(name);
+    attr_index_.emplace(name, static_cast<int>(schema_.attributes.size() - 1));
     return static_cast<uint16_t>(schema_.attributes.size() - 1);
   }
 
@@ -217,8 +259,10 @@ class Parser {
     Token name;
     RETURN_IF_ERROR(ExpectIdent("an event name", &name));
     if (IsKeyword(name.text)) return At(name, "'" + name.text + "' is a keyword, not an event name");
-    if (schema_.FindEvent(name.text) >= 0)
+    if (FindEventIndex(name.text) >= 0)
       return At(name, "event '" + name.text + "' is already defined");
+    if (schema_.events.size() >= kMaxNames)
+      return At(name, "too many events: a schema may define at most " + std::to_string(kMaxNames));
     RETURN_IF_ERROR(ExpectPunct("="));
 
     EventDef def;
@@ -292,10 +336,11 @@ class Parser {
       Token field;
       RETURN_IF_ERROR(ExpectIdent("a field of " + def.type_name, &field));
       RETURN_IF_ERROR(ResolveField(*type, def, field, &b.value));
-      b.attr = InternAttribute(attr.text);
+      ASSIGN_OR_RETURN(b.attr, InternAttribute(attr, attr.text));
       def.bindings.push_back(std::move(b));
     }
     RETURN_IF_ERROR(Advance());  // '}'
+    event_index_.emplace(def.name, static_cast<int>(schema_.events.size()));
     schema_.events.push_back(std::move(def));
     return Status::Ok();
   }
@@ -441,7 +486,10 @@ class Parser {
   Status ParseTimeout() {
     RETURN_IF_ERROR(Advance());
     if (tok_.kind != Tok::kNumber) return Expected("a duration (e.g. 10s, 500ms)");
+    errno = 0;
     const uint64_t n = std::strtoull(tok_.text.c_str(), nullptr, 0);
+    const Token number = tok_;
+    if (errno == ERANGE) return At(number, "timeout " + number.text + " does not fit in 64 bits");
     RETURN_IF_ERROR(Advance());
     static const struct {
       const char* unit;
@@ -450,6 +498,10 @@ class Parser {
     for (const auto& u : kUnits) {
       if (IsWord(u.unit)) {
         if (n == 0) return At(tok_, "timeout must be positive");
+        // 2^64 ns is 584 years; beyond that the product would wrap.
+        if (n > UINT64_MAX / u.ns)
+          return At(number, "timeout " + number.text + u.unit + " is too long (at most " +
+                                std::to_string(UINT64_MAX / u.ns) + u.unit + ")");
         schema_.timeout_ns = n * u.ns;
         return Advance();
       }
@@ -466,21 +518,21 @@ class Parser {
 
   Status ResolveRefs() {
     for (const EventRef& r : seeds_) {
-      const int i = schema_.FindEvent(r.name);
+      const int i = FindEventIndex(r.name);
       if (i < 0) return UnknownEvent(r);
       schema_.events[i].seed = true;
     }
     for (const EventRef& r : waits_) {
-      const int i = schema_.FindEvent(r.name);
+      const int i = FindEventIndex(r.name);
       if (i < 0) return UnknownEvent(r);
       schema_.events[i].wait = true;
     }
     for (const PendingSync& s : syncs_) {
-      const int src = schema_.FindEvent(s.source.name);
+      const int src = FindEventIndex(s.source.name);
       if (src < 0) return UnknownEvent(s.source);
-      const int dst = schema_.FindEvent(s.dest.name);
+      const int dst = FindEventIndex(s.dest.name);
       if (dst < 0) return UnknownEvent(s.dest);
-      const int attr = schema_.FindAttribute(s.attr);
+      const int attr = FindAttributeIndex(s.attr);
       if (attr < 0) {
         return At(s.attr_at, "unknown attribute '" + s.attr + "' in sync; attributes bound by events: " +
                                  (schema_.attributes.empty() ? std::string("none")
@@ -492,7 +544,7 @@ class Parser {
     for (const PendingCascade& c : cascades_) {
       CascadeStmt st;
       for (size_t i = 0; i < c.attrs.size(); i++) {
-        const int attr = schema_.FindAttribute(c.attrs[i].text);
+        const int attr = FindAttributeIndex(c.attrs[i].text);
         if (attr < 0) {
           return At(c.attrs[i], "unknown attribute '" + c.attrs[i].text + "' in cascade; attributes bound by events: " +
                                     (schema_.attributes.empty() ? std::string("none")
@@ -521,6 +573,7 @@ class Parser {
   std::vector<EventRef> seeds_, waits_;
   std::vector<PendingSync> syncs_;
   std::vector<PendingCascade> cascades_;
+  std::unordered_map<std::string, int> event_index_, attr_index_;
 };
 
 }  // namespace
@@ -561,11 +614,32 @@ StatusOr<Schema> ParseSchema(std::string_view text, std::string_view filename) {
 }
 
 StatusOr<Schema> LoadSchemaFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return ErrStatus("cannot read schema %s: %s", path.c_str(), strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  ASSIGN_OR_RETURN(Schema s, ParseSchema(ss.str(), path));
+  // O_NONBLOCK and a regular-file check: a FIFO would block forever and
+  // /dev/zero would grow without bound; a directory is not "no events".
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return ErrStatus("cannot read schema %s: %s", path.c_str(), strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return ErrStatus("cannot read schema %s: not a regular file (%s); pass a .schema file", path.c_str(),
+                     S_ISDIR(st.st_mode) ? "a directory" : "a pipe, socket or device");
+  }
+  if (st.st_size > kMaxSchemaBytes) {
+    close(fd);
+    return ErrStatus("cannot read schema %s: %lld bytes, more than the %lld a schema may have", path.c_str(),
+                     static_cast<long long>(st.st_size), static_cast<long long>(kMaxSchemaBytes));
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  text.resize(got);
+  ASSIGN_OR_RETURN(Schema s, ParseSchema(text, path));
   s.path = path;
   s.name = std::filesystem::path(path).stem().string();
   return s;
@@ -573,7 +647,9 @@ StatusOr<Schema> LoadSchemaFile(const std::string& path) {
 
 StatusOr<Schema> LoadSchema(const std::string& name_or_path, const std::vector<std::string>& search_dirs) {
   std::error_code ec;
-  if (name_or_path.find('/') != std::string::npos || std::filesystem::is_regular_file(name_or_path, ec))
+  // Anything that exists is read as a path, so a directory or FIFO gets
+  // its own message rather than "unknown schema".
+  if (name_or_path.find('/') != std::string::npos || std::filesystem::exists(name_or_path, ec))
     return LoadSchemaFile(name_or_path);
   std::vector<std::string> available;
   for (const std::string& dir : search_dirs) {

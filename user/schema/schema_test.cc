@@ -1,6 +1,8 @@
 #include "schema/schema.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -229,6 +231,58 @@ TEST(SchemaLoader, PathAndSearchDirs) {
   auto missing = LoadSchema(dir + "/nope.schema", {});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cannot read schema"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jackdaw::schema
+
+namespace jackdaw::schema {
+namespace {
+
+TEST(SchemaLimits, TimeoutThatWouldWrapIsRefused) {
+  auto s = ParseSchema("timeout 18446744073709552us\n", "t.schema");
+  ASSERT_FALSE(s.ok());  // before: wrapped to 384 ns
+  EXPECT_NE(s.status().message().find("t.schema:1:9: timeout 18446744073709552us is too long"), std::string::npos)
+      << s.status().message();
+  auto big = ParseSchema("timeout 99999999999999999999999 s\n", "t.schema");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("does not fit in 64 bits"), std::string::npos) << big.status().message();
+  auto ok = ParseSchema("timeout 584 min\nevent e = sys_enter { basic A = tid }\nseed e\n", "t.schema");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->timeout_ns, 584ull * 60'000'000'000ull);
+}
+
+TEST(SchemaLimits, MoreEventsThanTheIndexHoldsFailAtTheirLine) {
+  std::string text;
+  for (int i = 0; i <= 65535; ++i) text += "event e" + std::to_string(i) + " = sys_enter { basic A = tid }\n";
+  text += "seed e0\n";
+  auto s = ParseSchema(text, "big.schema");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("big.schema:65536:7: too many events"), std::string::npos)
+      << s.status().message();
+}
+
+TEST(SchemaLimits, RawBytesAndNulsAreEscapedInErrors) {
+  for (const std::string& text : {std::string("event \0x", 8), std::string("seed \xc3\xa9t\xff"),
+                                  std::string("\x1b[31m")}) {
+    auto s = ParseSchema(text, "t.schema");
+    ASSERT_FALSE(s.ok());
+    const std::string& m = s.status().message();
+    for (unsigned char c : m) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << "raw byte " << int(c) << " in: " << m;
+    EXPECT_NE(m.find("\\x"), std::string::npos) << m;
+  }
+}
+
+TEST(SchemaLimits, DirectoryFifoAndDeviceAreNotSchemas) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string fifo = dir + "/jdw_schema_fifo_" + std::to_string(getpid());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& p : {dir, fifo, std::string("/dev/zero")}) {
+    auto s = LoadSchema(p, {});
+    ASSERT_FALSE(s.ok()) << p;
+    EXPECT_NE(s.status().message().find("not a regular file"), std::string::npos) << s.status().message();
+  }
+  std::filesystem::remove(fifo);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "common/safe_file.h"
+
 namespace jackdaw::testserver {
 namespace {
 
@@ -35,8 +37,10 @@ class Fd {
 };
 
 Status WriteFile(const std::string& path, const std::string& content) {
-  Fd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return ErrStatus("cannot create %s: %s", path.c_str(), strerror(errno));
+  // Never through a link planted in the docroot: the server may run as root.
+  ASSIGN_OR_RETURN(int raw, CreateOwnedFile(path, 0644));
+  Fd fd(raw);
+  if (ftruncate(fd.get(), 0) != 0) return ErrStatus("cannot truncate %s: %s", path.c_str(), strerror(errno));
   size_t off = 0;
   while (off < content.size()) {
     ssize_t n = write(fd.get(), content.data() + off, content.size() - off);
@@ -77,8 +81,10 @@ StatusOr<std::unique_ptr<Docroot>> Docroot::Create(const std::string& dir, ReadM
                        strerror(errno));
     path = tmpl;
     owned = true;
-  } else if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ErrStatus("cannot create docroot %s: %s", path.c_str(), strerror(errno));
+  } else {
+    // An existing directory someone else can write could hold their links.
+    Status st = CheckPrivateDir(path, 0755);
+    if (!st.ok()) return ErrStatus("--docroot: %s", st.message().c_str());
   }
   std::unique_ptr<Docroot> root(new Docroot(path, mode, owned));
   if (mode != ReadMode::kCached) {

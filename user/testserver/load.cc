@@ -233,6 +233,7 @@ StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
           bool refused = false;
           st = conn.Connect(opts.target.addr, opts.timeout_ms, &refused);
           if (refused) {
+            r.error = "connection refused";
             std::lock_guard<std::mutex> lock(fatal_mu);
             if (fatal.empty())
               fatal = "cannot connect to " + opts.target.host + ":" +
@@ -274,7 +275,14 @@ StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
   for (int c = 0; c < opts.clients; ++c) clients.emplace_back(client_main, c);
   for (std::thread& t : clients) t.join();
   result.end_mono_ns = MonotonicNs();
-  if (abort) return Status::Error(fatal);
+  if (abort) {
+    bool answered = false;
+    for (const RequestRecord& r : result.records) answered |= r.status != 0;
+    if (!answered) return Status::Error(fatal);
+    // Requests never begun (their clients saw the abort first) are dropped.
+    std::erase_if(result.records, [](const RequestRecord& r) { return r.url.empty(); });
+    result.fatal = fatal;
+  }
   return result;
 }
 

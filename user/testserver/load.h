@@ -87,14 +87,19 @@ struct RequestRecord {
 };
 
 struct LoadResult {
-  std::vector<RequestRecord> records;  // indexed by seq
+  std::vector<RequestRecord> records;  // indexed by seq; only requests begun
+  // Set when the server went away mid-run (connection refused after some
+  // requests were answered): the records hold what was sent until then.
+  std::string fatal;
   uint64_t start_mono_ns = 0;
   uint64_t end_mono_ns = 0;
 };
 
 // Runs the whole load. Fails (with the message to print) only when the server
-// cannot be reached at all (connection refused); other failures are
-// per-request errors in the records.
+// cannot be reached at all (connection refused before any answer); if it
+// goes away later the result carries `fatal` and the requests sent so far,
+// so their ground truth is still written. Other failures are per-request
+// errors in the records.
 StatusOr<LoadResult> RunLoad(const LoadOptions& opts);
 
 enum class TruthFormat { kJsonLines, kCsv };

@@ -134,6 +134,11 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (!result->fatal.empty()) {
+    fprintf(stderr, "%s: %s (server went away after %zu requests; ground truth written for them)\n", kProg,
+            result->fatal.c_str(), result->records.size());
+    return 1;
+  }
   char rate_buf[32] = "max";
   if (rate > 0) snprintf(rate_buf, sizeof(rate_buf), "%g/s", rate);
   printf("target: %s  mix: %s  clients: %d  seed: %llu  keepalive: %s  rate: %s\n",

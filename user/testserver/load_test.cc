@@ -2,7 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <map>
+#include <thread>
 
 namespace jackdaw::testserver {
 namespace {
@@ -97,6 +104,53 @@ TEST(GroundTruthTest, FormatsJsonAndCsv) {
   RequestRecord plain = r;
   plain.error = "";
   EXPECT_EQ(commas(FormatRecord(plain, TruthFormat::kCsv)), commas(CsvHeader()));
+}
+
+// A server that answers `answers` requests, one per connection, then closes
+// its listening socket: the next connect is refused, as when a server dies
+// mid-run.
+TEST(LoadTest, ServerGoingAwayMidRunKeepsTheGroundTruthSoFar) {
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(lfd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ASSERT_EQ(listen(lfd, 16), 0);
+  constexpr int kAnswers = 3;
+  std::thread server([lfd] {
+    for (int i = 0; i < kAnswers; ++i) {
+      int c = accept(lfd, nullptr, nullptr);
+      if (c < 0) break;
+      char buf[4096];
+      ssize_t got = 0, n;
+      while ((n = read(c, buf + got, sizeof(buf) - 1 - got)) > 0) {
+        got += n;
+        buf[got] = 0;
+        if (strstr(buf, "\r\n\r\n")) break;
+      }
+      const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+      if (write(c, resp, sizeof(resp) - 1) < 0) break;
+      close(c);
+    }
+    close(lfd);
+  });
+  auto target = ParseUrl("http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+  ASSERT_TRUE(target.ok()) << target.status().message();
+  LoadOptions o;
+  o.target = *target;
+  o.requests = 20;
+  o.mix = *ParseMix("D:1");
+  o.timeout_ms = 5000;
+  auto result = RunLoad(o);
+  server.join();
+  ASSERT_TRUE(result.ok()) << result.status().message();  // before: an error, and no ground truth
+  EXPECT_NE(result->fatal.find("connection refused"), std::string::npos) << result->fatal;
+  ASSERT_EQ(result->records.size(), size_t{kAnswers + 1});
+  for (int i = 0; i < kAnswers; ++i) EXPECT_EQ(result->records[i].status, 200);
+  EXPECT_EQ(result->records.back().error, "connection refused");
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "testserver/docroot.h"
 #include "testserver/http.h"
 #include "testserver/request_types.h"
@@ -80,6 +82,24 @@ TEST(TestServerTest, DocrootFlagWritesDeterministicFiles) {
   unlink((dir + "/small.dat").c_str());
   unlink((dir + "/tiny.dat").c_str());
   rmdir(dir.c_str());
+}
+
+// The server may run as root: a link planted in its docroot must not turn
+// the docroot's setup into a write to the link's target.
+TEST(TestServerTest, DocrootNeverWritesThroughAPlantedSymlink) {
+  std::string dir = testing::TempPath("docroot-link");
+  std::string victim = testing::TempPath("victim");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  { std::ofstream(victim) << "secret"; }
+  ASSERT_EQ(symlink(victim.c_str(), (dir + "/small.dat").c_str()), 0);
+  RunResult r = testing::Run({JDW_TESTSERVER_BIN, "--port", "0", "--iters-per-ms", "1000", "--docroot", dir}, 10000);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::ReadFileOrEmpty(victim), "secret");
+  unlink((dir + "/small.dat").c_str());
+  unlink((dir + "/tiny.dat").c_str());
+  rmdir(dir.c_str());
+  unlink(victim.c_str());
 }
 
 TEST(TestServerTest, DiskModesOnTmpfsFailClearly) {

@@ -1,4 +1,4 @@
-// On-disk layout of a .jdw trace (version 1). User space only: kernel-side
+// On-disk layout of a .jdw trace (version 2). User space only: kernel-side
 // records are defined once in include/jackdaw/abi.h and stored verbatim.
 //
 //   FileHeader (32 bytes) | header JSON (padded to 8)
@@ -11,8 +11,12 @@
 //             clock sync, so a killed recording still has one)
 //   kFooter   JSON: loss counters, record counts, final clock mapping; last
 //             chunk of a file whose recording ended cleanly
-// Every payload is covered by a CRC32C in its chunk header, so damage is
-// located to the chunk and reported with its byte offset.
+// Every payload is covered by a CRC32C in its chunk header, and the header
+// JSON by one in the file header, so damage is located to the chunk (or the
+// header) and reported with its byte offset.
+//
+// Versions: 1 had no header checksum (header_crc32c was reserved, 0); the
+// reader still accepts it. 2 adds header_crc32c.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +25,8 @@
 namespace jackdaw::trace {
 
 inline constexpr char kFileMagic[8] = {'J', 'D', 'W', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint32_t kChunkMagic = 0x4357444a;  // "JDWC"
 // Bounds the damage a corrupt length field can claim.
 inline constexpr uint32_t kMaxChunkPayload = 64u << 20;
@@ -32,7 +37,9 @@ struct FileHeader {
   char magic[8];
   uint32_t version;
   uint32_t header_json_len;
-  uint64_t reserved[2];
+  uint32_t header_crc32c;  // of the header JSON (version >= 2)
+  uint32_t reserved0;
+  uint64_t reserved1;
 };
 static_assert(sizeof(FileHeader) == 32);
 

@@ -1,11 +1,14 @@
 // Reader for .jdw trace files (format: user/trace/trace_format.h).
 //
-// The file is mapped read-only and validated chunk by chunk on Open(): every
-// chunk header, length and CRC is checked before any record is handed out, so
-// later stages can trust record sizes. A truncated tail (a recording killed
-// before it closed the file) or a corrupt chunk is reported with its byte
-// offset; the records before it stay readable (salvage) but Open() still
-// returns the error unless allow_truncated is set.
+// The file is read into memory (never mapped: a mapping dies with SIGBUS
+// when the file is truncated under it) and validated chunk by chunk on
+// Open(): the header checksum, every chunk header, length and CRC, and every
+// field of the metadata JSON (type and nesting depth) are checked before any
+// record is handed out, so later stages can trust record sizes and no input
+// throws. A truncated tail (a recording killed before it closed the file) or
+// a corrupt chunk is reported with its byte offset; Open() returns that error
+// unless allow_truncated is set, in which case reading resumes at the next
+// intact chunk and damage() reports the first damage.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,8 @@
 #include "trace/clock.h"
 
 namespace jackdaw::trace {
+
+struct ChunkHeader;
 
 struct TaskInfo {
   uint32_t tgid = 0;
@@ -68,6 +73,13 @@ class TraceReader {
   };
   static StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path, Options opts);
   static StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path) { return Open(path, Options{}); }
+  // Open() for a command: on failure, the error names --salvage only when
+  // salvaging would actually read something (a damaged or unfinished trace,
+  // not a missing file, a foreign file or a bad header).
+  static StatusOr<std::unique_ptr<TraceReader>> OpenForCli(const std::string& path, bool salvage);
+  // A trace already in memory (fuzzing, tests); `name` labels messages.
+  static StatusOr<std::unique_ptr<TraceReader>> FromBytes(const std::string& name, const uint8_t* data,
+                                                          size_t len, Options opts);
   ~TraceReader();
 
   const TraceMeta& meta() const { return meta_; }
@@ -82,10 +94,16 @@ class TraceReader {
  private:
   TraceReader() = default;
   Status Parse(bool allow_truncated);
+  Status ParseCatching(bool allow_truncated);
+  // Offset of the first chunk at or after `from` whose header and checksum
+  // hold; the file size if none.
+  uint64_t NextValidChunk(uint64_t from) const;
+  Status ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload);
 
   TraceMeta meta_;
   std::vector<RecordChunk> chunks_;
   Status damage_;
+  std::unique_ptr<uint8_t[]> buf_;
   const uint8_t* map_ = nullptr;
   size_t map_len_ = 0;
   std::string path_;

@@ -1,12 +1,14 @@
 #include "trace/trace_writer.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "common/safe_file.h"
 #include "trace/trace_format.h"
 
 namespace jackdaw::trace {
@@ -41,19 +43,33 @@ StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& pa
                                                            const nlohmann::json& header) {
   std::unique_ptr<TraceWriter> w(new TraceWriter());
   w->path_ = path;
-  w->fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (w->fd_ < 0)
-    return ErrStatus("cannot create %s: %s (check the directory exists and is writable)",
-                     path.c_str(), strerror(errno));
+  // Private (0600): a trace holds command lines, socket endpoints and kernel
+  // addresses that /proc hides from other users.
+  ASSIGN_OR_RETURN(w->fd_, CreateOwnedFile(path, 0600));
+  // Truncate only once no other recorder holds the file: two recordings to
+  // one path would otherwise interleave into a file that reads as one.
+  if (flock(w->fd_, LOCK_EX | LOCK_NB) != 0)
+    return ErrStatus("%s is being written by another jackdaw recording (pid holding it: see "
+                     "`fuser %s`); choose another -o",
+                     path.c_str(), path.c_str());
+  if (ftruncate(w->fd_, 0) != 0)
+    return ErrStatus("cannot truncate %s: %s", path.c_str(), strerror(errno));
   const std::string json = header.dump();
   FileHeader fh{};
   memcpy(fh.magic, kFileMagic, sizeof(fh.magic));
   fh.version = kFormatVersion;
   fh.header_json_len = static_cast<uint32_t>(json.size());
+  fh.header_crc32c = Crc32c(json.data(), json.size());
   struct iovec iov[3] = {{&fh, sizeof(fh)},
                          {const_cast<char*>(json.data()), json.size()},
                          {const_cast<uint8_t*>(kZeros), PadTo8(json.size()) - json.size()}};
-  RETURN_IF_ERROR(WriteAll(w->fd_, iov, 3, path));
+  Status st = WriteAll(w->fd_, iov, 3, path);
+  if (!st.ok()) {
+    // A header cut short is no trace at all: leave nothing rather than a
+    // file that every reader rejects.
+    unlink(path.c_str());
+    return st;
+  }
   w->offset_ = sizeof(fh) + PadTo8(json.size());
   return w;
 }
