@@ -314,7 +314,8 @@ int Run(const RecordArgs& a) {
             (Human(double(s.bytes)) + "B").c_str(), a.output.c_str());
   }
   EndChild(child, a.detach);
-  if (child_ended) {
+  // A Ctrl-C reaches the command too: dying of it was asked for, not a failure.
+  if (child_ended && !g_stop) {
     // Like strace and time: the command's failure is the run's failure.
     if (WIFEXITED(child_status) && WEXITSTATUS(child_status) != 0) {
       fprintf(stderr, "jackdaw: %s exited with status %d\n", a.command[0].c_str(), WEXITSTATUS(child_status));

@@ -31,6 +31,8 @@ inline StatusOr<int> CreateOwnedFile(const std::string& path, mode_t mode) {
   if (fd < 0) {
     if (errno == ELOOP)
       return ErrStatus("refusing to write %s: it is a symbolic link (remove it or choose another path)", p);
+    if (errno == ENXIO)  // a FIFO nobody reads (O_NONBLOCK) or a device without its driver
+      return ErrStatus("refusing to write %s: it is not a regular file (choose a file path)", p);
     return ErrStatus("cannot create %s: %s (check the directory exists and is writable)", p,
                      strerror(errno));
   }
