@@ -101,7 +101,7 @@ std::vector<std::vector<uint8_t>> TraceSeeds() {
   return out;
 }
 
-TEST(FuzzSmoke, TraceFile) { RunTarget(FuzzTraceFile, TraceSeeds(), 3000, 1); }
+TEST(FuzzSmoke, TraceFile) { RunTarget(FuzzTraceFile, TraceSeeds(), 2000, 1); }
 
 TEST(FuzzSmoke, TraceMetadata) {
   std::vector<std::vector<uint8_t>> seeds;
@@ -115,7 +115,7 @@ TEST(FuzzSmoke, TraceMetadata) {
                              R"("clock":{"method":"tsc-fit","tsc_per_ns":2.3,"ref_mono_ns":5,"ref_tsc":9},)"
                              R"("tasks":{"43":{"tgid":42,"comm":"w"}}})";
   seeds.emplace_back(footer.begin(), footer.end());
-  RunTarget(FuzzTraceMetadata, seeds, 3000, 2);
+  RunTarget(FuzzTraceMetadata, seeds, 1500, 2);
 }
 
 TEST(FuzzSmoke, RecordsThroughTheJoin) {
