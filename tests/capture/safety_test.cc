@@ -258,6 +258,36 @@ TEST(RecordSafety, DiskFullAtTheHeaderLeavesNoFileAndSaysWhy) {
   fs::remove_all(dir);
 }
 
+TEST(RecordSafety, DiskFullWhileRecordingStopsTheCommandAndLeavesASalvageableTrace) {
+  JDW_REQUIRE_ROOT();
+  const std::string dir = testing::TempPath("smallfs");
+  fs::create_directories(dir);
+  ASSERT_EQ(mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=256k"), 0) << strerror(errno);
+  const std::string path = dir + "/out.jdw";
+  const std::string marker = testing::TempPath("spinner.pid");
+  // A command that would run for ever, making events (a fork and exec per
+  // loop) until the file system is full.
+  auto r = RunCommand({Jackdaw(), "record", "-q", "-o", path, "--", "/bin/sh", "-c",
+                       "echo $$ > " + marker + "; while :; do /bin/true; done"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--salvage"), std::string::npos) << r.err;
+  std::ifstream m(marker);
+  pid_t spinner = 0;
+  m >> spinner;
+  ASSERT_GT(spinner, 0);
+  EXPECT_FALSE(Alive(spinner)) << "the command kept running untraced after the write error";
+  if (Alive(spinner)) kill(spinner, SIGKILL);
+  auto t = trace::TraceReader::Open(path, {.allow_truncated = true});
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (t.ok()) {
+    EXPECT_GT((*t)->chunks().size(), 0u);
+  }
+  umount(dir.c_str());
+  fs::remove_all(dir);
+  fs::remove(marker);
+}
+
 TEST(RecordSafety, CommandThatCannotRunOrDiesGivesANonZeroExit) {
   JDW_REQUIRE_ROOT();
   const std::string path = testing::TempPath("nonexist.jdw");
