@@ -97,8 +97,15 @@ TEST_F(TwoTier, OneEndToEndRequestPerClientRequestWithItsBackendCalls) {
   // Clusters separate /book from /categories: none mixes the two.
   EXPECT_GE(calls_in_cluster.size(), 2u) << r.out;
   for (const auto& [c, calls] : calls_in_cluster) EXPECT_EQ(calls.size(), 1u) << "cluster " << c << "\n" << r.out;
-  // Every backend request belongs to one client request.
-  EXPECT_EQ(j["traces"][1]["lone_fragments"], 0) << r.out;
+  // Each backend call is its own backend fragment, stitched exactly once.
+  size_t backend_fragments = 0;
+  std::set<int> seen_backend_ids;
+  for (const auto& q : j["requests"])
+    for (size_t k = 1; k < q["fragments"].size(); ++k) {
+      ++backend_fragments;
+      EXPECT_TRUE(seen_backend_ids.insert(q["fragments"][k]["request_id"].get<int>()).second);
+    }
+  EXPECT_EQ(backend_fragments, size_t(truth_types_["G"] + 3 * truth_types_["H"]));
   // Both hosts share this machine's clock: the estimate must be near 0.
   const auto& off = j["traces"][1]["offset"];
   EXPECT_TRUE(off["estimated"].get<bool>());
