@@ -60,9 +60,12 @@ std::vector<std::string> TwoHosts::In(int host, const std::vector<std::string>& 
   return out;
 }
 
-RecordedServer::RecordedServer(const std::string& trace, const std::vector<std::string>& server_cmd) {
+RecordedServer::RecordedServer(const std::string& trace, const std::vector<std::string>& server_cmd,
+                               const std::vector<std::string>& record_args) {
   std::vector<std::string> argv = {BinDir() + "/jackdaw", "record", "-q", "--usdt",
-                                   BinDir() + "/jackdaw-testserver", "-o", trace, "--"};
+                                   BinDir() + "/jackdaw-testserver", "-o", trace};
+  argv.insert(argv.end(), record_args.begin(), record_args.end());
+  argv.push_back("--");
   argv.insert(argv.end(), server_cmd.begin(), server_cmd.end());
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return;

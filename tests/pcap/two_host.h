@@ -34,7 +34,9 @@ class RecordedServer {
  public:
   // server_cmd: the server's argv (possibly wrapped by TwoHosts::In); the
   // server binary for --usdt is BinDir()/jackdaw-testserver.
-  RecordedServer(const std::string& trace, const std::vector<std::string>& server_cmd);
+  // record_args: extra options of jackdaw record (e.g. --probes, --pcap).
+  RecordedServer(const std::string& trace, const std::vector<std::string>& server_cmd,
+                 const std::vector<std::string>& record_args = {});
   ~RecordedServer();
   bool ok() const { return port_ > 0; }
   int port() const { return port_; }

@@ -1,6 +1,8 @@
 #include "pcap/pcap_input.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <pcap/pcap.h>
 #include <time.h>
 
@@ -188,6 +190,21 @@ StatusOr<std::unique_ptr<LiveCapture>> LiveCapture::Open(const std::string& ifac
   // Cooked headers carry the direction and the ifindex.
   if (pcap_set_datalink(p, DLT_LINUX_SLL2) != 0) (void)pcap_set_datalink(p, DLT_LINUX_SLL);
   c->link_type_ = pcap_datalink(p);
+  ifaddrs* ifa = nullptr;
+  if (getifaddrs(&ifa) == 0) {
+    for (ifaddrs* i = ifa; i; i = i->ifa_next) {
+      std::string a(16, '\0');
+      if (!i->ifa_addr) continue;
+      if (i->ifa_addr->sa_family == AF_INET)
+        memcpy(a.data(), &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, 4);
+      else if (i->ifa_addr->sa_family == AF_INET6)
+        memcpy(a.data(), &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, 16);
+      else
+        continue;
+      c->local_addrs_.insert(a);
+    }
+    freeifaddrs(ifa);
+  }
   if (pcap_setnonblock(p, 1, err) != 0) return ErrStatus("--pcap %s: %s", iface.c_str(), err);
   return c;
 }
@@ -212,8 +229,17 @@ Status LiveCapture::Poll(const std::function<void(const jdw_net_packet_record&)>
         std::optional<ParsedFrame> f = ParseFrame(c->self->link_type_, d, h->caplen, h->len);
         if (!f) return;
         const uint64_t wall = uint64_t(h->ts.tv_sec) * 1'000'000'000 + uint64_t(h->ts.tv_usec);
-        (*c->sink)(MakeRecord(*f, wall - static_cast<uint64_t>(c->wall_minus_mono), f->outgoing == 1));
+        const uint64_t mono = wall - static_cast<uint64_t>(c->wall_minus_mono);
         c->self->packets_++;
+        if (f->outgoing >= 0) {
+          (*c->sink)(MakeRecord(*f, mono, f->outgoing == 1));
+          return;
+        }
+        const auto& local = c->self->local_addrs_;
+        const bool src_local = local.count(std::string(reinterpret_cast<const char*>(f->net.saddr), 16)) > 0;
+        const bool dst_local = local.count(std::string(reinterpret_cast<const char*>(f->net.daddr), 16)) > 0;
+        if (src_local) (*c->sink)(MakeRecord(*f, mono, true));
+        if (dst_local || !src_local) (*c->sink)(MakeRecord(*f, mono, false));
       },
       reinterpret_cast<u_char*>(&ctx));
   if (n == PCAP_ERROR) return ErrStatus("--pcap %s: %s", iface_.c_str(), pcap_geterr(pcap_));

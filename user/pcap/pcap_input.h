@@ -12,9 +12,12 @@
 // offset between the other machine's wall clock and this one's.
 //
 // Direction: Linux "cooked" captures (SLL/SLL2, what -i any gives) say
-// whether a packet was outgoing. Other link types do not: a packet is then
-// taken as sent (net_xmit) when its source is a local end of one of the
-// trace's sockets (sock_info records), received otherwise.
+// whether a packet was outgoing. Other link types do not. A file's packet is
+// then taken as sent (net_xmit) when its source is a local end of one of the
+// trace's sockets (sock_info records), received otherwise. A live packet is
+// sent when its source address is one of this machine's, received when its
+// destination is, and both when both are (loopback: the net probes, too, see
+// such a packet leave and arrive).
 #pragma once
 
 #include <cstdint>
@@ -72,6 +75,7 @@ class LiveCapture {
   LiveCapture() = default;
   pcap_t* pcap_ = nullptr;
   int link_type_ = 0;
+  std::set<std::string> local_addrs_;  // this machine's addresses (16 bytes, IPv4 in the first 4)
   uint64_t packets_ = 0;
   std::string iface_;
 };
