@@ -17,6 +17,8 @@ packages=(
 	chromium
 	# later stages: pcap input
 	libpcap-dev
+	# pcapng export test (tshark reads what jackdaw export --pcap writes)
+	tshark
 )
 
 missing=()
@@ -37,5 +39,7 @@ fi
 
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# wireshark-common asks whether non-root users may capture; answer no.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

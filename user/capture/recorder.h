@@ -66,6 +66,11 @@ class Recorder : RecordSink {
   Status Stop();
 
   RecorderStats stats() const;
+  // A record from a source beside the probes (libpcap), in the probes'
+  // timebase, staged with `cpu`'s records (sorted into them at flush; one
+  // older than what was already written for that CPU counts as late). Call
+  // from the thread that calls Step(), before Stop().
+  void AddRecord(uint32_t cpu, const uint8_t* data, size_t size) { OnRecord(cpu, data, size); }
 
  private:
   struct CpuStage {

@@ -5,6 +5,8 @@
 #include "cli/commands.h"
 #include "join/extractor.h"
 #include "model/workload_model.h"
+#include "pcap/pcap_input.h"
+#include "pcap/record_merge.h"
 #include "report/progress_bar.h"
 #include "report/report.h"
 #include "schema/schema.h"
@@ -17,6 +19,8 @@ struct AnalyzeArgs {
   std::string file;
   std::string schema;
   std::string requests_out, json_out, csv_dir, perfetto_out, html_out;
+  std::vector<std::string> pcaps;
+  double pcap_offset_s = 0;
   double threshold = 0;
   double window_s = 1.0;
   bool no_refine = false;
@@ -38,7 +42,29 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   }
   join::Options jo;
   jo.reorder_window = static_cast<uint64_t>(a.window_s * 1e9);
-  auto extraction = join::ExtractRequests(**reader, *schema, jo);
+  StatusOr<join::ExtractionResult> extraction = join::ExtractionResult{};
+  if (a.pcaps.empty()) {
+    extraction = join::ExtractRequests(**reader, *schema, jo);
+  } else {
+    // Packets captured elsewhere join the trace's record stream at the input.
+    std::vector<jdw_net_packet_record> extra;
+    for (const std::string& path : a.pcaps) {
+      pcap::PcapFileStats ps;
+      auto recs = pcap::ReadPcapFile(path, **reader, static_cast<int64_t>(a.pcap_offset_s * 1e9), &ps);
+      if (!recs.ok()) return PrintError(recs.status().message()), 1;
+      fprintf(stderr, "jackdaw: %s: %llu IP packets of %llu frames merged into the trace\n", path.c_str(),
+              static_cast<unsigned long long>(ps.packets), static_cast<unsigned long long>(ps.frames));
+      extra.insert(extra.end(), recs->begin(), recs->end());
+    }
+    join::ExtractionResult res;
+    auto ex = join::Extractor::Create(*schema, (*reader)->meta(), jo,
+                                      [&](model::Request&& r) { res.requests.push_back(std::move(r)); });
+    if (!ex.ok()) return PrintError(ex.status().message()), 1;
+    pcap::ForEachRecordMerged(**reader, extra, [&](const jdw_record_header* h) { (*ex)->Push(h); });
+    (*ex)->Finish();
+    res.stats = (*ex)->stats();
+    extraction = std::move(res);
+  }
   if (!extraction.ok()) {
     PrintError(extraction.status().message());
     return 1;
@@ -102,6 +128,7 @@ Runner RegisterAnalyze(CLI::App& app) {
       "  jackdaw analyze web.jdw --schema tcp-threadpool\n"
       "  jackdaw analyze web.jdw --schema testserver --html report.html --perfetto trace.json\n"
       "  jackdaw analyze web.jdw --schema ./my.schema --requests requests.jsonl --json model.json\n"
+      "  jackdaw analyze web.jdw --schema tcp-threadpool --pcap switch-port.pcapng\n"
       "Schemas by name are looked up beside the binary (schemas/NAME.schema); a path works too.");
   sub->add_option("file", args->file, "trace file (.jdw)")->required();
   sub->add_option("-s,--schema", args->schema, "schema name (testserver, tcp-threadpool) or path")->required();
@@ -110,6 +137,11 @@ Runner RegisterAnalyze(CLI::App& app) {
   sub->add_option("--csv", args->csv_dir, "write one CSV per table into this directory");
   sub->add_option("--perfetto", args->perfetto_out, "write a Perfetto/Chrome trace of requests and canonical forms");
   sub->add_option("--html", args->html_out, "write a self-contained HTML report");
+  sub->add_option("--pcap", args->pcaps,
+                  "also join the packets of this pcap/pcapng file (e.g. tcpdump on another machine or a switch "
+                  "port), by their connections; repeatable");
+  sub->add_option("--pcap-offset", args->pcap_offset_s,
+                  "seconds the capturing machine's wall clock is ahead of this trace's (default 0: NTP-synced)");
   sub->add_option("--threshold", args->threshold, "clustering distance threshold (default: derived from the data)")
       ->check(FiniteRange(0, 1e12, true, ""));
   sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")

@@ -21,6 +21,8 @@ Runner RegisterDump(CLI::App& app);
 Runner RegisterAnalyze(CLI::App& app);
 Runner RegisterDemo(CLI::App& app);
 Runner RegisterReproduce(CLI::App& app);
+Runner RegisterExport(CLI::App& app);
+Runner RegisterStitch(CLI::App& app);
 
 // A number in [lo, hi] (or (lo, hi] when lo_open); NaN, infinities and
 // anything outside are refused at parse time with one line naming the range.

@@ -18,6 +18,7 @@
 #include "capture/recorder.h"
 #include "capture/usdt_notes.h"
 #include "cli/commands.h"
+#include "pcap/pcap_input.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -41,6 +42,7 @@ struct RecordArgs {
   std::string buffer_size = "8M";
   bool quiet = false, verbose = false;
   bool detach = false;
+  std::string pcap_iface;
   std::vector<std::string> command;
 };
 
@@ -249,6 +251,20 @@ int Run(const RecordArgs& a) {
   }
   ro.capture.filter_tgid = !ro.capture.tgids.empty();
 
+  // libpcap beside the probes: opened first, so a bad interface fails before anything runs.
+  std::unique_ptr<pcap::LiveCapture> live;
+  if (!a.pcap_iface.empty()) {
+    auto lc = pcap::LiveCapture::Open(a.pcap_iface);
+    if (!lc.ok()) {
+      if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
+      PrintError(lc.status().message());
+      return 1;
+    }
+    live = std::move(*lc);
+    if (ro.capture.groups & (1u << JDW_GROUP_NET))
+      fprintf(stderr, "jackdaw: warning: --pcap with the net probes records each packet twice; "
+                      "leave net out of --probes to take packets from libpcap alone\n");
+  }
   auto rec = capture::Recorder::Create(ro);
   if (!rec.ok()) {
     if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
@@ -278,8 +294,15 @@ int Run(const RecordArgs& a) {
   int child_status = 0;
   bool child_ended = false;  // by itself, not ended by us
   const uint64_t duration_ns = static_cast<uint64_t>(a.duration * 1e9);
+  auto poll_pcap = [&]() -> Status {
+    if (!live) return Status::Ok();
+    return live->Poll([&](const jdw_net_packet_record& r) {
+      (*rec)->AddRecord(0, reinterpret_cast<const uint8_t*>(&r), sizeof(r));
+    });
+  };
   while (!g_stop) {
     st = (*rec)->Step();
+    if (st.ok()) st = poll_pcap();
     if (!st.ok()) break;
     const uint64_t now = capture::MonoNowNs();
     if (a.duration > 0 && now - start >= duration_ns) break;
@@ -298,6 +321,7 @@ int Run(const RecordArgs& a) {
       last_records = s.records;
     }
   }
+  if (st.ok()) st = poll_pcap();
   Status stop = (*rec)->Stop();
   if (tty && !a.quiet) fprintf(stderr, "\r\033[K");
   if (!st.ok() || !stop.ok()) {
@@ -312,6 +336,10 @@ int Run(const RecordArgs& a) {
             static_cast<unsigned long long>(s.records), double(capture::MonoNowNs() - start) / 1e9,
             static_cast<unsigned long long>(s.lost), s.lost ? " (grow --buffer-size)" : "",
             (Human(double(s.bytes)) + "B").c_str(), a.output.c_str());
+    if (live)
+      fprintf(stderr, "jackdaw: libpcap on %s: %llu IP packets recorded, %llu dropped by the kernel\n",
+              a.pcap_iface.c_str(), static_cast<unsigned long long>(live->packets()),
+              static_cast<unsigned long long>(live->kernel_drops()));
   }
   EndChild(child, a.detach);
   // A Ctrl-C reaches the command too: dying of it was asked for, not a failure.
@@ -355,6 +383,10 @@ Runner RegisterRecord(CLI::App& app) {
   sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)");
   sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)")
       ->allow_extra_args(false);
+  sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)");
+  sub->add_option("--pcap", args->pcap_iface,
+                  "also capture packets with libpcap on this interface ('any' for all), on the trace's "
+                  "clock; usually with net left out of --probes");
   sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")
       ->capture_default_str();
   sub->add_flag("-q,--quiet", args->quiet, "no progress line");

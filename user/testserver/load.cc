@@ -25,7 +25,7 @@ namespace jackdaw::testserver {
 namespace {
 
 constexpr char kMixFormat[] =
-    "expected TYPE:WEIGHT[,TYPE:WEIGHT...] with TYPE in A-F and WEIGHT > 0";
+    "expected TYPE:WEIGHT[,TYPE:WEIGHT...] with TYPE in A-H and WEIGHT > 0";
 
 Status BadMix(std::string_view part, const char* why = nullptr) {
   std::string p(part);

@@ -164,7 +164,7 @@ TEST(LoadTest, BadMixIsRejectedWithOneLine) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err,
             "jackdaw-load: bad --mix 'A:x': expected TYPE:WEIGHT[,TYPE:WEIGHT...] with TYPE in "
-            "A-F and WEIGHT > 0\n");
+            "A-H and WEIGHT > 0\n");
   r = testing::Run({JDW_LOAD_BIN, "--mix", "A:1,Z:2"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("bad --mix 'Z:2'"));

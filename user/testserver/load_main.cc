@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t{1}, size_t{100000000}))
       ->capture_default_str();
   app.add_option("--mix", mix_spec,
-                 "request mix TYPE:WEIGHT[,TYPE:WEIGHT...], TYPE in A-F, WEIGHT > 0 "
+                 "request mix TYPE:WEIGHT[,TYPE:WEIGHT...], TYPE in A-H (G, H: a server with --backend), WEIGHT > 0 "
                  "(normalised; a bare TYPE weighs 1)")
       ->capture_default_str();
   app.add_option("-c,--clients", clients, "concurrent clients")

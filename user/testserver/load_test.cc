@@ -15,7 +15,7 @@ namespace jackdaw::testserver {
 namespace {
 
 constexpr char kExpected[] =
-    "expected TYPE:WEIGHT[,TYPE:WEIGHT...] with TYPE in A-F and WEIGHT > 0";
+    "expected TYPE:WEIGHT[,TYPE:WEIGHT...] with TYPE in A-H and WEIGHT > 0";
 
 TEST(MixTest, ParsesAndNormalises) {
   StatusOr<std::vector<MixEntry>> mix = ParseMix("A:0.5,B:1.5");
@@ -35,7 +35,7 @@ TEST(MixTest, ParsesAndNormalises) {
 
 TEST(MixTest, RejectionNamesTheBadPart) {
   const std::map<std::string, std::string> bad = {
-      {"A:x", "bad --mix 'A:x': "},        {"A:1,G:1", "bad --mix 'G:1': "},
+      {"A:x", "bad --mix 'A:x': "},        {"A:1,Z:1", "bad --mix 'Z:1': "},
       {"A:0", "bad --mix 'A:0': "},        {"A:-1", "bad --mix 'A:-1': "},
       {"A:", "bad --mix 'A:': "},          {"AB:1", "bad --mix 'AB:1': "},
       {"A:nan", "bad --mix 'A:nan': "},    {"A:inf", "bad --mix 'A:inf': "},

@@ -10,6 +10,11 @@
 //   F /rpcspin    worker spins 7.5 ms, signals a helper and waits; the
 //                 helper spins 15 ms and signals back; the worker spins
 //                 7.25 ms more
+//
+// Two-tier (Magpie §4.1, Table 6: the book and categories pages of the web +
+// database site), served only when the server was given a --backend:
+//   G /book        the worker makes 1 call to the backend (GET /tiny)
+//   H /categories  the worker makes 3 calls to the backend, one after another
 #pragma once
 
 #include <cstddef>
@@ -24,6 +29,7 @@ enum class RequestKind : uint8_t {
   kStatic,   // C, D: static file from the docroot
   kParSpin,  // E
   kRpcSpin,  // F
+  kBackend,  // G, H: synchronous calls to the backend server
 };
 
 struct RequestType {
@@ -40,7 +46,12 @@ struct RequestType {
   // kStatic: file size in bytes and its name inside the docroot.
   size_t file_bytes;
   std::string_view file_name;
+  // kBackend: calls made to the backend, each a GET of kBackendPath.
+  uint32_t backend_calls = 0;
 };
+
+// What a kBackend request asks the backend for (a second jackdaw-testserver).
+inline constexpr std::string_view kBackendPath = "/tiny";
 
 inline constexpr RequestType kRequestTypes[] = {
     {'A', "/longspin", "longspin", RequestKind::kSpin, {30000, 0, 0}, 0, ""},
@@ -49,6 +60,8 @@ inline constexpr RequestType kRequestTypes[] = {
     {'D', "/tiny", "tiny", RequestKind::kStatic, {0, 0, 0}, 5 * 1024, "tiny.dat"},
     {'E', "/parspin", "parspin", RequestKind::kParSpin, {15000, 15000, 0}, 0, ""},
     {'F', "/rpcspin", "rpcspin", RequestKind::kRpcSpin, {7500, 15000, 7250}, 0, ""},
+    {'G', "/book", "book", RequestKind::kBackend, {0, 0, 0}, 0, "", 1},
+    {'H', "/categories", "categories", RequestKind::kBackend, {0, 0, 0}, 0, "", 3},
 };
 inline constexpr size_t kNumRequestTypes = std::size(kRequestTypes);
 

@@ -286,9 +286,55 @@ TestServer::Response TestServer::Execute(uint64_t req_id, const std::string& met
       resp.spins.push_back(Spin("spin2", type->spin_us[2], ipm));
       break;
     }
+
+    case RequestKind::kBackend: {
+      if (opts_.backend.empty()) {
+        resp.status = 503;
+        resp.body = path + " calls a backend: start the server with --backend HOST:PORT\n";
+        return resp;
+      }
+      for (uint32_t call = 0; call < type->backend_calls; ++call) {
+        JDW_TS_PROBE2(backend_call, req_id, call);
+        StatusOr<int> status = CallBackend();
+        JDW_TS_PROBE2(backend_reply, req_id, status.ok() ? *status : 0);
+        if (!status.ok() || *status != 200) {
+          resp.status = 502;
+          resp.body = "backend " + opts_.backend + ": " +
+                      (status.ok() ? std::string("answered ") + StatusText(*status) : status.status().message()) +
+                      "\n";
+          return resp;
+        }
+      }
+      break;
+    }
   }
   resp.body = std::string(type->name) + " ok\n";
   return resp;
+}
+
+StatusOr<int> TestServer::CallBackend() {
+  const size_t colon = opts_.backend.rfind(':');
+  const int port = colon == std::string::npos ? 0 : atoi(opts_.backend.c_str() + colon + 1);
+  if (port <= 0 || port > 65535) return ErrStatus("--backend %s: want HOST:PORT", opts_.backend.c_str());
+  ASSIGN_OR_RETURN(sockaddr_in addr, ResolveIpv4(opts_.backend.substr(0, colon), static_cast<uint16_t>(port)));
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ErrStatus("socket: %s", strerror(errno));
+  Status s = Status::Ok();
+  int status = 0;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    s = ErrStatus("connect: %s", strerror(errno));
+  } else {
+    s = WriteAll(fd, "GET " + std::string(kBackendPath) + " HTTP/1.0\r\n\r\n");
+    if (s.ok()) {
+      std::string buf;
+      StatusOr<HttpResponse> r = ReadResponse(fd, buf, opts_.idle_timeout_ms);
+      if (r.ok()) status = r->status;
+      else s = r.status();
+    }
+  }
+  close(fd);
+  if (!s.ok()) return s;
+  return status;
 }
 
 }  // namespace jackdaw::testserver

@@ -51,6 +51,9 @@ struct ServerOptions {
   ReadMode read_mode = ReadMode::kCached;
   int idle_timeout_ms = 5000;  // keep-alive: close an idle connection
   bool verbose = false;        // one stderr line per request
+  // G /book and H /categories call this server ("HOST:PORT", another
+  // jackdaw-testserver); "" = those URLs answer 503.
+  std::string backend;
 };
 
 // A blocking FIFO that can be closed; Pop returns nullopt once closed and
@@ -124,6 +127,8 @@ class TestServer {
   void HelperLoop();
   void ServeConnection(int fd);
   Response Execute(uint64_t req_id, const std::string& method, const std::string& path);
+  // One synchronous GET of kBackendPath on a new connection; the HTTP status.
+  StatusOr<int> CallBackend();
 
   ServerOptions opts_;
   std::unique_ptr<Docroot> docroot_;

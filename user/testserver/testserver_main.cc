@@ -95,6 +95,9 @@ int main(int argc, char** argv) {
                "posix_fadvise(DONTNEED) before each C/D read, so it goes to disk")
       ->excludes(dio);
   app.add_flag("-v,--verbose", opts.verbose, "one line per request on stderr");
+  app.add_option("--backend", opts.backend,
+                 "HOST:PORT of a second jackdaw-testserver that G /book (1 call) and H /categories "
+                 "(3 calls) call for GET /tiny: the two-tier site of Magpie's Table 6");
 
   try {
     app.parse(argc, argv);

@@ -316,7 +316,9 @@ TEST(TestServerTest, UsdtProbesAreInTheElfNotes) {
       {"dispatch", 2},   {"worker_pickup", 2}, {"request_start", 3}, {"request_end", 3},
       {"par_fork", 1},   {"par_begin", 1},     {"par_end", 1},       {"par_join", 1},
       {"rpc_signal", 1}, {"rpc_wait", 1},      {"rpc_begin", 1},     {"rpc_reply", 1},
-      {"rpc_resume", 1}};
+      {"rpc_resume", 1},
+      {"backend_call", 2},
+      {"backend_reply", 2}};
   for (const auto& [name, nargs] : expected) {
     ASSERT_TRUE(found.count(name)) << "probe jackdaw_ts:" << name << " missing";
     const std::string& args = found[name];

@@ -1,0 +1,23 @@
+// A trace's records merged with packet records from elsewhere (a pcap file),
+// in timestamp order: the input side of `jackdaw analyze --pcap`, so that
+// the join reads one record stream and needs no notion of where a packet
+// came from.
+//
+// The trace's per-CPU chunks are each in their CPU's time order; the extra
+// records are sorted here. A k-way merge by head timestamp hands out every
+// record once; pointers stay valid as long as the reader and `extra` live
+// (what the join's reorder window needs).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "jackdaw/abi.h"
+#include "trace/trace_reader.h"
+
+namespace jackdaw::pcap {
+
+void ForEachRecordMerged(const trace::TraceReader& reader, std::vector<jdw_net_packet_record>& extra,
+                         const std::function<void(const jdw_record_header*)>& fn);
+
+}  // namespace jackdaw::pcap
