@@ -98,7 +98,9 @@ Status TraceReader::Parse(bool allow_truncated) {
     return ErrStatus("%s: corrupt header at byte offset %zu: not valid JSON", p, sizeof(FileHeader));
   meta_.header_json = header.dump();
   meta_.abi_version = header.value("abi_version", 0u);
-  if (meta_.abi_version != JDW_ABI_VERSION)
+  // ABI 2 differs from 3 only in the interaction record, which no ABI 2
+  // recorder ever emitted, so its files read unchanged.
+  if (meta_.abi_version != JDW_ABI_VERSION && meta_.abi_version != 2)
     return ErrStatus("%s: records use ABI version %u, this jackdaw reads version %u", p,
                      meta_.abi_version, JDW_ABI_VERSION);
   meta_.ncpus = header.value("ncpus", 0u);
