@@ -76,7 +76,8 @@ struct msg_acc {
 	__u64 start, end;  /* first / last event of the message */
 	__u64 bytes;
 	__u32 packets;
-	__u32 seg_mark;    /* TCP data_segs_{in,out} when the message began */
+	__u32 seg_mark;    /* TCP data_segs_{in,out} when the last message this
+			    * way ended: a message's segments are the rest */
 };
 
 struct conn {
@@ -424,7 +425,9 @@ static __always_inline void complete(struct conn *c, __u64 sk)
 	__u32 mode;
 	int i;
 
-	if (c->req_start && c->owned && !c->ignored && ictl) {
+	if (!c->req_start)
+		return; /* nothing begun: keep the connection's flags (PARTIAL) */
+	if (c->owned && !c->ignored && ictl) {
 		for (i = 0; i < 2; i++) {
 			if (!c->thr[i].tid)
 				continue;
@@ -474,8 +477,12 @@ static __always_inline void end_message(struct conn *c, const struct sock *sk, _
 	__u8 req_dir = c->role == JDW_ROLE_SERVER ? DIR_IN : DIR_OUT;
 	__u32 packets = m->packets;
 
-	if (c->protocol == IPPROTO_TCP)
-		packets = tcp_segs(sk, d) - m->seg_mark;
+	if (c->protocol == IPPROTO_TCP) {
+		__u32 segs = tcp_segs(sk, d);
+
+		packets = segs - m->seg_mark;
+		m->seg_mark = segs;
+	}
 	if (d == req_dir) {
 		c->req_end = m->end;
 		c->req_bytes += m->bytes;
@@ -525,8 +532,6 @@ static __always_inline void on_data(struct conn *c, const struct sock *sk, __u64
 	m->end = now;
 	m->bytes = 0;
 	m->packets = 0;
-	if (c->protocol == IPPROTO_TCP)
-		m->seg_mark = tcp_segs(sk, d);
 	if (d == DIR_IN)
 		c->in_read = 0;
 }
@@ -578,8 +583,13 @@ static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, _
 	if (tp) {
 		/* Traffic before this first message means tracing began
 		 * mid-connection. */
-		if (d == DIR_IN ? (tp->data_segs_out > 0 || tp->data_segs_in > 1) : tp->data_segs_in > 0)
+		if (d == DIR_IN ? (tp->data_segs_out > 0 || tp->data_segs_in > 1) : tp->data_segs_in > 0) {
+			/* Count from here: earlier segments belong to no
+			 * interaction we saw begin. */
 			n->flags |= JDW_IA_PARTIAL;
+			n->msg[0].seg_mark = tp->data_segs_in - (d == DIR_IN ? 1 : 0);
+			n->msg[1].seg_mark = tp->data_segs_out;
+		}
 		n->last_rx = (__u32)tp->bytes_received;
 	}
 	if (bpf_map_update_elem(&jdw_ia_conns, &key, n, BPF_NOEXIST) != 0) {
@@ -587,10 +597,7 @@ static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, _
 		return bpf_map_lookup_elem(&jdw_ia_conns, &key); /* lost a race? */
 	}
 	stat_inc(JDW_IA_STAT_CONNS);
-	c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
-	if (c && tp && d == DIR_IN)
-		c->msg[0].seg_mark = tp->data_segs_in - 1; /* this arrival's segment */
-	return c;
+	return bpf_map_lookup_elem(&jdw_ia_conns, &key);
 }
 
 /* The first application touch names the owner; the filters apply here. */
@@ -673,9 +680,13 @@ int BPF_PROG(ia_sock_recv_length, struct sock *sk, int ret, int flags)
 	 * arrival was folded into the earlier inbound message): a pipelined
 	 * next message, which begins here. */
 	if (c->dir != DIR_IN) {
+		bool after_out = c->dir == DIR_OUT;
+
 		on_data(c, sk, key, DIR_IN, now);
-		if (c->role == JDW_ROLE_SERVER)
+		if (after_out && c->role == JDW_ROLE_SERVER)
 			c->flags |= JDW_IA_PIPELINED;
+		else if (!after_out)
+			c->flags |= JDW_IA_PARTIAL; /* its arrival was not seen */
 	}
 	if (!c->in_read)
 		c->in_read = now;

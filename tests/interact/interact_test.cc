@@ -91,9 +91,10 @@ struct Server {
   Child child;
   uint16_t port = 0;
   Status Start(std::vector<std::string> extra) {
-    std::vector<std::string> argv = {testing::BinDir() + "/jackdaw-testserver", "--port", "0",
-                                     "--iters-per-ms", "20000"};
+    std::vector<std::string> argv = {testing::BinDir() + "/jackdaw-testserver", "--port", "0"};
     argv.insert(argv.end(), extra.begin(), extra.end());
+    if (std::find(extra.begin(), extra.end(), "--iters-per-ms") == extra.end())
+      argv.insert(argv.end(), {"--iters-per-ms", "20000"});  // short spins: a fast test
     RETURN_IF_ERROR(child.Spawn(argv));
     const std::string line = child.ReadLine(20000);
     const std::string prefix = "listening on 127.0.0.1:";
@@ -286,7 +287,8 @@ int Connect(uint16_t port) { return testserver::testing::ConnectLoopback(port); 
 // own interaction with its own bytes, and both are flagged pipelined.
 TEST_F(InteractTest, PipelinedRequestsAreSplitAndFlagged) {
   Server server;
-  ASSERT_TRUE(server.Start({"--keepalive", "--workers", "2", "--iters-per-ms", "2000"}).ok());
+  // Full-length spins (about 15 ms): r2 arrives while the worker spins on r1.
+  ASSERT_TRUE(server.Start({"--keepalive", "--workers", "2", "--iters-per-ms", "1000000"}).ok());
   auto session = OpenSession({server.pid()});
   ASSERT_TRUE(session);
   Collect sink;
@@ -458,7 +460,9 @@ TEST_F(InteractTest, SmallTableEvictsAndCountsNeverCorrupts) {
     ASSERT_TRUE(Exchange(c, s));
     close(c);
     close(s);
-    if (i % 200 == 0) ASSERT_TRUE(session->Drain(sink).ok());
+    if (i % 200 == 0) {
+      ASSERT_TRUE(session->Drain(sink).ok());
+    }
   }
   close(l);
   DrainFor(*session, sink, 300);
