@@ -37,6 +37,7 @@ port=18089
 mkdir -p "$work/www" "$work/nginx"
 head -c 5120 /dev/urandom | base64 -w 0 | head -c 5120 > "$work/www/5k.html"
 cat > "$work/nginx/nginx.conf" <<EOF
+user root;
 worker_processes 1;
 daemon off;
 pid $work/nginx/nginx.pid;
@@ -59,8 +60,8 @@ EOF
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
 pids+=($!)
 sleep 1
-nginx_pids=$(pgrep -d, -P "${pids[0]}" || true)
 nginx_master=${pids[0]}
+nginx_worker=$(pgrep -P "$nginx_master" | head -1)
 
 # ---- jackdaw-testserver
 "$bin/jackdaw-testserver" --port 0 --keepalive --workers 4 > "$work/ts.out" &
@@ -81,7 +82,7 @@ run_load() {
 # measure SERVER CONFIG -> "rate records"
 measure() {
 	local server=$1 config=$2 target tracer="" rate records=0
-	if [ "$server" = nginx ]; then target="--pid $nginx_master"; else target="--pid $ts"; fi
+	if [ "$server" = nginx ]; then target="--pid $nginx_master --pid $nginx_worker"; else target="--pid $ts"; fi
 	case $config in
 	untraced) ;;
 	interactions)

@@ -481,5 +481,52 @@ TEST_F(InteractTest, SmallTableEvictsAndCountsNeverCorrupts) {
   ExpectNoLosses(*session);
 }
 
+// UDP where one socket pairs request and response: both ends connect()ed,
+// ten request/response rounds. The kernel has no close event for UDP, so an
+// interaction completes when the next request begins: nine per side, and
+// the sockets' state goes with the idle sweep.
+TEST_F(InteractTest, ConnectedUdpPairsRequestAndResponse) {
+  const uint32_t me = static_cast<uint32_t>(getpid());
+  auto session = OpenSession({me});
+  ASSERT_TRUE(session);
+  auto ctl = capture::InteractControl::Attach(*session);
+  ASSERT_TRUE(ctl.ok());
+  Collect sink;
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), c = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(bind(c, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  sockaddr_in sa{}, ca{};
+  socklen_t len = sizeof(sa);
+  getsockname(s, reinterpret_cast<sockaddr*>(&sa), &len);
+  len = sizeof(ca);
+  getsockname(c, reinterpret_cast<sockaddr*>(&ca), &len);
+  ASSERT_EQ(connect(c, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  ASSERT_EQ(connect(s, reinterpret_cast<sockaddr*>(&ca), sizeof(ca)), 0);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(Exchange(c, s));
+  DrainFor(*session, sink, 200);
+  auto srv = sink.Of(me, JDW_ROLE_SERVER), cli = sink.Of(me, JDW_ROLE_CLIENT);
+  ASSERT_EQ(srv.size(), 9u);
+  ASSERT_EQ(cli.size(), 9u);
+  for (const auto* v : {&srv, &cli}) {
+    for (const auto& x : *v) {
+      EXPECT_EQ(x.ia.protocol, 17);
+      EXPECT_EQ(x.ia.req_bytes, 4u);
+      EXPECT_EQ(x.ia.resp_bytes, 5u);
+      EXPECT_EQ(x.ia.req_packets, 1u);
+      EXPECT_EQ(x.ia.resp_packets, 1u);
+      EXPECT_EQ(x.ia.role == JDW_ROLE_SERVER ? x.ia.lport : x.ia.rport, ntohs(sa.sin_port));
+    }
+  }
+  close(c);
+  close(s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  auto evicted = (*ctl)->EvictIdle(10'000'000);
+  ASSERT_TRUE(evicted.ok());
+  EXPECT_GE(*evicted, 2u);
+}
+
 }  // namespace
 }  // namespace jackdaw

@@ -13,6 +13,7 @@
 #include "report/progress_bar.h"
 #include "report/report.h"
 #include "schema/schema.h"
+#include "trace/event_table.h"
 #include "trace/trace_reader.h"
 
 namespace jackdaw::cli {
