@@ -654,10 +654,10 @@ int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
 		if (rx == c->last_rx && c->dir != DIR_NONE)
 			return 0;
 		c->last_rx = rx;
-	} else {
-		c->msg[0].packets += 1;
 	}
 	on_data(c, sk, key, DIR_IN, now);
+	if (c->protocol != IPPROTO_TCP)
+		c->msg[0].packets += 1; /* a datagram; after on_data, which resets a new message */
 	return 0;
 }
 
