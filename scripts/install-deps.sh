@@ -13,6 +13,8 @@ packages=(
 	# tests and benchmarks
 	libgtest-dev libgmock-dev libbenchmark-dev
 	linux-perf
+	# interact benchmark: a real server under a real load generator
+	nginx wrk
 	# report rendering check (headless screenshot of the HTML report)
 	chromium
 	# later stages: pcap input

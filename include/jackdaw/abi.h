@@ -25,7 +25,7 @@
 #include <linux/types.h>
 #endif
 
-#define JDW_ABI_VERSION 2
+#define JDW_ABI_VERSION 3
 
 #define JDW_COMM_LEN 16
 #define JDW_MAX_CPUS 256
@@ -212,13 +212,28 @@ enum jdw_obj_kind {
 	F(__u32, nargs)                                                      \
 	A(__u64, args, JDW_USDT_MAX_ARGS)
 
-/* SysProf interaction summary: reserved for the interact group. */
+/* SysProf interaction summary (interact group), one per completed
+ * interaction; the message and interaction definition is the one in
+ * user/schemas/LANGUAGE.md, "Messages and interactions". Header tgid/tid: the
+ * owning process and the thread that wrote the last outbound bytes; header
+ * ts: when the interaction completed (the next request began, or close).
+ * Times are the BPF clock (ns). Request/response are in role terms: for a
+ * server the request is inbound, for a client outbound. Inbound message
+ * times are arrivals in the kernel (sk_data_ready), outbound ones are the
+ * application's send calls returning. in_read: the application's first read
+ * of the inbound message (server: of the request). Bytes are TCP payload
+ * bytes (UDP: datagram bytes); packets TCP data segments (UDP: datagrams).
+ * Thread time, disk I/O: the serving threads (req_tid, resp_tid) between
+ * their first and last touch of the interaction's data. laddr/raddr: local
+ * and remote address (IPv4 in the first 4 bytes), ports host order. */
 #define JDW_INTERACTION_FIELDS(F, A)                                         \
 	F(__u64, sk)                                                         \
+	F(__u64, cgroup)                                                     \
 	F(__u64, req_start)                                                  \
 	F(__u64, req_end)                                                    \
 	F(__u64, resp_start)                                                 \
 	F(__u64, resp_end)                                                   \
+	F(__u64, in_read)                                                    \
 	F(__u64, req_bytes)                                                  \
 	F(__u64, resp_bytes)                                                 \
 	F(__u32, req_packets)                                                \
@@ -228,7 +243,35 @@ enum jdw_obj_kind {
 	F(__u64, blocked_ns)                                                 \
 	F(__u64, disk_bytes)                                                 \
 	F(__u32, disk_ios)                                                   \
-	F(__u32, reserved)
+	F(__u32, req_tid)                                                    \
+	F(__u32, resp_tid)                                                   \
+	F(__u32, seq)                                                        \
+	F(__u16, family)                                                     \
+	F(__u16, protocol)                                                   \
+	F(__u16, lport)                                                      \
+	F(__u16, rport)                                                      \
+	A(__u8, laddr, 16)                                                   \
+	A(__u8, raddr, 16)                                                   \
+	F(__u8, role)                                                        \
+	F(__u8, flags)                                                       \
+	F(__u16, reserved)                                                   \
+	F(__u32, reserved2)
+
+/* role: who spoke first on the connection. */
+enum jdw_interact_role {
+	JDW_ROLE_SERVER = 1, /* request inbound, response outbound */
+	JDW_ROLE_CLIENT = 2, /* request outbound, response inbound */
+};
+
+/* flags of an interaction record. */
+#define JDW_IA_PIPELINED (1u << 0) /* request data was waiting unread when the
+				    * response began: requests overlapped */
+#define JDW_IA_PARTIAL (1u << 1)   /* first interaction of a connection seen
+				    * mid-stream: its first message may be cut */
+#define JDW_IA_CLOSED (1u << 2)    /* completed by the connection closing */
+#define JDW_IA_NO_RESPONSE (1u << 3) /* the connection closed before any response */
+#define JDW_IA_MANY_THREADS (1u << 4) /* more than two threads served it: thread
+				       * time covers the first two */
 
 /* ---- the event table ----------------------------------------------------
  * X(NAME, id, group, "name", payload_fields_macro, payload_struct)
@@ -350,7 +393,7 @@ JDW_ABI_ASSERT_SIZE(jdw_block_issue, 32);
 JDW_ABI_ASSERT_SIZE(jdw_block_complete, 48);
 JDW_ABI_ASSERT_SIZE(jdw_net_packet, 72);
 JDW_ABI_ASSERT_SIZE(jdw_usdt, 56);
-JDW_ABI_ASSERT_SIZE(jdw_interaction, 104);
+JDW_ABI_ASSERT_SIZE(jdw_interaction, 176);
 JDW_ABI_ASSERT_SIZE(jdw_control, 80);
 JDW_ABI_ASSERT_SIZE(jdw_tgid_bucket, 16);
 

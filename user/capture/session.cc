@@ -17,6 +17,7 @@
 
 #include "app.skel.h"
 #include "block.skel.h"
+#include "interact.skel.h"
 #include "maps.skel.h"
 #include "net.skel.h"
 #include "sched.skel.h"
@@ -78,6 +79,8 @@ OpenedObject OpenGroup(uint32_t group) {
       return OpenSkel<jdw_net_bpf, jdw_net_bpf__open, jdw_net_bpf__destroy>();
     case JDW_GROUP_APP:
       return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>();
+    case JDW_GROUP_INTERACT:
+      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>();
   }
   return {};
 }
@@ -131,10 +134,6 @@ StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Create(const CaptureOp
   RETURN_IF_ERROR(s->SetSyscallFilter(opts.syscalls));
   for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) {
     if (!(opts.groups & (1u << g))) continue;
-    if (g == JDW_GROUP_INTERACT) {
-      s->warnings_.push_back("interact: in-kernel interaction summaries are not built yet; group skipped");
-      continue;
-    }
     Status st = s->LoadGroup(g);
     if (!st.ok()) s->warnings_.push_back(st.message());
     else s->available_ |= 1u << g;
@@ -193,6 +192,10 @@ Status CaptureSession::LoadGroup(uint32_t group) {
   // tp_btf first; classic tracepoints when the kernel refuses them.
   for (const char* mode : {"tp_btf", "tracepoint"}) {
     if (group == JDW_GROUP_APP && strcmp(mode, "tracepoint") == 0) break;
+    // The socket tracepoints it needs carry no fields worth a classic
+    // fallback: the interact group is tp_btf only.
+    if (group == JDW_GROUP_INTERACT && strcmp(mode, "tracepoint") == 0)
+      return ErrStatus("%s: disabled: needs BTF-typed tracepoints (tp_btf), which this kernel refused", gname);
     if (opts_.force_tracepoints && group != JDW_GROUP_APP && strcmp(mode, "tp_btf") == 0) continue;
     if (strcmp(mode, "tracepoint") == 0) {
       Status t = EnsureTracefs();
@@ -223,6 +226,10 @@ Status CaptureSession::LoadGroup(uint32_t group) {
         o.destroy();
         return ErrStatus("%s: disabled: cannot share map %s", gname, kSharedMaps[i]);
       }
+    }
+    if (group == JDW_GROUP_INTERACT) {
+      bpf_map* conns = bpf_object__find_map_by_name(o.obj, "jdw_ia_conns");
+      if (conns) bpf_map__set_max_entries(conns, opts_.interact_max_conns);
     }
     if (bpf_object__load(o.obj) == 0) {
       groups_[group] = Group{gname, mode, o.obj, o.destroy, {}};

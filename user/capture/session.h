@@ -54,6 +54,8 @@ struct CaptureOptions {
   bool verbose = false;          // libbpf's own log on stderr
   // Skip tp_btf and use classic tracepoints (as on kernels without BTF).
   bool force_tracepoints = false;
+  // interact group: connections followed at once (a full table is counted).
+  uint32_t interact_max_conns = 32768;
 };
 
 class CaptureSession {
@@ -67,6 +69,9 @@ class CaptureSession {
   uint32_t enabled_groups() const { return enabled_; }
   // "tp_btf" or "tracepoint" per loaded group; "" if it did not load.
   const std::string& attach_mode(uint32_t group) const { return groups_[group].mode; }
+  // The loaded BPF object of a group (nullptr if it did not load), for
+  // group-specific maps such as the interact group's control and tables.
+  bpf_object* group_object(uint32_t group) const { return group < JDW_GROUP_MAX ? groups_[group].obj : nullptr; }
   // One line per group that could not be loaded, and why.
   const std::vector<std::string>& warnings() const { return warnings_; }
 

@@ -1,8 +1,13 @@
 // jackdaw analyze: requests (temporal join) and the workload model.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "cluster/interaction_clusters.h"
 #include "join/extractor.h"
 #include "model/workload_model.h"
 #include "pcap/pcap_input.h"
@@ -10,6 +15,7 @@
 #include "report/progress_bar.h"
 #include "report/report.h"
 #include "schema/schema.h"
+#include "trace/event_table.h"
 #include "trace/trace_reader.h"
 
 namespace jackdaw::cli {
@@ -28,6 +34,40 @@ struct AnalyzeArgs {
   bool quiet = false;
 };
 
+// A trace of in-kernel interaction summaries only (jackdaw interactions -o):
+// no events to join, so the interactions themselves are clustered.
+int RunInteractions(const AnalyzeArgs& a, const std::vector<cluster::InteractionPoint>& points) {
+  cluster::InteractionClusterOptions o;
+  if (a.threshold > 0) o.threshold = a.threshold;
+  auto cs = cluster::ClusterInteractions(points, o);
+  printf("%zu interactions (in-kernel summaries, no event trace), %zu clusters\n", points.size(), cs.size());
+  printf("%-4s %6s %-6s %6s %8s %9s %9s %8s %8s %8s %8s %8s %6s\n", "ID", "SIZE", "ROLE", "PORT", "PID",
+         "REQ B", "RESP B", "P50 MS", "P99 MS", "KERN MS", "APP MS", "SEND MS", "DIA");
+  nlohmann::json arr = nlohmann::json::array();
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const auto& c = cs[i];
+    printf("%-4zu %6zu %-6s %6u %8u %9.0f %9.0f %8.3f %8.3f %8.3f %8.3f %8.3f %6.2f%s\n", i, c.size,
+           c.role == JDW_ROLE_SERVER ? "server" : "client", c.port, c.tgid, c.mean_req_bytes, c.mean_resp_bytes,
+           c.p50_ms, c.p99_ms, c.mean_kernel_ms, c.mean_app_ms, c.mean_send_ms, c.diameter,
+           c.size == 1 && cs.size() > 1 ? "  anomaly" : "");
+    arr.push_back({{"id", i}, {"size", c.size}, {"role", c.role == JDW_ROLE_SERVER ? "server" : "client"},
+                   {"port", c.port}, {"pid", c.tgid}, {"mean_req_bytes", c.mean_req_bytes},
+                   {"mean_resp_bytes", c.mean_resp_bytes}, {"p50_ms", c.p50_ms}, {"p99_ms", c.p99_ms},
+                   {"mean_kernel_ms", c.mean_kernel_ms}, {"mean_app_ms", c.mean_app_ms},
+                   {"mean_send_ms", c.mean_send_ms}, {"mean_oncpu_ms", c.mean_oncpu_ms},
+                   {"diameter", c.diameter}});
+  }
+  if (!a.json_out.empty()) {
+    FILE* f = fopen(a.json_out.c_str(), "w");
+    if (!f) return PrintError("cannot write " + a.json_out + ": " + strerror(errno)), 1;
+    const std::string text = nlohmann::json({{"interaction_clusters", arr}}).dump(2);
+    fwrite(text.data(), 1, text.size(), f);
+    fclose(f);
+    fprintf(stderr, "jackdaw: interaction clusters (JSON) written to %s\n", a.json_out.c_str());
+  }
+  return 0;
+}
+
 int Run(const AnalyzeArgs& a, const std::string& argv0) {
   auto reader = trace::TraceReader::OpenForCli(a.file, a.salvage);
   if (!reader.ok()) {
@@ -35,6 +75,23 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     return 1;
   }
   if (!(*reader)->damage().ok()) fprintf(stderr, "jackdaw: warning: %s\n", (*reader)->damage().message().c_str());
+  std::vector<cluster::InteractionPoint> interactions;
+  bool has_events = false;
+  (*reader)->ForEachRecord([&](const jdw_record_header& h) {
+    if (h.type != JDW_EVENT_INTERACTION || h.size < sizeof(jdw_interaction_record)) {
+      has_events = true;
+      return;
+    }
+    cluster::InteractionPoint p;
+    p.tgid = h.tgid;
+    memcpy(&p.ia, trace::Payload(h), sizeof(p.ia));
+    interactions.push_back(p);
+  });
+  if (!has_events && !interactions.empty()) return RunInteractions(a, interactions);
+  if (a.schema.empty())
+    return PrintError("--schema is required for an event trace (e.g. --schema tcp-threadpool; "
+                      "only a trace of interaction summaries analyses without one)"),
+           1;
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
   if (!schema.ok()) {
     PrintError(schema.status().message());
@@ -131,7 +188,9 @@ Runner RegisterAnalyze(CLI::App& app) {
       "  jackdaw analyze web.jdw --schema tcp-threadpool --pcap switch-port.pcapng\n"
       "Schemas by name are looked up beside the binary (schemas/NAME.schema); a path works too.");
   sub->add_option("file", args->file, "trace file (.jdw)")->required();
-  sub->add_option("-s,--schema", args->schema, "schema name (testserver, tcp-threadpool) or path")->required();
+  sub->add_option("-s,--schema", args->schema,
+                  "schema name (testserver, tcp-threadpool) or path; not needed for a trace of "
+                  "interaction summaries (jackdaw interactions -o), whose interactions are clustered");
   sub->add_option("--requests", args->requests_out, "write the requests as JSON lines");
   sub->add_option("--json", args->json_out, "write the whole model as JSON");
   sub->add_option("--csv", args->csv_dir, "write one CSV per table into this directory");

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterReproduce(app));
   add(jackdaw::cli::RegisterExport(app));
   add(jackdaw::cli::RegisterStitch(app));
+  add(jackdaw::cli::RegisterInteractions(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -253,7 +253,9 @@ Status TraceReader::Parse(bool allow_truncated) {
   if (!bad.empty())
     return ErrStatus("%s: corrupt header at byte offset %zu: field '%s' has the wrong type", p,
                      sizeof(FileHeader), bad.c_str());
-  if (meta_.abi_version != JDW_ABI_VERSION)
+  // ABI 2 differs from 3 only in the interaction record, which no ABI 2
+  // recorder ever emitted, so its files read unchanged.
+  if (meta_.abi_version != JDW_ABI_VERSION && meta_.abi_version != 2)
     return ErrStatus("%s: records use ABI version %u, this jackdaw reads version %u", p,
                      meta_.abi_version, JDW_ABI_VERSION);
   if (meta_.ncpus == 0 || meta_.ncpus > JDW_MAX_CPUS)

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* interact group: SysProf's Local Performance Analyzer on eBPF ("Messages
+ * and Interactions"). Per connection it follows messages -- runs of data in
+ * one direction with no data in the other -- and emits one summary per
+ * completed interaction (request message, then response message), or folds
+ * it into per-class sums, instead of shipping every event to user space.
+ * The definition is the one in user/schemas/LANGUAGE.md, "Messages and
+ * interactions", which the join uses too.
+ *
+ * Hooks, all tp_btf, all cheap (no packet parsing, no syscall tracing):
+ *   sk_data_ready       inbound data queued on a socket: inbound message times
+ *   sock_recv_length    the application read from a socket: first read, bytes
+ *   sock_send_length    the application wrote to a socket: outbound message
+ *   inet_sock_set_state our side closing / the socket gone: completion, cleanup
+ *   sched_switch/wakeup on-CPU, run-queue and blocked time of serving threads
+ *                       only (task storage, nothing for other threads)
+ *   block_io_start      disk I/O submitted by a serving thread (optional)
+ *
+ * Connection state lives in one bounded hash keyed by the socket; a full
+ * table is counted (CONNS_FULL) and user space evicts idle entries. Two
+ * directions of one socket can race (full-duplex traffic); a request/response
+ * protocol does not do that, and the worst case is a mis-split interaction,
+ * never a fault. */
+#include "jackdaw.bpf.h"
+#include "jackdaw/interact.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define MSG_PEEK 2
+#define RCV_SHUTDOWN 1
+/* include/net/tcp_states.h */
+#define TCP_ESTABLISHED 1
+#define TCP_FIN_WAIT1 4
+#define TCP_CLOSE 7
+#define TCP_CLOSE_WAIT 8
+#define TCP_LAST_ACK 9
+#define TCP_LISTEN 10
+
+#define DIR_NONE 0
+#define DIR_IN 1
+#define DIR_OUT 2
+
+#define THR_RUNNING 0
+#define THR_RUNNABLE 1
+#define THR_BLOCKED 2
+
+/* Per serving thread: cumulative time in each state since it first served
+ * a tracked connection, and disk I/O it submitted. */
+struct thread_acct {
+	__u64 oncpu;
+	__u64 runq;
+	__u64 blocked;
+	__u64 ts;  /* last state change */
+	__u64 disk_bytes;
+	__u32 disk_ios;
+	__u32 state;
+};
+
+/* A thread's counters at one instant. */
+struct thread_snap {
+	__u64 oncpu, runq, blocked, disk_bytes, disk_ios;
+};
+
+struct thread_slot {
+	__u32 tid;
+	__u32 reserved;
+	struct thread_snap start, end;
+};
+
+/* A message direction's running totals. */
+struct msg_acc {
+	__u64 start, end;  /* first / last event of the message */
+	__u64 bytes;
+	__u32 packets;
+	__u32 seg_mark;    /* TCP data_segs_{in,out} when the last message this
+			    * way ended: a message's segments are the rest */
+};
+
+struct conn {
+	__u64 last_ts;     /* read by user space's idle sweep: keep first */
+	__u64 cgroup;
+	__u32 tgid;
+	__u32 seq;         /* interactions completed on this connection */
+	__u8 role;
+	__u8 dir;          /* direction of the current message */
+	__u8 flags;        /* JDW_IA_* of the current interaction */
+	__u8 ignored;      /* owner filtered out */
+	__u8 owned;        /* tgid/cgroup known (an application touched it) */
+	__u8 protocol;
+	__u16 family;
+	__u16 lport, rport;
+	__u32 last_rx;     /* TCP bytes_received (minus FIN) at the last arrival */
+	__u8 laddr[16], raddr[16];
+	__u64 in_read;     /* first application read of the inbound message */
+	struct msg_acc msg[2]; /* [0] inbound, [1] outbound */
+	__u64 req_start, req_end, resp_start, resp_end;
+	__u64 req_bytes, resp_bytes;
+	__u32 req_packets, resp_packets;
+	struct thread_slot thr[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768); /* set by user space before load */
+	__type(key, __u64);
+	__type(value, struct conn);
+} jdw_ia_conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_acct);
+} jdw_ia_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct jdw_ia_class_key);
+	__type(value, struct jdw_ia_class_stats);
+} jdw_ia_classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jdw_ia_control);
+} jdw_ia_control SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, JDW_IA_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} jdw_ia_stats SEC(".maps");
+
+/* Zeroed scratch for a new connection (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct conn);
+} jdw_ia_scratch SEC(".maps");
+
+static __always_inline void stat_inc(__u32 id)
+{
+	__u64 *v = bpf_map_lookup_elem(&jdw_ia_stats, &id);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline struct jdw_ia_control *ia_ctl(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&jdw_ia_control, &zero);
+}
+
+/* ---- serving threads --------------------------------------------------- */
+
+static __always_inline void snap_thread(struct thread_acct *a, __u64 now, struct thread_snap *s)
+{
+	__u64 d = now > a->ts ? now - a->ts : 0;
+
+	s->oncpu = a->oncpu + (a->state == THR_RUNNING ? d : 0);
+	s->runq = a->runq + (a->state == THR_RUNNABLE ? d : 0);
+	s->blocked = a->blocked + (a->state == THR_BLOCKED ? d : 0);
+	s->disk_bytes = a->disk_bytes;
+	s->disk_ios = a->disk_ios;
+}
+
+/* The current thread touched the interaction's data: extend its window. */
+static __always_inline void touch_thread(struct conn *c, __u32 tid, __u64 now)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_acct *a;
+	struct thread_snap s;
+
+	a = bpf_task_storage_get(&jdw_ia_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!a) {
+		stat_inc(JDW_IA_STAT_THREADS_FULL);
+		return;
+	}
+	if (a->ts == 0) {
+		a->ts = now;
+		a->state = THR_RUNNING;
+	}
+	snap_thread(a, now, &s);
+	if (c->thr[0].tid == tid || c->thr[0].tid == 0) {
+		if (c->thr[0].tid == 0) {
+			c->thr[0].tid = tid;
+			c->thr[0].start = s;
+		}
+		c->thr[0].end = s;
+	} else if (c->thr[1].tid == tid || c->thr[1].tid == 0) {
+		if (c->thr[1].tid == 0) {
+			c->thr[1].tid = tid;
+			c->thr[1].start = s;
+		}
+		c->thr[1].end = s;
+	} else {
+		c->flags |= JDW_IA_MANY_THREADS;
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ia_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct thread_acct *a;
+	__u64 now = 0;
+
+	a = bpf_task_storage_get(&jdw_ia_threads, prev, 0, 0);
+	if (a) {
+		now = bpf_ktime_get_ns();
+		a->oncpu += now - a->ts;
+		a->state = (preempt || prev_state == 0) ? THR_RUNNABLE : THR_BLOCKED;
+		a->ts = now;
+	}
+	a = bpf_task_storage_get(&jdw_ia_threads, next, 0, 0);
+	if (a) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		if (a->state == THR_RUNNABLE)
+			a->runq += now - a->ts;
+		else if (a->state == THR_BLOCKED)
+			a->blocked += now - a->ts;
+		a->state = THR_RUNNING;
+		a->ts = now;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(ia_sched_wakeup, struct task_struct *p)
+{
+	struct thread_acct *a = bpf_task_storage_get(&jdw_ia_threads, p, 0, 0);
+	__u64 now;
+
+	if (!a || a->state != THR_BLOCKED)
+		return 0;
+	now = bpf_ktime_get_ns();
+	a->blocked += now - a->ts;
+	a->state = THR_RUNNABLE;
+	a->ts = now;
+	return 0;
+}
+
+/* Optional (Linux 6.5+): runs in the submitting task. */
+SEC("tp_btf/block_io_start")
+int BPF_PROG(ia_block_io_start, struct request *rq)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_acct *a = bpf_task_storage_get(&jdw_ia_threads, task, 0, 0);
+
+	if (!a)
+		return 0;
+	a->disk_ios += 1;
+	a->disk_bytes += rq->__data_len;
+	return 0;
+}
+
+/* ---- completion -------------------------------------------------------- */
+
+static __always_inline __u32 hist_bucket(__u64 ns)
+{
+	__u64 us = ns / 1000, v;
+	__u32 msb = 0;
+
+	if (us < 4)
+		return us;
+	v = us;
+	if (v >> 32) { v >>= 32; msb += 32; }
+	if (v >> 16) { v >>= 16; msb += 16; }
+	if (v >> 8) { v >>= 8; msb += 8; }
+	if (v >> 4) { v >>= 4; msb += 4; }
+	if (v >> 2) { v >>= 2; msb += 2; }
+	if (v >> 1) { msb += 1; }
+	if (msb > 27)
+		return JDW_IA_HIST_BUCKETS - 1;
+	return 4 * (msb - 1) + ((us >> (msb - 2)) & 3);
+}
+
+static __always_inline __u64 span(__u64 from, __u64 to)
+{
+	return from && to > from ? to - from : 0;
+}
+
+static __always_inline void fold_class(struct jdw_ia_control *ctl, struct conn *c,
+				       struct thread_snap *t)
+{
+	struct jdw_ia_class_key key = {};
+	struct jdw_ia_class_stats *s;
+	__u64 kernel, app, send, total;
+	__u32 b, i;
+
+	key.family = c->family;
+	key.role = c->role;
+	key.epoch = ctl->epoch;
+	if (ctl->class_flags & JDW_IA_CLASS_BY_PORT)
+		key.port = c->role == JDW_ROLE_SERVER ? c->lport : c->rport;
+	if (ctl->class_flags & JDW_IA_CLASS_BY_PID)
+		key.tgid = c->tgid;
+	if (c->family == AF_INET) {
+		__u32 bits = ctl->class_prefix4 > 32 ? 32 : ctl->class_prefix4;
+		__u32 a, mask = bits ? ~0u << (32 - bits) : 0;
+
+		__builtin_memcpy(&a, c->raddr, 4);
+		a = bpf_htonl(bpf_ntohl(a) & mask);
+		__builtin_memcpy(key.raddr, &a, 4);
+	} else {
+		__u32 bits = ctl->class_prefix6 > 128 ? 128 : ctl->class_prefix6;
+
+		for (i = 0; i < 16; i++) {
+			__u32 keep = bits >= 8 * (i + 1) ? 8 : (bits > 8 * i ? bits - 8 * i : 0);
+
+			key.raddr[i] = c->raddr[i] & (__u8)(0xff00 >> keep);
+		}
+	}
+	s = bpf_map_lookup_elem(&jdw_ia_classes, &key);
+	if (!s) {
+		static const struct jdw_ia_class_stats zero;
+
+		bpf_map_update_elem(&jdw_ia_classes, &key, &zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&jdw_ia_classes, &key);
+		if (!s) {
+			stat_inc(JDW_IA_STAT_CLASS_FULL);
+			return;
+		}
+	}
+	if (c->role == JDW_ROLE_SERVER) {
+		kernel = span(c->req_start, c->in_read);
+		app = span(c->in_read, c->resp_start);
+		send = span(c->resp_start, c->resp_end);
+	} else {
+		kernel = span(c->resp_start, c->in_read);
+		app = span(c->req_end, c->resp_start);
+		send = span(c->resp_start, c->resp_end);
+	}
+	total = span(c->req_start, c->resp_end);
+	s->count += 1;
+	s->req_bytes += c->req_bytes;
+	s->resp_bytes += c->resp_bytes;
+	s->req_packets += c->req_packets;
+	s->resp_packets += c->resp_packets;
+	s->kernel_ns += kernel;
+	s->app_ns += app;
+	s->send_ns += send;
+	s->total_ns += total;
+	s->oncpu_ns += t->oncpu;
+	s->runq_ns += t->runq;
+	s->blocked_ns += t->blocked;
+	s->disk_ios += t->disk_ios;
+	s->disk_bytes += t->disk_bytes;
+	if (c->flags)
+		s->flagged += 1;
+	b = hist_bucket(total);
+	barrier_var(b); /* keep the bounds check on the register used to index */
+	if (b < JDW_IA_HIST_BUCKETS)
+		s->hist[b] += 1;
+	stat_inc(JDW_IA_STAT_CLASSED);
+}
+
+static __always_inline void emit_record(struct conn *c, __u64 sk, struct thread_snap *t)
+{
+	struct jdw_control *ctl = jdw_ctl();
+	struct jdw_interaction_record *r;
+	__u64 id = ((__u64)c->tgid << 32) | c->thr[1].tid;
+	void *ring;
+
+	if (!ctl)
+		return;
+	if (!c->thr[1].tid)
+		id = ((__u64)c->tgid << 32) | c->thr[0].tid;
+	r = jdw_reserve_as(JDW_GROUP_INTERACT, JDW_EVENT_INTERACTION, sizeof(*r), &ring, JDW_CTX_TASK, id);
+	if (!r) {
+		stat_inc(JDW_IA_STAT_RING_LOST);
+		return;
+	}
+	r->body.sk = sk;
+	r->body.cgroup = c->cgroup;
+	r->body.req_start = c->req_start;
+	r->body.req_end = c->req_end;
+	r->body.resp_start = c->resp_start;
+	r->body.resp_end = c->resp_end;
+	r->body.in_read = c->in_read;
+	r->body.req_bytes = c->req_bytes;
+	r->body.resp_bytes = c->resp_bytes;
+	r->body.req_packets = c->req_packets;
+	r->body.resp_packets = c->resp_packets;
+	r->body.oncpu_ns = t->oncpu;
+	r->body.runq_ns = t->runq;
+	r->body.blocked_ns = t->blocked;
+	r->body.disk_bytes = t->disk_bytes;
+	r->body.disk_ios = t->disk_ios;
+	/* server: the reader of the request, then the writer of the response;
+	 * client: the writer of the request, then the reader. */
+	r->body.req_tid = c->thr[0].tid;
+	r->body.resp_tid = c->thr[1].tid ? c->thr[1].tid : c->thr[0].tid;
+	r->body.seq = c->seq;
+	r->body.family = c->family;
+	r->body.protocol = c->protocol;
+	r->body.lport = c->lport;
+	r->body.rport = c->rport;
+	__builtin_memcpy(r->body.laddr, c->laddr, 16);
+	__builtin_memcpy(r->body.raddr, c->raddr, 16);
+	r->body.role = c->role;
+	r->body.flags = c->flags;
+	r->body.reserved = 0;
+	r->body.reserved2 = 0;
+	jdw_submit(r, ring, ctl);
+	stat_inc(JDW_IA_STAT_EMITTED);
+}
+
+/* The interaction is complete: emit or fold it, then start afresh. */
+static __always_inline void complete(struct conn *c, __u64 sk)
+{
+	struct jdw_ia_control *ictl = ia_ctl();
+	struct thread_snap t = {};
+	__u32 mode;
+	int i;
+
+	if (!c->req_start)
+		return; /* nothing begun: keep the connection's flags (PARTIAL) */
+	if (c->owned && !c->ignored && ictl) {
+		for (i = 0; i < 2; i++) {
+			if (!c->thr[i].tid)
+				continue;
+			t.oncpu += c->thr[i].end.oncpu - c->thr[i].start.oncpu;
+			t.runq += c->thr[i].end.runq - c->thr[i].start.runq;
+			t.blocked += c->thr[i].end.blocked - c->thr[i].start.blocked;
+			t.disk_bytes += c->thr[i].end.disk_bytes - c->thr[i].start.disk_bytes;
+			t.disk_ios += c->thr[i].end.disk_ios - c->thr[i].start.disk_ios;
+		}
+		if (!c->resp_start)
+			c->flags |= JDW_IA_NO_RESPONSE;
+		mode = ictl->mode ? ictl->mode : JDW_IA_MODE_RECORDS;
+		if (mode & JDW_IA_MODE_RECORDS)
+			emit_record(c, sk, &t);
+		if (mode & JDW_IA_MODE_CLASSES)
+			fold_class(ictl, c, &t);
+		c->seq += 1;
+	}
+	c->req_start = c->req_end = c->resp_start = c->resp_end = 0;
+	c->req_bytes = c->resp_bytes = 0;
+	c->req_packets = c->resp_packets = 0;
+	c->in_read = 0;
+	c->flags = 0;
+	__builtin_memset(c->thr, 0, sizeof(c->thr));
+}
+
+/* ---- messages ---------------------------------------------------------- */
+
+static __always_inline struct tcp_sock *as_tcp(const struct sock *sk)
+{
+	return bpf_skc_to_tcp_sock((void *)sk);
+}
+
+static __always_inline __u32 tcp_segs(const struct sock *sk, __u8 dir)
+{
+	struct tcp_sock *tp = as_tcp(sk);
+
+	if (!tp)
+		return 0;
+	return dir == DIR_IN ? tp->data_segs_in : tp->data_segs_out;
+}
+
+/* The message in direction `d` ended: hand its totals to the interaction. */
+static __always_inline void end_message(struct conn *c, const struct sock *sk, __u8 d)
+{
+	struct msg_acc *m = &c->msg[d == DIR_IN ? 0 : 1];
+	__u8 req_dir = c->role == JDW_ROLE_SERVER ? DIR_IN : DIR_OUT;
+	__u32 packets = m->packets;
+
+	if (c->protocol == IPPROTO_TCP) {
+		__u32 segs = tcp_segs(sk, d);
+
+		packets = segs - m->seg_mark;
+		m->seg_mark = segs;
+	}
+	if (d == req_dir) {
+		c->req_end = m->end;
+		c->req_bytes += m->bytes;
+		c->req_packets += packets;
+	} else {
+		c->resp_end = m->end;
+		c->resp_bytes += m->bytes;
+		c->resp_packets += packets;
+	}
+	m->bytes = 0;
+	m->packets = 0;
+}
+
+/* An event in direction `d` at `now`: a new message if the last data went
+ * the other way. A new message in the request direction completes the
+ * interaction before it (SysProf: the response ends when the next request
+ * begins). */
+static __always_inline void on_data(struct conn *c, const struct sock *sk, __u64 skp, __u8 d,
+				     __u64 now)
+{
+	__u8 req_dir = c->role == JDW_ROLE_SERVER ? DIR_IN : DIR_OUT;
+	struct msg_acc *m = &c->msg[d == DIR_IN ? 0 : 1];
+
+	c->last_ts = now;
+	if (c->dir == d) {
+		m->end = now;
+		return;
+	}
+	if (c->dir != DIR_NONE)
+		end_message(c, sk, c->dir);
+	if (d == req_dir) {
+		complete(c, skp);
+		c->req_start = now;
+	} else {
+		c->resp_start = now;
+		/* Request bytes still unread when the response begins belong to
+		 * the next request: the requests were pipelined. */
+		if (c->protocol == IPPROTO_TCP && d == DIR_OUT) {
+			struct tcp_sock *tp = as_tcp(sk);
+
+			if (tp && tp->rcv_nxt - tp->copied_seq > (sk->sk_shutdown & RCV_SHUTDOWN ? 1 : 0))
+				c->flags |= JDW_IA_PIPELINED;
+		}
+	}
+	c->dir = d;
+	m->start = now;
+	m->end = now;
+	m->bytes = 0;
+	m->packets = 0;
+	if (d == DIR_IN)
+		c->in_read = 0;
+}
+
+/* ---- connection table ---------------------------------------------------- */
+
+static __always_inline bool tracked_sock(const struct sock *sk)
+{
+	__u16 family = sk->__sk_common.skc_family;
+	__u16 proto = sk->sk_protocol;
+
+	if (family != AF_INET && family != AF_INET6)
+		return false;
+	if (proto == IPPROTO_TCP)
+		return sk->__sk_common.skc_state != TCP_LISTEN;
+	return proto == IPPROTO_UDP && sk->sk_type == 2 /* SOCK_DGRAM */;
+}
+
+/* Finds the socket's state, creating it when `create` (an event of
+ * direction `d`): the first message's direction decides the role. */
+static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, __u8 d, bool create,
+					     __u64 now)
+{
+	struct conn *c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
+	struct tcp_sock *tp;
+	__u32 zero = 0;
+	struct conn *n;
+
+	if (c || !create)
+		return c;
+	n = bpf_map_lookup_elem(&jdw_ia_scratch, &zero);
+	if (!n)
+		return NULL;
+	__builtin_memset(n, 0, sizeof(*n));
+	n->last_ts = now;
+	n->role = d == DIR_IN ? JDW_ROLE_SERVER : JDW_ROLE_CLIENT;
+	n->family = sk->__sk_common.skc_family;
+	n->protocol = sk->sk_protocol;
+	n->lport = sk->__sk_common.skc_num;
+	n->rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	if (n->family == AF_INET) {
+		__builtin_memcpy(n->laddr, &sk->__sk_common.skc_rcv_saddr, 4);
+		__builtin_memcpy(n->raddr, &sk->__sk_common.skc_daddr, 4);
+	} else {
+		BPF_CORE_READ_INTO(n->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(n->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	}
+	tp = n->protocol == IPPROTO_TCP ? as_tcp(sk) : NULL;
+	if (tp) {
+		/* Traffic before this first message means tracing began
+		 * mid-connection. */
+		if (d == DIR_IN ? (tp->data_segs_out > 0 || tp->data_segs_in > 1) : tp->data_segs_in > 0) {
+			/* Count from here: earlier segments belong to no
+			 * interaction we saw begin. */
+			n->flags |= JDW_IA_PARTIAL;
+			n->msg[0].seg_mark = tp->data_segs_in - (d == DIR_IN ? 1 : 0);
+			n->msg[1].seg_mark = tp->data_segs_out;
+		}
+		n->last_rx = (__u32)tp->bytes_received;
+	}
+	if (bpf_map_update_elem(&jdw_ia_conns, &key, n, BPF_NOEXIST) != 0) {
+		stat_inc(JDW_IA_STAT_CONNS_FULL);
+		return bpf_map_lookup_elem(&jdw_ia_conns, &key); /* lost a race? */
+	}
+	stat_inc(JDW_IA_STAT_CONNS);
+	return bpf_map_lookup_elem(&jdw_ia_conns, &key);
+}
+
+/* The first application touch names the owner; the filters apply here. */
+static __always_inline bool owner_ok(struct conn *c, __u64 pid_tgid)
+{
+	struct jdw_ia_control *ictl;
+	struct jdw_control *ctl;
+
+	if (c->owned)
+		return !c->ignored;
+	c->owned = 1;
+	c->tgid = pid_tgid >> 32;
+	c->cgroup = bpf_get_current_cgroup_id();
+	ctl = jdw_ctl();
+	ictl = ia_ctl();
+	if (!ctl || !ictl || !jdw_tgid_traced(ctl, c->tgid) ||
+	    (ictl->cgroup_id && ictl->cgroup_id != c->cgroup)) {
+		c->ignored = 1;
+		stat_inc(JDW_IA_STAT_FILTERED);
+		return false;
+	}
+	return true;
+}
+
+static __always_inline bool group_on(void)
+{
+	return jdw_group_on(jdw_ctl(), JDW_GROUP_INTERACT);
+}
+
+/* ---- hooks --------------------------------------------------------------- */
+
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
+{
+	__u64 key = (__u64)sk, now;
+	struct conn *c;
+
+	if (!group_on() || !tracked_sock(sk))
+		return 0;
+	now = bpf_ktime_get_ns();
+	c = get_conn(sk, key, DIR_IN, true, now);
+	if (!c || c->ignored)
+		return 0;
+	if (c->protocol == IPPROTO_TCP) {
+		struct tcp_sock *tp = as_tcp(sk);
+		__u32 rx;
+
+		if (!tp)
+			return 0;
+		/* bytes_received counts the FIN's sequence number too: a FIN
+		 * alone is no data. */
+		rx = (__u32)tp->bytes_received - (sk->sk_shutdown & RCV_SHUTDOWN ? 1 : 0);
+
+		if (rx == c->last_rx && c->dir != DIR_NONE)
+			return 0;
+		c->last_rx = rx;
+	}
+	on_data(c, sk, key, DIR_IN, now);
+	if (c->protocol != IPPROTO_TCP)
+		c->msg[0].packets += 1; /* a datagram; after on_data, which resets a new message */
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(ia_sock_recv_length, struct sock *sk, int ret, int flags)
+{
+	__u64 key = (__u64)sk, now, id;
+	struct conn *c;
+
+	if (ret <= 0 || (flags & MSG_PEEK) || !group_on() || !tracked_sock(sk))
+		return 0;
+	now = bpf_ktime_get_ns();
+	c = get_conn(sk, key, DIR_IN, true, now);
+	if (!c)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	if (!owner_ok(c, id))
+		return 0;
+	/* Data read after our last outbound bytes arrived before them (the
+	 * arrival was folded into the earlier inbound message): a pipelined
+	 * next message, which begins here. */
+	if (c->dir != DIR_IN) {
+		bool after_out = c->dir == DIR_OUT;
+
+		on_data(c, sk, key, DIR_IN, now);
+		if (after_out && c->role == JDW_ROLE_SERVER)
+			c->flags |= JDW_IA_PIPELINED;
+		else if (!after_out)
+			c->flags |= JDW_IA_PARTIAL; /* its arrival was not seen */
+	}
+	if (!c->in_read)
+		c->in_read = now;
+	c->msg[0].bytes += ret;
+	touch_thread(c, (__u32)id, now);
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(ia_sock_send_length, struct sock *sk, int ret, int flags)
+{
+	__u64 key = (__u64)sk, now, id;
+	struct conn *c;
+
+	if (ret <= 0 || !group_on() || !tracked_sock(sk))
+		return 0;
+	now = bpf_ktime_get_ns();
+	c = get_conn(sk, key, DIR_OUT, true, now);
+	if (!c)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	if (!owner_ok(c, id))
+		return 0;
+	on_data(c, sk, key, DIR_OUT, now);
+	c->msg[1].bytes += ret;
+	if (c->protocol != IPPROTO_TCP)
+		c->msg[1].packets += 1;
+	touch_thread(c, (__u32)id, now);
+	return 0;
+}
+
+/* Our side closing (FIN_WAIT1 / LAST_ACK) completes the interaction in
+ * flight; the socket reaching CLOSE drops its state. The peer's FIN alone
+ * (CLOSE_WAIT) does not: a client may half-close before the response. */
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(ia_inet_sock_set_state, const struct sock *sk, const int oldstate, const int newstate)
+{
+	__u64 key = (__u64)sk;
+	struct conn *c;
+
+	if (newstate != TCP_FIN_WAIT1 && newstate != TCP_LAST_ACK && newstate != TCP_CLOSE)
+		return 0;
+	c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
+	if (!c)
+		return 0;
+	if (c->dir != DIR_NONE && !c->ignored) {
+		end_message(c, sk, c->dir);
+		c->flags |= JDW_IA_CLOSED;
+		complete(c, key);
+		c->dir = DIR_NONE;
+	}
+	if (newstate == TCP_CLOSE) {
+		bpf_map_delete_elem(&jdw_ia_conns, &key);
+		stat_inc(JDW_IA_STAT_CLOSED);
+	}
+	return 0;
+}

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The interact group's cost, side by side in one run (issue 11's benchmark):
+# two servers under their load generators on loopback, each measured
+#   untraced       no probe
+#   interactions   jackdaw interactions -o FILE --pid SERVER (in-kernel summaries,
+#                  one record per interaction reaches user space)
+#   full           jackdaw record --pid SERVER (sched+syscall+block+net events)
+# interleaved, REPS rounds. Reports throughput ratios to untraced and the
+# records that reached user space per configuration, with the load average
+# (the machine may be shared).
+#   nginx (1 worker, keep-alive, a 5 KB file) under wrk -t1 -c10
+#   jackdaw-testserver (keep-alive) under jackdaw-load -c 4, mix C:1,D:1
+# Usage: bench-interact.sh BUILD_DIR [REPS] [SECONDS]
+set -euo pipefail
+build=${1:?usage: bench-interact.sh BUILD_DIR [REPS] [SECONDS]}
+reps=${2:-3}
+secs=${3:-5}
+bin=$build/bin
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$root/tests/results/interact-bench.txt
+work=$(mktemp -d /tmp/jdw-ia-bench.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+for tool in nginx wrk; do
+	command -v $tool >/dev/null || { echo "bench-interact: $tool missing: run scripts/install-deps.sh" >&2; exit 2; }
+done
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+[ "$(id -u)" -eq 0 ] || { echo "bench-interact: needs root (eBPF): sudo $0 $*" >&2; exit 2; }
+
+# ---- nginx
+port=18089
+mkdir -p "$work/www" "$work/nginx"
+head -c 5120 /dev/urandom | base64 -w 0 | head -c 5120 > "$work/www/5k.html"
+cat > "$work/nginx/nginx.conf" <<EOF
+user root;
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	keepalive_requests 1000000;
+	client_body_temp_path $work/nginx;
+	proxy_temp_path $work/nginx;
+	fastcgi_temp_path $work/nginx;
+	uwsgi_temp_path $work/nginx;
+	scgi_temp_path $work/nginx;
+	server {
+		listen 127.0.0.1:$port;
+		root $work/www;
+	}
+}
+EOF
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
+pids+=($!)
+sleep 1
+nginx_master=${pids[0]}
+nginx_worker=$(pgrep -P "$nginx_master" | head -1)
+
+# ---- jackdaw-testserver
+"$bin/jackdaw-testserver" --port 0 --keepalive --workers 4 > "$work/ts.out" &
+ts=$!
+pids+=($ts)
+for _ in $(seq 50); do grep -q listening "$work/ts.out" && break; sleep 0.1; done
+ts_port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$work/ts.out")
+
+# run_load NAME -> prints requests/s
+run_load() {
+	case $1 in
+	nginx) wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" | awk '/Requests\/sec/ {print $2}' ;;
+	testserver) "$bin/jackdaw-load" --url "http://127.0.0.1:$ts_port" -n $((secs * 1500)) -c 4 --keepalive \
+		--mix C:1,D:1 | sed -n 's/.*throughput: \([0-9.]*\) req\/s.*/\1/p' ;;
+	esac
+}
+
+# measure SERVER CONFIG -> "rate records"
+measure() {
+	local server=$1 config=$2 target tracer="" rate records=0
+	if [ "$server" = nginx ]; then target="--pid $nginx_master --pid $nginx_worker"; else target="--pid $ts"; fi
+	case $config in
+	untraced) ;;
+	interactions)
+		"$bin/jackdaw" interactions --by interaction -o "$work/ia.jdw" $target > /dev/null 2> "$work/tracer.err" &
+		tracer=$! ;;
+	full)
+		"$bin/jackdaw" record -q -o "$work/full.jdw" $target > /dev/null 2> "$work/tracer.err" &
+		tracer=$! ;;
+	esac
+	[ -n "$tracer" ] && sleep 1.5
+	rate=$(run_load "$server")
+	if [ -n "$tracer" ]; then
+		kill -INT "$tracer"
+		wait "$tracer" || true
+		local f=$work/ia.jdw
+		[ "$config" = full ] && f=$work/full.jdw
+		records=$("$bin/jackdaw" dump "$f" --summary 2>/dev/null | awk '/^events:/ {print $2; exit}')
+		rm -f "$f"
+	fi
+	echo "$rate ${records:-0}"
+}
+
+declare -A sum_rate sum_rec
+servers=(nginx testserver)
+configs=(untraced interactions full)
+for r in $(seq "$reps"); do
+	for s in "${servers[@]}"; do
+		for c in "${configs[@]}"; do
+			read -r rate rec < <(measure "$s" "$c")
+			echo "round $r $s $c: $rate req/s, $rec records to user space"
+			sum_rate[$s.$c]=$(echo "${sum_rate[$s.$c]:-0} + $rate" | bc -l)
+			sum_rec[$s.$c]=$(( ${sum_rec[$s.$c]:-0} + rec ))
+		done
+	done
+done
+
+{
+	echo "interact benchmark: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, load average before/after: $load0 / $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "reps=$reps, ${secs}s each; nginx 1 worker keep-alive 5 KB under wrk -t1 -c10; testserver keep-alive under jackdaw-load -c 4 C:1,D:1"
+	echo "records/req: records that reached user space per request served (requests = req/s x seconds);"
+	echo "full/this: how many times more records per request full capture ships"
+	printf "%-11s %-13s %12s %12s %14s %12s %10s\n" server config "req/s" "vs untraced" "records" "records/req" "full/this"
+	for s in "${servers[@]}"; do
+		base=$(echo "${sum_rate[$s.untraced]} / $reps" | bc -l)
+		full_per=$(echo "${sum_rec[$s.full]} / (${sum_rate[$s.full]} * $secs)" | bc -l)
+		for c in "${configs[@]}"; do
+			rate=$(echo "${sum_rate[$s.$c]} / $reps" | bc -l)
+			rec=${sum_rec[$s.$c]}
+			ratio=$(echo "$rate / $base" | bc -l)
+			per=$(echo "$rec / (${sum_rate[$s.$c]} * $secs)" | bc -l)
+			if [ "$rec" -gt 0 ]; then fewer=$(echo "$full_per / $per" | bc -l); else fewer=0; fi
+			printf "%-11s %-13s %12.1f %12.3f %14d %12.2f %10.1f\n" "$s" "$c" "$rate" "$ratio" "$rec" "$per" "$fewer"
+		done
+	done
+} | tee "$out"

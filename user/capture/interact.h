@@ -1,0 +1,88 @@
+// InteractControl: the user side of the interact probe group (in-kernel
+// SysProf interaction summaries, bpf/interact.bpf.c) on a running
+// CaptureSession.
+//
+// Granularity is a control map the BPF programs read per event, so
+// SetGranularity() switches between per-interaction records and per-class
+// sums (or both) without detaching anything: it takes effect at the next
+// interaction that completes.
+//
+// Class windows are double-buffered by an epoch bit carried in every class
+// key. TakeWindow() flips the epoch, then reads and deletes the entries of
+// the previous epoch: an update that raced with the flip (a program that
+// read the old epoch just before it) lands in an entry of the old parity
+// that is read one window later — late, never lost.
+//
+// Idle eviction: a connection that never reaches TCP CLOSE (UDP, a socket
+// that lingers) would hold its table slot; EvictIdle() deletes connections
+// silent for longer than a limit and counts them. Connections the kernel
+// could not insert (table full) are counted there (conns_full).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "capture/session.h"
+#include "common/status.h"
+#include "jackdaw/interact.h"
+
+namespace jackdaw::capture {
+
+struct InteractGranularity {
+  bool records = true;   // one jdw_interaction record per interaction
+  bool classes = false;  // per-class sums over windows
+  bool by_port = true;   // class key: server port (client: remote port)
+  bool by_pid = true;    // class key: owning process
+  uint8_t prefix4 = 32;  // remote IPv4 prefix bits kept in the key
+  uint8_t prefix6 = 128;
+  uint64_t cgroup_id = 0;  // 0: every cgroup
+};
+
+struct InteractClassRow {
+  jdw_ia_class_key key{};
+  jdw_ia_class_stats stats{};  // summed over CPUs
+};
+
+struct InteractStats {
+  uint64_t counters[JDW_IA_STAT_MAX] = {};  // summed over CPUs
+  uint64_t evicted = 0;                     // by EvictIdle
+  uint64_t ring_lost = 0;                   // jdw_lost of the group
+};
+
+class InteractControl {
+ public:
+  // The session must have loaded the interact group.
+  static StatusOr<std::unique_ptr<InteractControl>> Attach(CaptureSession& session);
+
+  Status SetGranularity(const InteractGranularity& g);
+  const InteractGranularity& granularity() const { return granularity_; }
+
+  // Closes the current class window: its rows, CPUs summed.
+  StatusOr<std::vector<InteractClassRow>> TakeWindow();
+
+  // Deletes connections idle for more than idle_ns; returns how many.
+  StatusOr<uint64_t> EvictIdle(uint64_t idle_ns);
+
+  // Connections held now.
+  uint64_t ConnectionCount() const;
+
+  InteractStats ReadStats() const;
+
+ private:
+  InteractControl(CaptureSession& s) : session_(s) {}
+  Status WriteControl();
+
+  CaptureSession& session_;
+  InteractGranularity granularity_;
+  uint8_t epoch_ = 0;
+  int control_fd_ = -1, classes_fd_ = -1, conns_fd_ = -1, stats_fd_ = -1;
+  uint32_t conn_value_size_ = 0;
+  uint64_t evicted_ = 0;
+};
+
+// Name of a JDW_IA_STAT_* counter, and its description.
+const char* InteractStatName(uint32_t id);
+const char* InteractStatDescription(uint32_t id);
+
+}  // namespace jackdaw::capture

@@ -1,0 +1,297 @@
+// jackdaw interactions: SysProf's in-kernel interaction summaries, live or
+// recorded. Only the interact probe group is loaded, so user space receives
+// one record per request (or one row per class and window), not the events.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "capture/clock_sync.h"
+#include "capture/interact.h"
+#include "capture/recorder.h"
+#include "capture/session.h"
+#include "cli/commands.h"
+#include "report/interactions.h"
+
+namespace jackdaw::cli {
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+volatile sig_atomic_t g_toggle = 0;
+void OnStop(int) { g_stop = 1; }
+void OnToggle(int) { g_toggle = 1; }
+
+struct InteractionsArgs {
+  std::string by = "class";
+  std::vector<uint32_t> pids;
+  std::string cgroup;
+  double interval = 1.0;
+  double duration = 0;
+  bool json = false;
+  std::string output;
+  int prefix4 = 32, prefix6 = 128;
+  bool no_port = false, no_pid = false;
+  uint32_t max_conns = 32768;
+  double idle_s = 60;
+  bool quiet = false;
+};
+
+// A cgroup given as a number (its id) or a path: the id is the inode of
+// the cgroup's directory in cgroup v2.
+StatusOr<uint64_t> ResolveCgroup(const std::string& spec) {
+  if (spec.empty()) return uint64_t{0};
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long id = strtoull(spec.c_str(), &end, 10);
+  if (errno == 0 && end && *end == '\0' && id > 0) return uint64_t{id};
+  std::string path = spec;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 && spec[0] != '/') path = "/sys/fs/cgroup/" + spec;
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return ErrStatus("--cgroup %s: no such cgroup (give a cgroup v2 directory such as "
+                     "/sys/fs/cgroup/system.slice/nginx.service, or its numeric id)",
+                     spec.c_str());
+  return uint64_t{st.st_ino};
+}
+
+std::string Comm(uint32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+class RecordPrinter : public capture::RecordSink {
+ public:
+  RecordPrinter(bool json, FILE* out) : json_(json), out_(out) {}
+  void OnRecord(uint32_t, const uint8_t* data, size_t size) override {
+    jdw_record_header h;
+    jdw_interaction ia;
+    if (size < sizeof(h) + sizeof(ia)) return;
+    memcpy(&h, data, sizeof(h));
+    if (h.type != JDW_EVENT_INTERACTION) return;
+    memcpy(&ia, data + sizeof(h), sizeof(ia));
+    ++count_;
+    if (!print_) return;
+    if (json_) {
+      fprintf(out_, "%s\n", report::InteractionJson(h, ia).dump().c_str());
+    } else {
+      if (count_ % 40 == 1) fputs(report::InteractionHeaderLine().c_str(), out_);
+      fputs(report::FormatInteractionLine(h, ia).c_str(), out_);
+    }
+  }
+  void set_print(bool p) { print_ = p; }
+  uint64_t count() const { return count_; }
+
+ private:
+  bool json_;
+  FILE* out_;
+  bool print_ = true;
+  uint64_t count_ = 0;
+};
+
+void PrintWindow(const InteractionsArgs& a, std::vector<capture::InteractClassRow> rows, double window_s,
+                 const capture::InteractStats& st, bool tty) {
+  std::vector<report::ClassRow> out;
+  std::map<uint32_t, std::string> comms;
+  for (const auto& r : rows) {
+    report::ClassRow c;
+    c.key = r.key;
+    c.stats = r.stats;
+    if (r.key.tgid) {
+      auto it = comms.find(r.key.tgid);
+      if (it == comms.end()) it = comms.emplace(r.key.tgid, Comm(r.key.tgid)).first;
+      c.process = it->second;
+    }
+    out.push_back(c);
+  }
+  if (a.json) {
+    nlohmann::json j;
+    j["window_s"] = window_s;
+    j["classes"] = report::ClassRowsJson(out, window_s, a.prefix4, a.prefix6);
+    nlohmann::json lost;
+    for (uint32_t i = 0; i < JDW_IA_STAT_MAX; ++i)
+      if (const char* n = capture::InteractStatName(i)) lost[n] = st.counters[i];
+    lost["EVICTED"] = st.evicted;
+    j["stats"] = lost;
+    printf("%s\n", j.dump().c_str());
+  } else {
+    if (tty) printf("\033[H\033[2J");
+    printf("jackdaw interactions: %.1f s window, %zu classes; conns full %llu, evicted %llu, lost %llu\n",
+           window_s, out.size(), static_cast<unsigned long long>(st.counters[JDW_IA_STAT_CONNS_FULL]),
+           static_cast<unsigned long long>(st.evicted),
+           static_cast<unsigned long long>(st.counters[JDW_IA_STAT_RING_LOST] + st.counters[JDW_IA_STAT_CLASS_FULL]));
+    report::WriteClassTable(out, window_s, a.prefix4, a.prefix6, std::cout);
+    printf("\n");
+  }
+  fflush(stdout);
+}
+
+int Run(const InteractionsArgs& a) {
+  if (a.by != "class" && a.by != "interaction")
+    return PrintError("--by " + a.by + ": expected 'interaction' or 'class'"), 1;
+  if (a.interval <= 0) return PrintError("--interval must be a positive number of seconds"), 1;
+  Status priv = capture::CheckPrivileges();
+  if (!priv.ok()) return PrintError(priv.message()), priv.exit_code();
+  auto cgroup = ResolveCgroup(a.cgroup);
+  if (!cgroup.ok()) return PrintError(cgroup.status().message()), 1;
+  for (uint32_t p : a.pids)
+    if (kill(static_cast<pid_t>(p), 0) != 0 && errno == ESRCH)
+      return PrintError("--pid " + std::to_string(p) + ": no such process"), 1;
+
+  capture::CaptureOptions co;
+  co.groups = 1u << JDW_GROUP_INTERACT;
+  co.filter_tgid = !a.pids.empty();
+  co.tgids = a.pids;
+  co.interact_max_conns = a.max_conns;
+  co.ring_bytes_per_cpu = 4u << 20;
+
+  std::unique_ptr<capture::Recorder> rec;
+  std::unique_ptr<capture::CaptureSession> own;
+  capture::CaptureSession* session = nullptr;
+  if (!a.output.empty()) {
+    capture::RecorderOptions ro;
+    ro.capture = co;
+    ro.output = a.output;
+    ro.command = {"jackdaw", "interactions"};
+    auto r = capture::Recorder::Create(ro);
+    if (!r.ok()) return PrintError(r.status().message()), r.status().exit_code() ? r.status().exit_code() : 1;
+    rec = std::move(*r);
+    session = &rec->session();
+  } else {
+    auto s = capture::CaptureSession::Create(co);
+    if (!s.ok()) return PrintError(s.status().message()), 1;
+    own = std::move(*s);
+    session = own.get();
+  }
+  auto ctl = capture::InteractControl::Attach(*session);
+  if (!ctl.ok()) return PrintError(ctl.status().message()), 1;
+  capture::InteractGranularity g;
+  g.records = a.by == "interaction" || !a.output.empty();
+  g.classes = a.by == "class";
+  g.by_port = !a.no_port;
+  g.by_pid = !a.no_pid;
+  g.prefix4 = static_cast<uint8_t>(a.prefix4);
+  g.prefix6 = static_cast<uint8_t>(a.prefix6);
+  g.cgroup_id = *cgroup;
+  Status st = (*ctl)->SetGranularity(g);
+  if (!st.ok()) return PrintError(st.message()), 1;
+  st = rec ? rec->Start() : session->Enable(JDW_GROUP_INTERACT);
+  if (!st.ok()) return PrintError(st.message()), 1;
+
+  struct sigaction sa {};
+  sa.sa_handler = OnStop;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_handler = OnToggle;
+  sigaction(SIGUSR1, &sa, nullptr);
+  const bool tty = isatty(STDOUT_FILENO) && !a.json;
+  if (!a.quiet)
+    fprintf(stderr, "jackdaw: following interactions%s%s (Ctrl-C to stop; kill -USR1 %d switches "
+                    "between per-interaction and per-class)\n",
+            a.output.empty() ? "" : ", recording to ", a.output.c_str(), getpid());
+
+  RecordPrinter printer(a.json, stdout);
+  printer.set_print(a.output.empty());
+  const uint64_t start = capture::MonoNowNs();
+  uint64_t window_start = start;
+  while (!g_stop) {
+    if (rec) {
+      st = rec->Step();
+    } else {
+      auto n = session->Poll(printer, 50);
+      st = n.ok() ? Status::Ok() : n.status();
+    }
+    if (!st.ok()) break;
+    if (g_toggle) {
+      g_toggle = 0;
+      capture::InteractGranularity ng = (*ctl)->granularity();
+      ng.classes = !ng.classes;
+      ng.records = !ng.classes || !a.output.empty();
+      st = (*ctl)->SetGranularity(ng);
+      if (!st.ok()) break;
+      fprintf(stderr, "jackdaw: granularity now %s\n", ng.classes ? "per class" : "per interaction");
+    }
+    const uint64_t now = capture::MonoNowNs();
+    if (now - window_start >= static_cast<uint64_t>(a.interval * 1e9)) {
+      const double window_s = double(now - window_start) / 1e9;
+      window_start = now;
+      auto evicted = (*ctl)->EvictIdle(static_cast<uint64_t>(a.idle_s * 1e9));
+      if (!evicted.ok()) {
+        st = evicted.status();
+        break;
+      }
+      auto rows = (*ctl)->TakeWindow();
+      if (!rows.ok()) {
+        st = rows.status();
+        break;
+      }
+      if ((*ctl)->granularity().classes) PrintWindow(a, *rows, window_s, (*ctl)->ReadStats(), tty);
+    }
+    if (a.duration > 0 && now - start >= static_cast<uint64_t>(a.duration * 1e9)) break;
+  }
+  const capture::InteractStats stats = (*ctl)->ReadStats();
+  Status stop = rec ? rec->Stop() : Status::Ok();
+  if (!st.ok()) return PrintError(st.message()), 1;
+  if (!stop.ok()) return PrintError(stop.message()), 1;
+  if (!a.quiet) {
+    const uint64_t records = rec ? rec->stats().records : printer.count();
+    fprintf(stderr, "jackdaw: %llu interaction records, %llu folded into classes; %llu connections tracked, "
+                    "%llu not (table full), %llu evicted idle, %llu records lost%s%s\n",
+            static_cast<unsigned long long>(records),
+            static_cast<unsigned long long>(stats.counters[JDW_IA_STAT_CLASSED]),
+            static_cast<unsigned long long>(stats.counters[JDW_IA_STAT_CONNS]),
+            static_cast<unsigned long long>(stats.counters[JDW_IA_STAT_CONNS_FULL]),
+            static_cast<unsigned long long>(stats.evicted),
+            static_cast<unsigned long long>(stats.counters[JDW_IA_STAT_RING_LOST]),
+            a.output.empty() ? "" : ", written to ", a.output.c_str());
+    if (stats.counters[JDW_IA_STAT_CONNS_FULL])
+      fprintf(stderr, "jackdaw: some connections were not followed: raise --max-conns\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner RegisterInteractions(CLI::App& app) {
+  auto args = std::make_shared<InteractionsArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "interactions",
+      "In-kernel request/response summaries (SysProf): per connection, a request message and its\n"
+      "response make one interaction; the kernel reports each one (or sums per class) instead of\n"
+      "every event, cheap enough to leave on. Latency is split into the time the request waited\n"
+      "in the kernel, the time in the application and the time the response took to leave.\n"
+      "  sudo jackdaw interactions                          live table per class, every second\n"
+      "  sudo jackdaw interactions --pid 1234 --by interaction   one line per request\n"
+      "  sudo jackdaw interactions --prefix4 24 --no-pid    classes: remote /24 and server port\n"
+      "  sudo jackdaw interactions -o web.jdw --duration 60 record; then: jackdaw analyze web.jdw\n"
+      "A running session switches between per-interaction and per-class on SIGUSR1.");
+  sub->add_option("--by", args->by, "granularity: interaction or class")->capture_default_str();
+  sub->add_option("--pid", args->pids, "only connections of these processes (repeatable)");
+  sub->add_option("--cgroup", args->cgroup, "only connections of this cgroup (v2 path or id)");
+  sub->add_option("--interval", args->interval, "seconds per class window")->capture_default_str();
+  sub->add_option("--duration", args->duration, "stop after this many seconds (default: Ctrl-C)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--json", args->json, "JSON: one object per interaction or per window");
+  sub->add_option("-o,--output", args->output, "also record the interaction records into this .jdw");
+  sub->add_option("--prefix4", args->prefix4, "remote IPv4 prefix bits kept in a class")
+      ->check(CLI::Range(0, 32))->capture_default_str();
+  sub->add_option("--prefix6", args->prefix6, "remote IPv6 prefix bits kept in a class")
+      ->check(CLI::Range(0, 128))->capture_default_str();
+  sub->add_flag("--no-port", args->no_port, "classes ignore the server port");
+  sub->add_flag("--no-pid", args->no_pid, "classes ignore the process");
+  sub->add_option("--max-conns", args->max_conns, "connections followed at once")
+      ->check(CLI::Range(16u, 1u << 22))->capture_default_str();
+  sub->add_option("--idle", args->idle_s, "forget connections silent this many seconds")->capture_default_str();
+  sub->add_flag("-q,--quiet", args->quiet, "no status lines on stderr");
+  return [args] { return Run(*args); };
+}
+
+}  // namespace jackdaw::cli
