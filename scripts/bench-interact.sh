@@ -70,18 +70,19 @@ pids+=($ts)
 for _ in $(seq 50); do grep -q listening "$work/ts.out" && break; sleep 0.1; done
 ts_port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$work/ts.out")
 
-# run_load NAME -> prints requests/s
+# run_load NAME -> prints "requests/s requests"
 run_load() {
 	case $1 in
-	nginx) wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" | awk '/Requests\/sec/ {print $2}' ;;
+	nginx) wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" |
+		awk '/requests in/ {n=$1} /Requests\/sec/ {r=$2} END {print r, n}' ;;
 	testserver) "$bin/jackdaw-load" --url "http://127.0.0.1:$ts_port" -n $((secs * 1500)) -c 4 --keepalive \
-		--mix C:1,D:1 | sed -n 's/.*throughput: \([0-9.]*\) req\/s.*/\1/p' ;;
+		--mix C:1,D:1 | sed -n 's/.*requests: \([0-9]*\) .*throughput: \([0-9.]*\) req\/s.*/\2 \1/p' ;;
 	esac
 }
 
-# measure SERVER CONFIG -> "rate records"
+# measure SERVER CONFIG -> "rate requests records"
 measure() {
-	local server=$1 config=$2 target tracer="" rate records=0
+	local server=$1 config=$2 target tracer="" rate n records=0
 	if [ "$server" = nginx ]; then target="--pid $nginx_master --pid $nginx_worker"; else target="--pid $ts"; fi
 	case $config in
 	untraced) ;;
@@ -93,7 +94,7 @@ measure() {
 		tracer=$! ;;
 	esac
 	[ -n "$tracer" ] && sleep 1.5
-	rate=$(run_load "$server")
+	read -r rate n < <(run_load "$server")
 	if [ -n "$tracer" ]; then
 		kill -INT "$tracer"
 		wait "$tracer" || true
@@ -102,17 +103,18 @@ measure() {
 		records=$("$bin/jackdaw" dump "$f" --summary 2>/dev/null | awk '/^events:/ {print $2; exit}')
 		rm -f "$f"
 	fi
-	echo "$rate ${records:-0}"
+	echo "$rate $n ${records:-0}"
 }
 
-declare -A sum_rate sum_rec
+declare -A sum_rate sum_rec sum_req
 servers=(nginx testserver)
 configs=(untraced interactions full)
 for r in $(seq "$reps"); do
 	for s in "${servers[@]}"; do
 		for c in "${configs[@]}"; do
-			read -r rate rec < <(measure "$s" "$c")
-			echo "round $r $s $c: $rate req/s, $rec records to user space"
+			read -r rate n rec < <(measure "$s" "$c")
+			echo "round $r $s $c: $rate req/s, $n requests, $rec records to user space"
+			sum_req[$s.$c]=$(( ${sum_req[$s.$c]:-0} + n ))
 			sum_rate[$s.$c]=$(echo "${sum_rate[$s.$c]:-0} + $rate" | bc -l)
 			sum_rec[$s.$c]=$(( ${sum_rec[$s.$c]:-0} + rec ))
 		done
@@ -122,17 +124,17 @@ done
 {
 	echo "interact benchmark: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, load average before/after: $load0 / $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "reps=$reps, ${secs}s each; nginx 1 worker keep-alive 5 KB under wrk -t1 -c10; testserver keep-alive under jackdaw-load -c 4 C:1,D:1"
-	echo "records/req: records that reached user space per request served (requests = req/s x seconds);"
+	echo "records/req: records that reached user space per request served;"
 	echo "full/this: how many times more records per request full capture ships"
 	printf "%-11s %-13s %12s %12s %14s %12s %10s\n" server config "req/s" "vs untraced" "records" "records/req" "full/this"
 	for s in "${servers[@]}"; do
 		base=$(echo "${sum_rate[$s.untraced]} / $reps" | bc -l)
-		full_per=$(echo "${sum_rec[$s.full]} / (${sum_rate[$s.full]} * $secs)" | bc -l)
+		full_per=$(echo "${sum_rec[$s.full]} / ${sum_req[$s.full]}" | bc -l)
 		for c in "${configs[@]}"; do
 			rate=$(echo "${sum_rate[$s.$c]} / $reps" | bc -l)
 			rec=${sum_rec[$s.$c]}
 			ratio=$(echo "$rate / $base" | bc -l)
-			per=$(echo "$rec / (${sum_rate[$s.$c]} * $secs)" | bc -l)
+			per=$(echo "$rec / ${sum_req[$s.$c]}" | bc -l)
 			if [ "$rec" -gt 0 ]; then fewer=$(echo "$full_per / $per" | bc -l); else fewer=0; fi
 			printf "%-11s %-13s %12.1f %12.3f %14d %12.2f %10.1f\n" "$s" "$c" "$rate" "$ratio" "$rec" "$per" "$fewer"
 		done
