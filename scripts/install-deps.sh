@@ -17,6 +17,10 @@ packages=(
 	chromium
 	# later stages: pcap input
 	libpcap-dev
+	# real-server validation suite (jackdaw reproduce --real): run privately
+	# on loopback with generated configs; their packaged services are left
+	# stopped (see below)
+	nginx memcached apache2
 )
 
 missing=()
@@ -38,4 +42,18 @@ fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The servers' packages would start their system services (nginx and
+# apache2 on port 80, memcached on 11211): the suite needs only their
+# binaries. A policy-rc.d that denies starts is put in place for the
+# install only, unless the system already has one (containers often do).
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	own_policy=1
+fi
+status=0
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+if [ "$own_policy" -eq 1 ]; then rm -f "$policy"; fi
+exit "$status"
