@@ -25,8 +25,9 @@ struct StaticFile {
   const char* name;
   size_t bytes;
 };
-constexpr StaticFile kFiles[] = {{"5K", "5k.html", 5 * 1024}, {"12K", "12k.html", 12 * 1024},
-                                 {"256K", "256k.html", 256 * 1024}};
+// Kind names start with a letter: cluster make-ups print as "25small12K".
+constexpr StaticFile kFiles[] = {{"tiny5K", "5k.html", 5 * 1024}, {"small12K", "12k.html", 12 * 1024},
+                                 {"big256K", "256k.html", 256 * 1024}};
 
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream f(path);
@@ -167,7 +168,7 @@ std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
     return out;
   }
   for (const auto& f : kFiles) out.push_back({f.kind, std::string("/") + f.name, "get", f.bytes, 200});
-  out.push_back({"404", "/missing.html", "get", 0, 404});
+  out.push_back({"notfound", "/missing.html", "get", 0, 404});
   return out;
 }
 
