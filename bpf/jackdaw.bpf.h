@@ -63,6 +63,14 @@ struct {
 	__type(value, __u8);
 } jdw_tgid_filter SEC(".maps");
 
+/* Process admission for --cgroup / --comm (see struct jdw_admit). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jdw_admit);
+} jdw_admit SEC(".maps");
+
 /* Interrupt context without preempt_count: the per-CPU __preempt_count is
  * not addressable from BPF on kernels built without CONFIG_KALLSYMS_ALL (as
  * here), so context comes from the stack instead. Hard and soft interrupts
@@ -130,6 +138,42 @@ static __always_inline void jdw_tgid_add(__u32 tgid)
 			return;
 	}
 	b->overflow = 1;
+}
+
+/* ---- process admission: --cgroup and --comm -----------------------------
+ * Called only where a process is born or changes image (fork, exec), never
+ * per event: a match puts the tgid in the filter, and from then on the
+ * ordinary tgid check lets its events through. */
+static __always_inline bool jdw_admit_current(void)
+{
+	char comm[JDW_COMM_LEN] = {};
+	struct jdw_admit *a;
+	__u32 zero = 0;
+	int i;
+
+	a = bpf_map_lookup_elem(&jdw_admit, &zero);
+	if (!a || !a->flags)
+		return false;
+	if ((a->flags & JDW_ADMIT_CGROUP) &&
+	    bpf_get_current_ancestor_cgroup_id(a->cgroup_level) == a->cgroup_id)
+		return true;
+	if (!(a->flags & JDW_ADMIT_COMM) || bpf_get_current_comm(comm, sizeof(comm)) != 0)
+		return false;
+	for (i = 0; i < JDW_COMM_LEN; i++) {
+		if (comm[i] != a->comm[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+/* Admits the current process if it is not traced yet and matches. */
+static __always_inline void jdw_admit_if_match(struct jdw_control *ctl, __u32 tgid)
+{
+	if (ctl && (ctl->filter_flags & JDW_FILTER_TGID) && !jdw_tgid_traced(ctl, tgid) &&
+	    jdw_admit_current())
+		jdw_tgid_add(tgid);
 }
 
 static __always_inline void jdw_count_lost(__u32 group)

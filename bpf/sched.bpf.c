@@ -64,7 +64,8 @@ static __always_inline void emit_fork(struct jdw_control *ctl, __u32 parent_tgid
 	/* Follow descendants even while the group is disabled, so that
 	 * re-enabling it still sees the whole process tree. */
 	if (ctl->filter_flags & JDW_FILTER_TGID) {
-		if (!jdw_tgid_traced(ctl, parent_tgid))
+		/* The parent runs here: a match admits its child (same cgroup). */
+		if (!jdw_tgid_traced(ctl, parent_tgid) && !jdw_admit_current())
 			return;
 		if (child_tgid != parent_tgid)
 			jdw_tgid_add(child_tgid);
@@ -85,6 +86,9 @@ static __always_inline void emit_exec(struct jdw_control *ctl, struct task_struc
 	struct jdw_task_exec_record *r;
 	void *ring;
 
+	/* A new image: --comm NAME and a process moved into --cgroup before
+	 * exec (systemd, container runtimes) are admitted here. */
+	jdw_admit_if_match(ctl, BPF_CORE_READ(p, tgid));
 	if (!jdw_group_on(ctl, JDW_GROUP_SCHED) || !jdw_tgid_traced(ctl, BPF_CORE_READ(p, tgid)))
 		return;
 	r = jdw_reserve(JDW_GROUP_SCHED, JDW_EVENT_TASK_EXEC, sizeof(*r), &ring, ck);

@@ -21,6 +21,10 @@ packages=(
 	libpcap-dev
 	# pcapng export test (tshark reads what jackdaw export --pcap writes)
 	tshark
+	# real-server validation suite (jackdaw reproduce --real): run privately
+	# on loopback with generated configs; their packaged services are left
+	# stopped (see below)
+	nginx memcached apache2
 )
 
 missing=()
@@ -44,4 +48,18 @@ export DEBIAN_FRONTEND=noninteractive
 # wireshark-common asks whether non-root users may capture; answer no.
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The servers' packages would start their system services (nginx and
+# apache2 on port 80, memcached on 11211): the suite needs only their
+# binaries. A policy-rc.d that denies starts is put in place for the
+# install only, unless the system already has one (containers often do).
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	own_policy=1
+fi
+status=0
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+if [ "$own_policy" -eq 1 ]; then rm -f "$policy"; fi
+exit "$status"

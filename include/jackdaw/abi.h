@@ -362,6 +362,23 @@ struct jdw_control {
 	__u64 syscall_bitmap[JDW_SYSCALL_BITMAP_WORDS];
 };
 
+/* ---- process admission (record --cgroup / --comm) -----------------------
+ * With JDW_FILTER_TGID set, a process joins the tgid set when it exists at
+ * start and matches (user space scans /proc), when a traced process forks
+ * it, and — this element of the "jdw_admit" array map — when a process
+ * that matches forks or execs (BPF checks the current task there only, so
+ * the per-event hot path stays one tgid lookup). A cgroup matches itself
+ * and every cgroup below it (the ancestor id at the target's level). */
+#define JDW_ADMIT_CGROUP (1u << 0)
+#define JDW_ADMIT_COMM (1u << 1)
+
+struct jdw_admit {
+	__u64 cgroup_id;    /* cgroup v2 id: the inode number of its directory */
+	__u32 cgroup_level; /* its depth below the cgroup v2 root (root = 0) */
+	__u32 flags;        /* JDW_ADMIT_* */
+	char comm[JDW_COMM_LEN]; /* NUL-padded, as the kernel keeps task->comm */
+};
+
 #ifdef __cplusplus
 #define JDW_STATIC_ASSERT static_assert
 #else
@@ -396,5 +413,6 @@ JDW_ABI_ASSERT_SIZE(jdw_usdt, 56);
 JDW_ABI_ASSERT_SIZE(jdw_interaction, 176);
 JDW_ABI_ASSERT_SIZE(jdw_control, 80);
 JDW_ABI_ASSERT_SIZE(jdw_tgid_bucket, 16);
+JDW_ABI_ASSERT_SIZE(jdw_admit, 32);
 
 #endif /* JACKDAW_ABI_H */

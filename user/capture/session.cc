@@ -28,7 +28,7 @@ namespace jackdaw::capture {
 namespace {
 
 constexpr const char* kSharedMaps[] = {"jdw_ringbufs", "jdw_control", "jdw_lost", "jdw_tgid_filter",
-                                       "jdw_tgid_buckets"};
+                                       "jdw_tgid_buckets", "jdw_admit"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -131,6 +131,7 @@ StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Create(const CaptureOp
   if (opts.filter_tgid) s->filter_flags_ |= JDW_FILTER_TGID;
   RETURN_IF_ERROR(s->CreateSharedMaps());
   for (uint32_t t : opts.tgids) RETURN_IF_ERROR(s->AddTgid(t));
+  RETURN_IF_ERROR(s->WriteAdmission());
   RETURN_IF_ERROR(s->SetSyscallFilter(opts.syscalls));
   for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) {
     if (!(opts.groups & (1u << g))) continue;
@@ -166,6 +167,7 @@ Status CaptureSession::CreateSharedMaps() {
   lost_fd_ = bpf_map__fd(m->maps.jdw_lost);
   tgid_fd_ = bpf_map__fd(m->maps.jdw_tgid_filter);
   buckets_fd_ = bpf_map__fd(m->maps.jdw_tgid_buckets);
+  admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     const std::string name = "jdw_ring" + std::to_string(cpu);
     int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name.c_str(), 0, 0, opts_.ring_bytes_per_cpu, nullptr);
@@ -219,7 +221,7 @@ Status CaptureSession::LoadGroup(uint32_t group) {
         wanted = false;
       bpf_program__set_autoload(prog, wanted);
     }
-    const int shared_fds[] = {ringbufs_fd_, control_fd_, lost_fd_, tgid_fd_, buckets_fd_};
+    const int shared_fds[] = {ringbufs_fd_, control_fd_, lost_fd_, tgid_fd_, buckets_fd_, admit_fd_};
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
       if (map && bpf_map__reuse_fd(map, shared_fds[i]) != 0) {
@@ -250,6 +252,28 @@ CaptureSession::~CaptureSession() {
     if (g.destroy) g.destroy();
   for (int fd : ring_fds_) close(fd);
   if (maps_destroy_) maps_destroy_();
+}
+
+Status CaptureSession::WriteAdmission() {
+  jdw_admit a{};
+  if (opts_.admit_cgroup_id) {
+    a.flags |= JDW_ADMIT_CGROUP;
+    a.cgroup_id = opts_.admit_cgroup_id;
+    a.cgroup_level = opts_.admit_cgroup_level;
+  }
+  if (!opts_.admit_comm.empty()) {
+    if (opts_.admit_comm.size() >= JDW_COMM_LEN)
+      return ErrStatus("comm '%s' is longer than the kernel's %d characters", opts_.admit_comm.c_str(),
+                       JDW_COMM_LEN - 1);
+    a.flags |= JDW_ADMIT_COMM;
+    memcpy(a.comm, opts_.admit_comm.data(), opts_.admit_comm.size());
+  }
+  if (a.flags && !(filter_flags_ & JDW_FILTER_TGID))
+    return ErrStatus("admission by cgroup or comm needs the tgid filter (filter_tgid)");
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(admit_fd_, &zero, &a, BPF_ANY) != 0)
+    return ErrStatus("cannot update the admission map: %s", strerror(errno));
+  return Status::Ok();
 }
 
 Status CaptureSession::WriteControl() {

@@ -49,6 +49,11 @@ struct CaptureOptions {
   uint32_t wakeup_bytes = 0;  // 0: never woken, Poll() drains on its timer
   bool filter_tgid = false;
   std::vector<uint32_t> tgids;
+  // Admission into the tgid set at fork/exec (struct jdw_admit): processes
+  // in this cgroup v2 (id 0: none) or subtree, or with this comm ("" none).
+  uint64_t admit_cgroup_id = 0;
+  uint32_t admit_cgroup_level = 0;
+  std::string admit_comm;
   std::vector<int> syscalls;  // empty: all
   std::vector<UsdtTarget> usdt;  // app group probes; cookie = index
   bool verbose = false;          // libbpf's own log on stderr
@@ -108,6 +113,7 @@ class CaptureSession {
   Status CreateSharedMaps();
   Status LoadGroup(uint32_t group);
   Status WriteControl();
+  Status WriteAdmission();
   static int OnSample(void* ctx, void* data, size_t size);
 
   CaptureOptions opts_;
@@ -118,7 +124,8 @@ class CaptureSession {
   uint64_t syscall_bitmap_[JDW_SYSCALL_BITMAP_WORDS] = {};
   Group groups_[JDW_GROUP_MAX];
   std::function<void()> maps_destroy_;
-  int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1;
+  int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1,
+      admit_fd_ = -1;
   std::vector<int> ring_fds_;
   std::vector<RingCtx> ring_ctx_;
   ring_buffer* rb_ = nullptr;

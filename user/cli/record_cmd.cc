@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -15,6 +16,7 @@
 #include <sstream>
 
 #include "capture/clock_sync.h"
+#include "capture/process_select.h"
 #include "capture/recorder.h"
 #include "capture/usdt_notes.h"
 #include "cli/commands.h"
@@ -38,6 +40,8 @@ struct RecordArgs {
   std::string syscalls;
   std::vector<std::string> usdt;
   std::vector<uint32_t> pids;
+  std::string cgroup;
+  std::string comm;
   double duration = 0;
   std::string buffer_size = "8M";
   bool quiet = false, verbose = false;
@@ -215,8 +219,37 @@ int Run(const RecordArgs& a) {
              1;
     if (kill(static_cast<pid_t>(p), 0) != 0 && errno == ESRCH)
       return PrintError("--pid " + std::to_string(p) + ": no such process"), 1;
-    ro.capture.tgids.push_back(p);
   }
+  capture::CgroupTarget cgroup;
+  if (!a.cgroup.empty()) {
+    auto cg = capture::ResolveCgroup(a.cgroup);
+    if (!cg.ok()) return PrintError(cg.status().message()), 1;
+    cgroup = *cg;
+    ro.capture.admit_cgroup_id = cgroup.id;
+    ro.capture.admit_cgroup_level = cgroup.level;
+  }
+  if (!a.comm.empty()) {
+    if (a.comm.size() >= JDW_COMM_LEN)
+      return PrintError("--comm " + a.comm + ": the kernel keeps only " + std::to_string(JDW_COMM_LEN - 1) +
+                        " characters of a name; give the name as /proc/PID/comm shows it"),
+             1;
+    ro.capture.admit_comm = a.comm;
+  }
+  // What exists now; scanned again once the probes are attached, since the
+  // fork hook only follows processes from then on.
+  auto selected = [&] {
+    std::vector<uint32_t> out;
+    for (uint32_t p : a.pids)
+      for (uint32_t d : capture::DescendantsOf(p)) out.push_back(d);
+    if (cgroup.id)
+      for (uint32_t p : capture::ProcessesInCgroup(cgroup)) out.push_back(p);
+    if (!a.comm.empty())
+      for (uint32_t p : capture::ProcessesWithComm(a.comm)) out.push_back(p);
+    const uint32_t self = static_cast<uint32_t>(getpid());
+    out.erase(std::remove(out.begin(), out.end(), self), out.end());
+    return out;
+  };
+  ro.capture.tgids = selected();
 
   // Launch CMD stopped on a pipe, so its pid is in the filter before it runs.
   pid_t child = -1;
@@ -249,7 +282,7 @@ int Run(const RecordArgs& a) {
     close(go_pipe[0]);
     ro.capture.tgids.push_back(static_cast<uint32_t>(child));
   }
-  ro.capture.filter_tgid = !ro.capture.tgids.empty();
+  ro.capture.filter_tgid = !ro.capture.tgids.empty() || !a.pids.empty() || cgroup.id || !a.comm.empty();
 
   // libpcap beside the probes: opened first, so a bad interface fails before anything runs.
   std::unique_ptr<pcap::LiveCapture> live;
@@ -278,6 +311,14 @@ int Run(const RecordArgs& a) {
     PrintError(st.message());
     return 1;
   }
+  for (uint32_t p : selected()) {
+    Status added = (*rec)->session().AddTgid(p);
+    if (!added.ok()) {
+      if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
+      PrintError(added.message());
+      return 1;
+    }
+  }
   if (child > 0) {
     if (write(go_pipe[1], "g", 1) != 1) {
       kill(child, SIGKILL);
@@ -285,7 +326,11 @@ int Run(const RecordArgs& a) {
     close(go_pipe[1]);
   }
   if (!a.quiet) {
-    std::string what = a.command.empty() ? (a.pids.empty() ? "system-wide" : "pid(s)") : a.command[0];
+    std::string what = !a.command.empty() ? a.command[0]
+                       : !a.pids.empty() ? "pid(s) and their descendants"
+                       : cgroup.id       ? "cgroup " + cgroup.path
+                       : !a.comm.empty() ? "processes named " + a.comm
+                                         : "system-wide";
     fprintf(stderr, "jackdaw: recording %s to %s (Ctrl-C to stop)\n", what.c_str(), a.output.c_str());
   }
   const uint64_t start = capture::MonoNowNs();
@@ -366,7 +411,9 @@ Runner RegisterRecord(CLI::App& app) {
       "record",
       "Capture kernel events into a .jdw trace.\n"
       "  sudo jackdaw record -o out.jdw -- ./server --port 8080   trace CMD and its children until it exits\n"
-      "  sudo jackdaw record --pid 1234 --duration 10            trace a running process for 10 s\n"
+      "  sudo jackdaw record --pid 1234 --duration 10            trace a running process (and its children) for 10 s\n"
+      "  sudo jackdaw record --cgroup system.slice/nginx.service --duration 10   a systemd unit\n"
+      "  sudo jackdaw record --comm memcached --duration 10      processes by name\n"
       "  sudo jackdaw record --duration 5                        system-wide for 5 s\n"
       "  sudo jackdaw record --usdt ./server -- ./server         also attach the binary's USDT probes");
   sub->add_option("-o,--output", args->output, "trace file to write")->capture_default_str();
@@ -375,15 +422,23 @@ Runner RegisterRecord(CLI::App& app) {
       ->capture_default_str();
   // allow_extra_args(false): one value per flag, so `--pid 1 -- cmd --opt`
   // leaves --opt to the command.
-  sub->add_option("--pid", args->pids, "trace these processes and their descendants (repeatable)")
+  sub->add_option("--pid", args->pids,
+                  "trace these processes and all their descendants, those running now (a server's\n"
+                  "master and its pre-forked workers) and those forked later (repeatable)")
       ->allow_extra_args(false);
+  sub->add_option("--cgroup", args->cgroup,
+                  "trace every process in this cgroup v2 and below it, now and later: a systemd unit\n"
+                  "(system.slice/nginx.service) or a container; a path under the cgroup v2 mount or\n"
+                  "as /proc/PID/cgroup shows it (line 0::)");
+  sub->add_option("--comm", args->comm,
+                  "trace processes with this name (as /proc/PID/comm shows it), running now or\n"
+                  "started later, and their descendants");
   sub->add_option("--duration", args->duration,
                   "stop after this many seconds, at most a year (default: until CMD exits or Ctrl-C)")
       ->check(FiniteRange(0, kMaxDurationS, true, " seconds"));
   sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)");
   sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)")
       ->allow_extra_args(false);
-  sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)");
   sub->add_option("--pcap", args->pcap_iface,
                   "also capture packets with libpcap on this interface ('any' for all), on the trace's "
                   "clock; usually with net left out of --probes");

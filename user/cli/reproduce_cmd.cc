@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@
 #include "cli/commands.h"
 #include "schema/schema.h"
 #include "validate/experiment.h"
+#include "validate/real_suite.h"
 
 namespace jackdaw::cli {
 namespace {
@@ -29,6 +31,9 @@ struct ReproduceArgs {
   bool verbose = false;
   std::vector<std::string> only;
   bool keep_traces = false;
+  bool real = false;
+  int repeat = 1;
+  bool requests_given = false, schemas_given = false;
 };
 
 std::string SelfPath() {
@@ -42,6 +47,7 @@ nlohmann::json ToJson(const validate::SchemaResult& r) {
   for (const auto& c : r.clusters)
     clusters.push_back({{"label", c.label}, {"size", c.size}, {"composition", c.composition}, {"mean_cpu_ms", c.mean_cpu_ms}});
   return {{"schema", r.schema}, {"sent", r.sent}, {"extracted", r.extracted}, {"matched", r.matched},
+          {"exact", r.exact}, {"extra", r.unmatched},
           {"merged", r.merged}, {"split", r.split}, {"missing", r.missing}, {"unmatched", r.unmatched},
           {"accounted_cpu", r.accounted_cpu}, {"charged_vs_server_cpu", r.accounted_vs_server},
           {"clusters", clusters}, {"avg_diameter", r.avg_diameter}, {"min_separation", r.min_separation},
@@ -51,7 +57,120 @@ nlohmann::json ToJson(const validate::SchemaResult& r) {
           {"anomalies", r.anomalies}, {"join_summary", r.summary}};
 }
 
+std::string Today() {
+  time_t now = time(nullptr);
+  char date[32];
+  strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&now));
+  return date;
+}
+
+nlohmann::json Machine() {
+  utsname u{};
+  uname(&u);
+  return {{"host", u.nodename}, {"kernel", u.release}, {"cpus", sysconf(_SC_NPROCESSORS_ONLN)}};
+}
+
+// --real: Debian's servers, recorded with `jackdaw record --pid`.
+int RunReal(const ReproduceArgs& a) {
+  const std::string self = SelfPath();
+  auto all = validate::RealWorkloads(a.requests_given ? a.requests : 300);
+  if (!a.only.empty()) {
+    auto sel = validate::SelectRealWorkloads(all, a.only);
+    if (!sel.ok()) return PrintError(sel.status().message()), 2;
+    all = std::move(*sel);
+  }
+  Status priv = capture::CheckPrivileges();
+  if (!priv.ok()) return PrintError(priv.message()), 2;
+  for (const auto& w : all) {
+    const std::string bin = validate::ServerBinary(w.server);
+    if (access(bin.c_str(), X_OK) != 0)
+      return PrintError(std::string(validate::ServerName(w.server)) + " is not installed (" + bin +
+                        "): run scripts/install-deps.sh as root, or apt-get install " +
+                        validate::ServerPackage(w.server)),
+             2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(a.work_dir, ec);
+  if (ec) return PrintError("cannot create " + a.work_dir + ": " + ec.message()), 1;
+  validate::RealRunOptions ro;
+  ro.bin_dir = self.substr(0, self.rfind('/'));
+  ro.work_dir = a.work_dir;
+  ro.verbose = a.verbose;
+  const std::vector<std::string> schemas =
+      a.schemas_given ? a.schemas : std::vector<std::string>{"tcp-threadpool"};
+  const auto dirs = schema::DefaultSchemaDirs(self);
+  std::vector<std::pair<validate::RecordedRun, std::vector<validate::SchemaResult>>> rows;
+  nlohmann::json out = nlohmann::json::array();
+  bool ok = true;
+  size_t i = 0;
+  const size_t total = all.size() * size_t(a.repeat);
+  for (const auto& w : all) {
+    for (int rep = 0; rep < a.repeat; ++rep) {
+      fprintf(stderr, "[%zu/%zu] %s, %d clients, %d requests%s: recording...", ++i, total, w.name.c_str(),
+              w.clients, w.requests, a.repeat > 1 ? (", run " + std::to_string(rep + 1)).c_str() : "");
+      fflush(stderr);
+      auto run = validate::RecordRealWorkload(ro, w, rep);
+      if (!run.ok()) {
+        fprintf(stderr, "\n");
+        PrintError(run.status().message());
+        ok = false;
+        continue;
+      }
+      fprintf(stderr, " %.1f s; analysing...", run->wall_s);
+      nlohmann::json jw = {{"workload", w.name}, {"server", validate::ServerName(w.server)},
+                           {"keep_alive", w.keep_alive}, {"clients", w.clients}, {"requests", w.requests},
+                           {"repeat", rep}, {"record_wall_s", run->wall_s}};
+      std::vector<validate::SchemaResult> results;
+      for (const auto& s : schemas) {
+        auto r = validate::AnalyzeRun(*run, s, dirs);
+        if (!r.ok()) {
+          fprintf(stderr, "\n");
+          PrintError(s + ": " + r.status().message());
+          ok = false;
+          continue;
+        }
+        jw["schemas"].push_back(ToJson(*r));
+        results.push_back(std::move(*r));
+      }
+      fprintf(stderr, " done\n");
+      out.push_back(jw);
+      rows.push_back({*run, std::move(results)});
+      if (a.keep_traces) {
+        fprintf(stderr, "jackdaw: kept %s and %s\n", run->trace.c_str(), run->truth.c_str());
+      } else {
+        std::filesystem::remove(run->trace, ec);
+        std::filesystem::remove(run->truth, ec);
+      }
+    }
+  }
+  validate::PrintRealTable(rows, stdout);
+  if (a.repeat > 1) {
+    // Stability: the same workload recorded again should give the same
+    // number of clusters (within one).
+    printf("\nclusters per repeated run (same workload, recorded again):\n");
+    std::map<std::string, std::string> per;
+    for (const auto& [run, results] : rows)
+      for (const auto& r : results)
+        per[run.workload.name + " " + r.schema] += std::to_string(r.clusters.size()) + " ";
+    for (const auto& [k, v] : per) printf("  %-34s %s\n", k.c_str(), v.c_str());
+  }
+  if (!a.results.empty()) {
+    nlohmann::json doc = {{"date", Today()}, {"machine", Machine()}, {"real", true}, {"repeat", a.repeat},
+                          {"only", a.only}, {"runs", out}};
+    std::ofstream f(a.results);
+    f << doc.dump(2) << "\n";
+    if (!f) return PrintError("cannot write " + a.results), 1;
+    fprintf(stderr, "jackdaw: results written to %s\n", a.results.c_str());
+  }
+  return ok ? 0 : 1;
+}
+
 int Run(const ReproduceArgs& a) {
+  if (a.real) {
+    if (a.quick) return PrintError("--quick and --real cannot be combined (shorten --real with -n)"), 2;
+    return RunReal(a);
+  }
+  if (a.repeat != 1) return PrintError("--repeat applies to --real only"), 2;
   const std::string self = SelfPath();
   validate::RunOptions ro;
   ro.bin_dir = self.substr(0, self.rfind('/'));
@@ -148,12 +267,26 @@ Runner RegisterReproduce(CLI::App& app) {
       "A/B/E/F; 1 and 5 clients), analyse with both schemas and compare with ground truth.\n"
       "  sudo jackdaw reproduce --quick                      # mixed A/B/E/F only, about a minute\n"
       "  sudo jackdaw reproduce --only E,A/E/F:5 --keep-traces --work-dir /var/tmp/jdw\n"
-      "  sudo jackdaw reproduce --results tests/results/magpie.json");
+      "  sudo jackdaw reproduce --results tests/results/magpie.json\n"
+      "  sudo jackdaw reproduce --real --repeat 5 --results tests/results/real.json   Debian's servers");
   sub->add_flag("--quick", args->quick, "only the mixed A/B/E/F workload with 5 clients");
-  sub->add_option("-n,--requests", args->requests, "requests per workload")->capture_default_str()->check(CLI::PositiveNumber);
+  CLI::Option* n = sub->add_option("-n,--requests", args->requests, "requests per workload (--real: 300)")
+                       ->capture_default_str()
+                       ->check(CLI::PositiveNumber);
   sub->add_option("--work-dir", args->work_dir, "where traces and ground truth go (disk-backed)")->capture_default_str();
   sub->add_option("--results", args->results, "also write all figures as JSON here");
-  sub->add_option("--schemas", args->schemas, "schemas to compare")->delimiter(',')->capture_default_str();
+  CLI::Option* schemas = sub->add_option("--schemas", args->schemas, "schemas to compare (--real: tcp-threadpool)")
+                             ->delimiter(',')
+                             ->capture_default_str();
+  sub->add_flag("--real", args->real,
+                "the real-server suite instead: Debian's nginx (connection per request, keep-alive),\n"
+                "memcached (persistent connections, 4 worker threads) and apache2 with mpm_prefork\n"
+                "(connection per request, keep-alive), each on loopback with a private configuration\n"
+                "in --work-dir, driven by jackdaw's own clients (5 KB, 12 KB, 256 KB files and a 404;\n"
+                "gets of 100 B and 100 KB values, sets of 50 KB), recorded with record --pid.\n"
+                "--only takes: nginx-close, nginx-keepalive, memcached, apache-close, apache-keepalive");
+  sub->add_option("--repeat", args->repeat, "--real: record each workload this many times (clustering stability)")
+      ->check(CLI::Range(1, 100));
   sub->add_option("--only", args->only,
                   "run only these workloads, comma-separated: a name (A, C/D, A/B/E/F: both client\n"
                   "counts) or NAME:CLIENTS (A/E/F:5); an unknown name is an error")
@@ -162,7 +295,11 @@ Runner RegisterReproduce(CLI::App& app) {
                 "keep each run's trace (NAME_cN.jdw) and ground truth (NAME_cN.truth.jsonl) in\n"
                 "--work-dir, for `jackdaw analyze` (otherwise both are deleted after analysis)");
   sub->add_flag("-v,--verbose", args->verbose, "show the server's and recorder's output");
-  return [args] { return Run(*args); };
+  return [args, n, schemas] {
+    args->requests_given = n->count() > 0;
+    args->schemas_given = schemas->count() > 0;
+    return Run(*args);
+  };
 }
 
 }  // namespace jackdaw::cli

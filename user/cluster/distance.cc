@@ -15,6 +15,9 @@ inline float SubstitutionCost(const NormToken& a, const NormToken& b, float symb
   return (a.symbol != b.symbol ? symbol_cost : 0.0f) + std::sqrt(dx * dx + dy * dy + dz * dz);
 }
 
+float SumIndel(const NormString& s);
+float EditDistance(const NormString& a, const NormString& b, float cutoff);
+
 float SumIndel(const NormString& s) {
   float sum = 0;
   for (const NormToken& t : s.tokens) sum += t.indel;
@@ -67,7 +70,22 @@ NormString Normalize(const canonical::SerializedRequest& request, const Normaliz
   }
   for (int d = 0; d < kNumResources; ++d) s.total[d] = static_cast<float>(total[d]);
   s.symbol_cost = static_cast<float>(norm.symbol_cost);
+  // Raw totals on a log scale with fixed granularities, so the term does
+  // not depend on the mix of requests (distance.h).
+  const double granularity[kNumResources] = {kMinCpuScaleNs, kMinDiskScaleBytes, kMinNetScaleBytes};
+  for (int d = 0; d < kNumResources; ++d)
+    s.log_total[d] = static_cast<float>(norm.totals_weight *
+                                        std::log1p(total[d] * norm.scale(d) / granularity[d]));
   return s;
+}
+
+float TotalsDistance(const NormString& a, const NormString& b) {
+  float sum = 0;
+  for (int d = 0; d < kNumResources; ++d) {
+    const float x = a.log_total[d] - b.log_total[d];
+    sum += x * x;
+  }
+  return std::sqrt(sum);
 }
 
 float LowerBound(const NormString& a, const NormString& b) {
@@ -77,10 +95,18 @@ float LowerBound(const NormString& a, const NormString& b) {
   float dy = a.total[1] - b.total[1];
   float dz = a.total[2] - b.total[2];
   // Shaved so float rounding can never push the bound above the distance.
-  return (len + std::sqrt(dx * dx + dy * dy + dz * dz)) * 0.9999f;
+  return (len + std::sqrt(dx * dx + dy * dy + dz * dz) + TotalsDistance(a, b)) * 0.9999f;
 }
 
 float Distance(const NormString& a, const NormString& b, float cutoff) {
+  const float t = TotalsDistance(a, b);
+  if (t > cutoff) return t;
+  return t + EditDistance(a, b, cutoff - t);
+}
+
+namespace {
+
+float EditDistance(const NormString& a, const NormString& b, float cutoff) {
   const size_t n = a.tokens.size(), m = b.tokens.size();
   if (n == 0) return SumIndel(b);
   if (m == 0) return SumIndel(a);
@@ -144,6 +170,8 @@ float Distance(const NormString& a, const NormString& b, float cutoff) {
   }
   return prev[m];
 }
+
+}  // namespace
 
 std::vector<AlignmentStep> Align(const NormString& a, const NormString& b) {
   const size_t n = a.tokens.size(), m = b.tokens.size();

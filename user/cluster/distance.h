@@ -17,9 +17,26 @@
 // (it never contributes). w, the symbol cost, is kDefaultSymbolCost. See
 // README.md for the rationale.
 //
+// Plus a term on each request's total demand, on a log scale:
+//
+//   + v || L(a) - L(b) ||_2,   L(s)_d = ln(1 + T(s)_d / g_d)
+//
+// with T the request's total of resource d and g_d its granularity
+// (kMin*Scale below). The per-token part above is linear in one unit per
+// resource, set by the mix of requests: where one kind is much larger than
+// the others (a 256 KB response beside 5 KB and 12 KB ones) the unit follows
+// it, and the small kinds' difference (7 KB) becomes a few percent of a unit,
+// below any sensible threshold. The log term measures totals by ratio: 5 KB
+// against 12 KB (with 300 B of request) costs ln(9.2/4.5) ~ 0.7 v, 12 KB
+// against 256 KB ~ 2.9 v, both far above noise whatever else is in the
+// trace; it is independent of
+// the mix (fixed g), so a workload recorded again is measured alike; and it
+// does not care how a demand is split into tokens (a response sent in 3 or 4
+// chunks). v is kDefaultTotalsWeight.
+//
 // The distance is a metric (each operation cost is a metric on tokens with
 // the empty token as the origin). Two cheap facts make clustering fast:
-//  * LowerBound(a, b) = w | |a| - |b| | + ||R(a) - R(b)||_2 with R the total
+//  * LowerBound(a, b) = w | |a| - |b| | + ||R(a) - R(b)||_2 + the log term, with R the total
 //    normalised demand: every unmatched token costs >= w and, by the
 //    triangle inequality, the per-operation resource terms sum to at least
 //    the norm of the total difference.
@@ -51,6 +68,9 @@ inline constexpr int kNumResources = 3;  // cpu, disk, net
 // handful of structural differences still separate requests.
 inline constexpr double kDefaultSymbolCost = 0.1;
 inline constexpr const char* kResourceNames[kNumResources] = {"cpu", "disk", "net"};
+// The weight of the log-scale term on total demands: a doubling of one
+// resource's total costs ln 2 ~ 0.7 of it, seven plain edits.
+inline constexpr double kDefaultTotalsWeight = 1.0;
 
 // Divisors applied per resource dimension before distances are computed.
 struct Normalization {
@@ -60,6 +80,8 @@ struct Normalization {
   // Cost of a symbol mismatch, and the fixed part of an insertion or
   // deletion, in the same units as one scale of a resource.
   double symbol_cost = kDefaultSymbolCost;
+  // Weight of the log-scale term on request totals (0: off).
+  double totals_weight = kDefaultTotalsWeight;
 
   double scale(int r) const { return r == 0 ? cpu_ns : r == 1 ? disk_bytes : net_bytes; }
 };
@@ -88,7 +110,12 @@ struct NormString {
   std::vector<NormToken> tokens;
   float total[kNumResources] = {0, 0, 0};  // sum of r over tokens
   float symbol_cost = kDefaultSymbolCost;  // Normalization::symbol_cost
+  // totals_weight * ln(1 + raw total / granularity), per resource.
+  float log_total[kNumResources] = {0, 0, 0};
 };
+
+// The log-scale term on totals alone (a lower bound of Distance()).
+float TotalsDistance(const NormString& a, const NormString& b);
 
 NormString Normalize(const canonical::SerializedRequest& request, const Normalization& norm);
 
@@ -114,7 +141,7 @@ struct AlignmentStep {
 };
 
 // Full dynamic programme with traceback; O(|a| |b|) memory. The step costs
-// sum to Distance(a, b).
+// plus TotalsDistance(a, b) sum to Distance(a, b).
 std::vector<AlignmentStep> Align(const NormString& a, const NormString& b);
 
 }  // namespace jackdaw::cluster

@@ -23,8 +23,9 @@ Token T(uint32_t sym, uint64_t cpu_ns = 0, uint64_t disk = 0, uint64_t net = 0) 
   return Token{sym, Demand{cpu_ns, disk, net}};
 }
 
-// Symbol cost 1 keeps the arithmetic in these tests obvious.
-const Normalization kMs{1e6, 4096, 4096, 1.0};
+// Symbol cost 1 keeps the arithmetic in these tests obvious; the log term
+// on totals is off here and tested on its own below.
+const Normalization kMs{1e6, 4096, 4096, 1.0, 0.0};
 
 NormString N(std::vector<Token> tokens, const Normalization& n = kMs) {
   return Normalize(Req(std::move(tokens)), n);
@@ -37,6 +38,36 @@ NormString Random(std::mt19937_64& rng) {
   for (int i = 0; i < n; ++i)
     t.push_back(T(sym(rng), cpu(rng), bytes(rng) * 4096u, bytes(rng) == 3 ? 1500u : 0u));
   return N(std::move(t));
+}
+
+// Responses of 5 KB, 12 KB and 256 KB (plus a 300 B request) with the
+// scales a mix of them derives: the linear part alone puts 5 KB and 12 KB a
+// few hundredths of a unit apart; with the log term on totals the two are as
+// clearly apart as a doubling, and 256 KB further still.
+TEST(DistanceTest, TotalsOnALogScaleSeparateSmallKindsBesideALargeOne) {
+  std::vector<SerializedRequest> mix;
+  for (uint64_t kb : {5, 12, 256}) mix.push_back(Req({T(0, 50'000, 0, 300), T(1, 30'000, 0, kb * 1024)}));
+  Normalization norm = DeriveNormalization(mix);
+  Normalization linear = norm;
+  linear.totals_weight = 0;
+  auto d = [&](size_t i, size_t j, const Normalization& n) {
+    return Distance(Normalize(mix[i], n), Normalize(mix[j], n));
+  };
+  EXPECT_LT(d(0, 1, linear), 0.1f) << "the linear unit follows the 256 KB kind";
+  EXPECT_GT(d(0, 1, norm), 0.6f);
+  EXPECT_GT(d(1, 2, norm), 2.5f);
+  EXPECT_NEAR(TotalsDistance(Normalize(mix[0], norm), Normalize(mix[1], norm)),
+              std::log((1 + 12.0 * 1024 / 1500 + 0.2) / (1 + 5.0 * 1024 / 1500 + 0.2)), 0.02);
+  // Splitting a response into more tokens leaves the log term unchanged.
+  SerializedRequest split = Req({T(0, 50'000, 0, 300), T(1, 15'000, 0, 6 * 1024), T(1, 15'000, 0, 6 * 1024)});
+  EXPECT_NEAR(TotalsDistance(Normalize(split, norm), Normalize(mix[1], norm)), 0.0f, 1e-5);
+  // The log term is a lower bound of the distance.
+  for (size_t i = 0; i < 3; ++i)
+    for (size_t j = 0; j < 3; ++j) {
+      NormString a = Normalize(mix[i], norm), b = Normalize(mix[j], norm);
+      EXPECT_LE(TotalsDistance(a, b), Distance(a, b) + 1e-5f);
+      EXPECT_LE(LowerBound(a, b), Distance(a, b) + 1e-4f);
+    }
 }
 
 TEST(DistanceTest, IdenticalStringsAreAtZero) {
@@ -103,7 +134,7 @@ TEST(DistanceTest, MetricPropertiesAndBoundsOnRandomStrings) {
       else
         EXPECT_GT(d, cutoff);
     }
-    float sum = 0;
+    float sum = TotalsDistance(a, b);
     for (const AlignmentStep& s : Align(a, b)) sum += s.cost;
     EXPECT_NEAR(sum, ab, 1e-3 * (1 + ab));
   }

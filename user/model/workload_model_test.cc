@@ -138,7 +138,8 @@ TEST(WorkloadModelTest, ModelErrorComputedExactly) {
       OneEvent(5, "read", 0, 8192),
   };
   ModelOptions o;
-  o.normalization = cluster::Normalization{10'000'000, 4096, 1000};  // symbol cost 0.1
+  // Symbol cost 0.1; the log term on totals off: this checks the per-token arithmetic.
+  o.normalization = cluster::Normalization{10'000'000, 4096, 1000, cluster::kDefaultSymbolCost, 0.0};
   // Within X at most 0.5 apart, Y 1.0; X to Y at least 0.1 + sqrt(2).
   o.cluster.threshold = 1.2;
   StatusOr<WorkloadModel> m = BuildModel(reqs, o);
@@ -217,7 +218,7 @@ TEST(WorkloadModelTest, MembersBeyondThresholdAreAnomalies) {
   for (uint64_t i = 0; i < 3; ++i) reqs.push_back(OneEvent(10 + i, "x", 1'000'000, 0));
   for (uint64_t i = 0; i < 3; ++i) reqs.push_back(OneEvent(20 + i, "x", 0, 4096));
   ModelOptions o;
-  o.normalization = cluster::Normalization{1'000'000, 4096, 4096};
+  o.normalization = cluster::Normalization{1'000'000, 4096, 4096, cluster::kDefaultSymbolCost, 0.0};
   o.cluster.threshold = 1.0;
   StatusOr<WorkloadModel> m = BuildModel(reqs, o);
   ASSERT_TRUE(m.ok());

@@ -236,17 +236,39 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
     }
     return best;
   };
+  // Shared connections: every entry on the port the request overlaps by
+  // more than half of the shorter interval, else the best positive overlap.
+  auto shared_hits = [&](uint16_t port, const model::Request& r, std::set<size_t>* hits) {
+    int64_t best = -1, best_overlap = 0;
+    bool any = false;
+    auto [lo, hi] = by_port.equal_range(port);
+    for (auto it = lo; it != hi; ++it) {
+      const TruthEntry& t = truth[it->second];
+      const int64_t overlap = int64_t(std::min(t.recv_mono_ns, r.end_ns)) - int64_t(std::max(t.send_mono_ns, r.start_ns));
+      if (overlap <= 0) continue;
+      const int64_t shorter = std::min(int64_t(t.recv_mono_ns - t.send_mono_ns), int64_t(r.end_ns - r.start_ns));
+      if (2 * overlap > shorter) hits->insert(it->second), any = true;
+      if (overlap > best_overlap) best_overlap = overlap, best = int64_t(it->second);
+    }
+    if (!any && best >= 0) hits->insert(size_t(best));
+  };
   std::vector<int> truth_hits(truth.size(), 0);
+  std::vector<int> truth_single(truth.size(), 0);  // hits by requests matching only it
   std::unordered_map<uint64_t, std::string> labels;  // request id -> type
   double charged_matched = 0, server_matched = 0;
   for (const auto& r : reqs) {
     std::set<size_t> hits;
     for (const auto& c : r.connections) {
       for (uint16_t p : {PortOf(c.remote), PortOf(c.local)}) {
+        if (run.shared_connections) {
+          shared_hits(p, r, &hits);
+          continue;
+        }
         const int64_t h = best_for_port(p, r);
         if (h >= 0) hits.insert(size_t(h));
       }
     }
+    if (hits.size() == 1) ++truth_single[*hits.begin()];
     if (hits.empty()) {
       ++res.unmatched;
       continue;
@@ -261,9 +283,11 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
       server_matched += double(t.server_cpu_ns);
     }
   }
-  for (int h : truth_hits) {
+  for (size_t i = 0; i < truth.size(); ++i) {
+    const int h = truth_hits[i];
     if (h == 0) ++res.missing;
     if (h > 1) ++res.split;
+    if (h == 1 && truth_single[i] == 1) ++res.exact;
   }
   res.accounted_vs_server = server_matched > 0 ? charged_matched / server_matched : 0;
 

@@ -61,6 +61,13 @@ struct RecordedRun {
   std::string trace;
   std::string truth;
   double wall_s = 0;
+  // Connections carry several requests (keep-alive, persistent clients):
+  // a request then matches the truth entries on its connection's port whose
+  // send..receive interval it overlaps substantially (more than half of the
+  // shorter of the two) — several of them is a merge — or, failing that,
+  // the one it overlaps most; a request overlapping none is extra. Otherwise
+  // (a connection per request) the entry it overlaps most, as before.
+  bool shared_connections = false;
 };
 
 StatusOr<RecordedRun> RecordWorkload(const RunOptions& opts, const Workload& w);
@@ -84,6 +91,8 @@ struct ClusterRow {
 struct SchemaResult {
   std::string schema;
   uint64_t sent = 0, extracted = 0, matched = 0, merged = 0, split = 0, missing = 0, unmatched = 0;
+  // Truth entries matched by exactly one request that matches nothing else.
+  uint64_t exact = 0;
   double accounted_cpu = 0;       // fraction
   double accounted_vs_server = 0; // charged CPU of matched requests / server's own spin CPU
   std::vector<ClusterRow> clusters;

@@ -1,0 +1,157 @@
+#include "join/message_tracker.h"
+
+#include <algorithm>
+
+namespace jackdaw::join {
+
+void MessageTracker::OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payload, bool push) {
+  if (payload == 0) return;
+  Conn& c = Get(conn);
+  c.received += payload;
+  c.unread.push_back(Packet{c.received, ts, push});
+}
+
+void MessageTracker::OnOutboundPacket(uint64_t, uint64_t, uint32_t) {
+  // Outbound bytes are counted where the server writes them: the write
+  // decides the message boundary, its packets only follow it.
+}
+
+MessageAssignment MessageTracker::OnAccept(uint64_t conn, uint64_t) {
+  Get(conn);
+  return MessageAssignment{};
+}
+
+MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint64_t exit_ts, int64_t ret) {
+  Conn& c = Get(conn);
+  MessageAssignment a;
+  if (ret <= 0) {
+    // End-of-file or no data: the connection's. Time blocked in it was idle.
+    a.idle_ns = exit_ts > enter_ts ? exit_ts - enter_ts : 0;
+    stats_.idle_ns += a.idle_ns;
+    ++(ret == 0 ? stats_.eof_reads : stats_.empty_reads);
+    return a;
+  }
+  const uint64_t first = c.consumed;  // stream offset of the first byte returned
+  const uint64_t last = c.consumed + uint64_t(ret);
+  c.consumed = last;
+  // Arrival of the first byte: the packet that carried it, when packets
+  // were seen for it (and seen before the read returned).
+  uint64_t arrival = exit_ts;
+  bool from_packet = false;
+  while (!c.unread.empty() && c.unread.front().end_offset <= first) c.unread.pop_front();
+  if (!c.unread.empty() && c.unread.front().ts <= exit_ts) {
+    arrival = c.unread.front().ts;
+    from_packet = true;
+  }
+  // Client pushes that end strictly inside the bytes returned: the read
+  // holds more than one client write.
+  bool several_pushes = false;
+  while (!c.unread.empty() && c.unread.front().end_offset <= last) {
+    if (c.unread.front().push && c.unread.front().end_offset < last) several_pushes = true;
+    c.unread.pop_front();
+  }
+  if (c.received < c.consumed) c.received = c.consumed;  // packets not captured
+  if (c.last_out) {
+    // A new inbound message: the previous exchange (if any) is complete.
+    if (c.has_exchange) FinishExchange(c);
+    c.has_exchange = true;
+    c.cur = Exchange{};
+    c.cur.conn = conn;
+    c.cur.index = c.next_index++;
+    c.cur.start_ns = arrival;
+    c.cur.from_packet = from_packet;
+    c.last_out = false;
+    a.starts_exchange = true;
+    // The read waited for the message: idle until it arrived.
+    if (arrival > enter_ts) {
+      a.idle_ns = arrival - enter_ts;
+      stats_.idle_ns += a.idle_ns;
+    }
+  }
+  c.cur.in_bytes += uint64_t(ret);
+  ++c.cur.reads;
+  c.cur.pipelined |= several_pushes;
+  a.exchange = c.cur.index;
+  return a;
+}
+
+MessageAssignment MessageTracker::OnWrite(uint64_t conn, uint64_t ts, int64_t ret) {
+  Conn& c = Get(conn);
+  MessageAssignment a;
+  if (ret <= 0) return a;  // nothing moved: no message
+  if (!c.has_exchange) {
+    // Before any inbound message: the server speaks first (a greeting).
+    if (!c.greeting) c.greeting_ts = ts;
+    c.greeting = true;
+    c.last_out = true;
+    return a;
+  }
+  if (c.cur.out_bytes == 0) c.cur.first_out_ns = ts;
+  c.cur.last_out_ns = ts;
+  c.cur.out_bytes += uint64_t(ret);
+  ++c.cur.writes;
+  c.last_out = true;
+  a.exchange = c.cur.index;
+  return a;
+}
+
+MessageAssignment MessageTracker::OnClose(uint64_t conn, uint64_t) {
+  auto it = conns_.find(conn);
+  if (it != conns_.end()) {
+    Close(conn, it->second);
+    conns_.erase(it);
+  }
+  return MessageAssignment{};
+}
+
+void MessageTracker::FinishExchange(Conn& c) {
+  Exchange& e = c.cur;
+  if (e.out_bytes == 0) {
+    e.kind = Exchange::Kind::kOneWay;
+    ++stats_.one_way;
+  } else {
+    e.kind = Exchange::Kind::kRequest;
+    ++stats_.requests;
+    if (e.pipelined) ++stats_.pipelined;
+  }
+  finished_.push_back(e);
+  c.has_exchange = false;
+}
+
+// A greeting is reported as the connection's, once, when it ends.
+void MessageTracker::EmitGreeting(uint64_t conn, Conn& c) {
+  if (!c.greeting) return;
+  Exchange g;
+  g.conn = conn;
+  g.index = kConnectionOwned;
+  g.kind = Exchange::Kind::kServerFirst;
+  g.first_out_ns = g.last_out_ns = c.greeting_ts;
+  finished_.push_back(g);
+  ++stats_.server_first;
+  c.greeting = false;
+}
+
+void MessageTracker::Close(uint64_t conn, Conn& c) {
+  EmitGreeting(conn, c);
+  if (c.has_exchange) FinishExchange(c);
+  stats_.packets_unread += c.unread.size();
+  ++stats_.connections_closed;
+}
+
+void MessageTracker::Finish() {
+  for (auto& [id, c] : conns_) {
+    EmitGreeting(id, c);
+    // An exchange still open at the end of the trace: a request if it was
+    // answered; an unanswered one may still be in service, not a goodbye,
+    // but nothing more will be learnt about it.
+    if (c.has_exchange) FinishExchange(c);
+  }
+}
+
+std::vector<Exchange> MessageTracker::TakeFinished() {
+  std::vector<Exchange> out;
+  out.swap(finished_);
+  return out;
+}
+
+}  // namespace jackdaw::join

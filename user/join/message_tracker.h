@@ -1,0 +1,132 @@
+// SysProf's messages on a connection (SysProf, "Messages and Interactions"),
+// as one tracker the join consults for every socket event.
+//
+// The rule. On a connection, a message is a run of bytes in one direction.
+// A request (an "exchange") begins when the first bytes of an inbound
+// message arrive after the connection's last outbound bytes: at the packet
+// that carried them when packets are captured, otherwise at the read that
+// returns them. Everything from there — the rest of the inbound message,
+// the server's work, the outbound message — belongs to that exchange, until
+// the next inbound message begins or the connection ends. An exchange with
+// bytes in both directions is a request; one without (a client's last
+// one-way message, e.g. a protocol's goodbye) belongs to the connection.
+// The connection also owns its set-up (accept, and anything the server
+// sends before the first inbound message: a greeting), reads that return
+// end-of-file or no data (EAGAIN in an event loop), and the close. A read
+// that waits for data is the connection's idle time up to the moment the
+// data arrived (the packet, or the read's return without packets).
+//
+// Pipelining. Inbound bytes are counted per connection (stream offsets), so
+// a read that returns bytes of a message that arrived earlier — while the
+// previous request was still being served — starts its exchange at that
+// message's arrival: requests that follow each other on the wire are split
+// whenever the server reads them with a write in between. A read that
+// returns bytes of several client pushes at once (TCP PSH boundaries inside
+// the range it returned) may hold several requests the bytes cannot
+// separate: that exchange is flagged `pipelined` and counted, never split
+// by guess.
+//
+// Invariants: exchanges of a connection are numbered from 0 in arrival
+// order; an event is assigned to at most one exchange, or to the
+// connection; an exchange is final (TakeFinished) once the next inbound
+// message starts or the connection closes, or at Finish(). The tracker
+// keeps per-connection state only while the connection is open, plus the
+// inbound packets not yet read (bounded by the socket's receive queue).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+namespace jackdaw::join {
+
+// An exchange index for events that belong to the connection itself.
+inline constexpr uint32_t kConnectionOwned = UINT32_MAX;
+
+struct MessageAssignment {
+  uint32_t exchange = kConnectionOwned;  // per-connection index, or the connection
+  bool starts_exchange = false;          // this event begins a new inbound message
+  uint64_t idle_ns = 0;                  // part of a read that waited: connection time
+};
+
+struct Exchange {
+  enum class Kind : uint8_t {
+    kRequest,     // bytes in both directions
+    kOneWay,      // inbound only, then the connection ended: the connection's
+    kServerFirst  // outbound before any inbound (a greeting): the connection's
+  };
+  uint64_t conn = 0;
+  uint32_t index = 0;
+  Kind kind = Kind::kRequest;
+  uint64_t start_ns = 0;        // first inbound bytes (packet, else read)
+  uint64_t first_out_ns = 0, last_out_ns = 0;
+  uint64_t in_bytes = 0, out_bytes = 0;
+  uint32_t reads = 0, writes = 0;
+  bool from_packet = false;     // start_ns is a packet's arrival
+  bool pipelined = false;       // a read held several client pushes
+};
+
+struct MessageStats {
+  uint64_t requests = 0;
+  uint64_t one_way = 0;           // a connection's last message, no answer
+  uint64_t server_first = 0;      // greetings before any inbound message
+  uint64_t pipelined = 0;         // exchanges flagged pipelined
+  uint64_t eof_reads = 0;
+  uint64_t empty_reads = 0;       // EAGAIN and other reads with no data
+  uint64_t idle_ns = 0;           // read time spent waiting for data
+  uint64_t connections_closed = 0;
+  uint64_t packets_unread = 0;    // inbound packets dropped at close, never read
+};
+
+class MessageTracker {
+ public:
+  // Packets (net group): TCP payload bytes only; pure ACKs are ignored.
+  // `push`: the segment ended a client write (TCP PSH).
+  void OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payload, bool push);
+  void OnOutboundPacket(uint64_t conn, uint64_t ts, uint32_t payload);
+
+  MessageAssignment OnAccept(uint64_t conn, uint64_t ts);
+  // A read on the connection: entered at enter_ts, returned ret at exit_ts
+  // (> 0 bytes, 0 end-of-file, < 0 no data / error).
+  MessageAssignment OnRead(uint64_t conn, uint64_t enter_ts, uint64_t exit_ts, int64_t ret);
+  // A write (send, sendfile...) that moved `ret` bytes (<= 0: nothing).
+  MessageAssignment OnWrite(uint64_t conn, uint64_t ts, int64_t ret);
+  MessageAssignment OnClose(uint64_t conn, uint64_t ts);
+
+  // Ends every open exchange (end of the trace).
+  void Finish();
+  std::vector<Exchange> TakeFinished();
+  const MessageStats& stats() const { return stats_; }
+  size_t open_connections() const { return conns_.size(); }
+
+ private:
+  struct Packet {
+    uint64_t end_offset;  // inbound stream offset just past its payload
+    uint64_t ts;
+    bool push;
+  };
+  struct Conn {
+    std::deque<Packet> unread;  // inbound packets not fully read yet
+    uint64_t received = 0;      // inbound payload bytes seen as packets
+    uint64_t consumed = 0;      // inbound bytes returned by reads
+    bool last_out = true;       // last bytes moved were outbound (or none yet)
+    bool has_exchange = false;
+    Exchange cur;
+    uint32_t next_index = 0;
+    bool greeting = false;      // outbound bytes before any inbound message
+    uint64_t greeting_ts = 0;
+  };
+
+  Conn& Get(uint64_t conn) { return conns_[conn]; }
+  void Close(uint64_t conn, Conn& c);
+  void FinishExchange(Conn& c);
+  void EmitGreeting(uint64_t conn, Conn& c);
+
+  std::unordered_map<uint64_t, Conn> conns_;
+  std::vector<Exchange> finished_;
+  MessageStats stats_;
+};
+
+}  // namespace jackdaw::join

@@ -1,0 +1,265 @@
+// The message rule on synthetic event sequences of the server shapes the
+// real-server suite covers: keep-alive, pipelining, an event loop with many
+// connections, pre-forked workers, server-first protocols, goodbyes.
+#include "join/message_tracker.h"
+
+#include <gtest/gtest.h>
+
+namespace jackdaw::join {
+namespace {
+
+using Kind = Exchange::Kind;
+
+std::vector<Exchange> OfKind(const std::vector<Exchange>& all, Kind k) {
+  std::vector<Exchange> out;
+  for (const auto& e : all)
+    if (e.kind == k) out.push_back(e);
+  return out;
+}
+
+// Keep-alive without packets: each read that returns bytes after a write
+// starts a request at the read's return; the wait before it is idle time.
+TEST(MessageTracker, KeepAliveWithoutPacketsStartsAtTheRead) {
+  MessageTracker t;
+  EXPECT_EQ(t.OnAccept(1, 100).exchange, kConnectionOwned);
+  auto r1 = t.OnRead(1, 110, 200, 80);  // waited 90 for the first request
+  EXPECT_TRUE(r1.starts_exchange);
+  EXPECT_EQ(r1.exchange, 0u);
+  EXPECT_EQ(r1.idle_ns, 90u);
+  EXPECT_EQ(t.OnWrite(1, 250, 5120).exchange, 0u);
+  EXPECT_TRUE(t.TakeFinished().empty()) << "open until the next message";
+  auto r2 = t.OnRead(1, 260, 1260, 80);  // client thought for 1000
+  EXPECT_TRUE(r2.starts_exchange);
+  EXPECT_EQ(r2.exchange, 1u);
+  EXPECT_EQ(r2.idle_ns, 1000u);
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].kind, Kind::kRequest);
+  EXPECT_EQ(done[0].start_ns, 200u);
+  EXPECT_EQ(done[0].in_bytes, 80u);
+  EXPECT_EQ(done[0].out_bytes, 5120u);
+  EXPECT_FALSE(done[0].from_packet);
+  EXPECT_EQ(t.OnWrite(1, 1300, 12288).exchange, 1u);
+  auto eof = t.OnRead(1, 1310, 5000, 0);
+  EXPECT_EQ(eof.exchange, kConnectionOwned);
+  EXPECT_EQ(eof.idle_ns, 3690u);
+  EXPECT_EQ(t.OnClose(1, 5010).exchange, kConnectionOwned);
+  done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].index, 1u);
+  EXPECT_EQ(done[0].out_bytes, 12288u);
+  EXPECT_EQ(t.stats().requests, 2u);
+  EXPECT_EQ(t.stats().eof_reads, 1u);
+  EXPECT_EQ(t.stats().idle_ns, 90u + 1000u + 3690u);
+  EXPECT_EQ(t.open_connections(), 0u);
+}
+
+// With packets the request starts at the packet that carried its first
+// byte, and the read's wait up to that packet is the connection's.
+TEST(MessageTracker, WithPacketsStartsAtTheArrival) {
+  MessageTracker t;
+  t.OnAccept(7, 0);
+  t.OnInboundPacket(7, 500, 0, false);  // a pure ACK: no message
+  t.OnInboundPacket(7, 1000, 120, true);
+  auto r = t.OnRead(7, 10, 1040, 120);
+  EXPECT_EQ(r.idle_ns, 990u);
+  t.OnWrite(7, 1100, 4000);
+  t.OnOutboundPacket(7, 1101, 4000);
+  t.OnClose(7, 1200);
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].start_ns, 1000u);
+  EXPECT_TRUE(done[0].from_packet);
+  EXPECT_FALSE(done[0].pipelined);
+}
+
+// An upload of many packets read in several reads, answered by several
+// writes: one request (a message is a run of bytes in one direction).
+TEST(MessageTracker, LargeMessagesInManyReadsAndWritesAreOneRequest) {
+  MessageTracker t;
+  t.OnAccept(3, 0);
+  uint64_t ts = 100;
+  for (int i = 0; i < 36; ++i) t.OnInboundPacket(3, ts += 5, 1448, i == 35);  // a 50 KB set, one push
+  uint64_t read = 0;
+  int reads = 0;
+  while (read < 36 * 1448) {
+    const int64_t n = std::min<int64_t>(16384, 36 * 1448 - int64_t(read));
+    auto a = t.OnRead(3, ts, ts + 1, n);
+    EXPECT_EQ(a.starts_exchange, reads == 0);
+    EXPECT_EQ(a.exchange, 0u);
+    read += uint64_t(n);
+    ++reads;
+    ts += 2;
+  }
+  t.OnWrite(3, ts + 10, 4096);
+  t.OnWrite(3, ts + 20, 4096);
+  t.OnClose(3, ts + 30);
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].in_bytes, 36u * 1448u);
+  EXPECT_EQ(done[0].reads, uint32_t(reads));
+  EXPECT_EQ(done[0].writes, 2u);
+  EXPECT_EQ(done[0].start_ns, 105u);
+  EXPECT_FALSE(done[0].pipelined) << "pushes only at the end of the range";
+}
+
+// Two requests on the wire before the server answers the first: read one,
+// write, read the other -> split, the second starting at its own packet
+// (which arrived while the first was being served).
+TEST(MessageTracker, PipelinedRequestsSplitWhenReadApart) {
+  MessageTracker t;
+  t.OnAccept(5, 0);
+  t.OnInboundPacket(5, 100, 60, true);
+  t.OnInboundPacket(5, 110, 70, true);
+  auto a = t.OnRead(5, 105, 120, 60);
+  EXPECT_EQ(a.exchange, 0u);
+  t.OnWrite(5, 150, 1000);
+  auto b = t.OnRead(5, 160, 161, 70);
+  EXPECT_TRUE(b.starts_exchange);
+  EXPECT_EQ(b.exchange, 1u);
+  EXPECT_EQ(b.idle_ns, 0u) << "the data was there before the read";
+  t.OnWrite(5, 170, 2000);
+  t.OnClose(5, 200);
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].start_ns, 100u);
+  EXPECT_EQ(done[1].start_ns, 110u);
+  EXPECT_FALSE(done[0].pipelined);
+  EXPECT_FALSE(done[1].pipelined);
+  EXPECT_EQ(t.stats().pipelined, 0u);
+}
+
+// Both requests returned by one read: the bytes cannot separate them, so
+// the exchange is flagged, not split.
+TEST(MessageTracker, PipelinedRequestsInOneReadAreFlagged) {
+  MessageTracker t;
+  t.OnAccept(5, 0);
+  t.OnInboundPacket(5, 100, 60, true);
+  t.OnInboundPacket(5, 110, 70, true);
+  auto a = t.OnRead(5, 105, 120, 130);
+  EXPECT_EQ(a.exchange, 0u);
+  t.OnWrite(5, 150, 1000);
+  t.OnWrite(5, 160, 2000);
+  t.OnClose(5, 200);
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_TRUE(done[0].pipelined);
+  EXPECT_EQ(t.stats().pipelined, 1u);
+}
+
+// An event loop: one thread, many connections, non-blocking reads that
+// return EAGAIN. Connections never mix; EAGAIN reads are the connection's.
+TEST(MessageTracker, EventLoopKeepsConnectionsApart) {
+  MessageTracker t;
+  constexpr int kConns = 50;
+  uint64_t ts = 0;
+  for (uint64_t c = 1; c <= kConns; ++c) t.OnAccept(c, ts++);
+  for (int round = 0; round < 3; ++round) {
+    for (uint64_t c = 1; c <= kConns; ++c) {
+      auto r = t.OnRead(c, ts, ts + 1, 100 + int64_t(c));
+      ts += 2;
+      EXPECT_TRUE(r.starts_exchange);
+      EXPECT_EQ(r.exchange, uint32_t(round));
+      auto again = t.OnRead(c, ts, ts + 1, -11);  // EAGAIN: drained
+      ts += 2;
+      EXPECT_EQ(again.exchange, kConnectionOwned);
+    }
+    for (uint64_t c = kConns; c >= 1; --c) EXPECT_EQ(t.OnWrite(c, ts++, 1000 * int64_t(c)).exchange, uint32_t(round));
+  }
+  for (uint64_t c = 1; c <= kConns; ++c) t.OnClose(c, ts++);
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), size_t(3 * kConns));
+  for (const auto& e : done) {
+    EXPECT_EQ(e.kind, Kind::kRequest);
+    EXPECT_EQ(e.in_bytes, 100 + e.conn);
+    EXPECT_EQ(e.out_bytes, 1000 * e.conn);
+  }
+  EXPECT_EQ(t.stats().empty_reads, uint64_t(3 * kConns));
+}
+
+// Pre-forked workers, connection per request: a connection that is
+// accepted and closed without a message, and one whose client says only
+// goodbye, yield no request.
+TEST(MessageTracker, ConnectionLifeIsNotARequest) {
+  MessageTracker t;
+  // Worker A: accept, serve one request, the client closes (EOF), close.
+  t.OnAccept(10, 0);
+  t.OnRead(10, 1, 5, 90);
+  t.OnWrite(10, 6, 5120);
+  t.OnRead(10, 7, 9, 0);
+  t.OnClose(10, 10);
+  // Worker B: a health check that connects and closes.
+  t.OnAccept(11, 20);
+  t.OnRead(11, 21, 22, 0);
+  t.OnClose(11, 23);
+  // Worker C: a request, then the client's goodbye ("quit"), unanswered.
+  t.OnAccept(12, 30);
+  t.OnRead(12, 31, 32, 40);
+  t.OnWrite(12, 33, 100);
+  t.OnRead(12, 40, 41, 6);
+  t.OnClose(12, 42);
+  auto done = t.TakeFinished();
+  EXPECT_EQ(OfKind(done, Kind::kRequest).size(), 2u);
+  auto goodbye = OfKind(done, Kind::kOneWay);
+  ASSERT_EQ(goodbye.size(), 1u);
+  EXPECT_EQ(goodbye[0].conn, 12u);
+  EXPECT_EQ(goodbye[0].in_bytes, 6u);
+  EXPECT_EQ(t.stats().requests, 2u);
+  EXPECT_EQ(t.stats().one_way, 1u);
+  EXPECT_EQ(t.stats().eof_reads, 2u);
+}
+
+// A server-first protocol (greeting before the client speaks): the
+// greeting is set-up, the client's first message starts request 0.
+TEST(MessageTracker, GreetingBelongsToTheConnection) {
+  MessageTracker t;
+  t.OnAccept(2, 0);
+  EXPECT_EQ(t.OnWrite(2, 1, 78).exchange, kConnectionOwned);
+  auto r = t.OnRead(2, 2, 10, 30);
+  EXPECT_EQ(r.exchange, 0u);
+  EXPECT_EQ(t.OnWrite(2, 11, 11).exchange, 0u);
+  t.OnClose(2, 20);
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(OfKind(done, Kind::kServerFirst).size(), 1u);
+  EXPECT_EQ(OfKind(done, Kind::kRequest).size(), 1u);
+  EXPECT_EQ(t.stats().server_first, 1u);
+}
+
+// Reads without packets captured for the same bytes (net group off part of
+// the time) fall back to the read; an open exchange at the end is
+// reported by Finish().
+TEST(MessageTracker, MissingPacketsFallBackAndFinishFlushes) {
+  MessageTracker t;
+  t.OnInboundPacket(9, 50, 10, true);
+  t.OnRead(9, 40, 60, 10);
+  t.OnWrite(9, 70, 10);
+  t.OnRead(9, 80, 90, 20);  // no packet for these bytes
+  t.OnWrite(9, 95, 10);
+  t.OnRead(9, 100, 400, 30);  // answered never: still in service at the end
+  t.Finish();
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_EQ(done[0].start_ns, 50u);
+  EXPECT_TRUE(done[0].from_packet);
+  EXPECT_EQ(done[1].start_ns, 90u);
+  EXPECT_FALSE(done[1].from_packet);
+  EXPECT_EQ(done[2].kind, Kind::kOneWay);
+}
+
+// A packet seen only after the read returned (per-CPU streams interleave)
+// cannot be the arrival: the read's return is used.
+TEST(MessageTracker, APacketAfterTheReadIsNotItsArrival) {
+  MessageTracker t;
+  t.OnInboundPacket(4, 500, 10, true);
+  auto r = t.OnRead(4, 100, 200, 10);
+  EXPECT_EQ(r.idle_ns, 100u);
+  t.OnWrite(4, 210, 10);
+  t.OnClose(4, 220);
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].start_ns, 200u);
+}
+
+}  // namespace
+}  // namespace jackdaw::join

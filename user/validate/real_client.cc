@@ -1,0 +1,213 @@
+#include "validate/real_client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace jackdaw::validate {
+namespace {
+
+uint64_t MonoNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+StatusOr<int> Connect(uint16_t port, uint16_t* local_port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ErrStatus("socket: %s", strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    const int e = errno;
+    close(fd);
+    return ErrStatus("connect to 127.0.0.1:%u: %s", port, strerror(e));
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  sockaddr_in l{};
+  socklen_t len = sizeof(l);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&l), &len);
+  *local_port = ntohs(l.sin_port);
+  return fd;
+}
+
+Status SendAll(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ErrStatus("send: %s", n < 0 ? strerror(errno) : "connection closed");
+    off += size_t(n);
+  }
+  return Status::Ok();
+}
+
+// Buffered reads on one connection; what a read returns beyond the current
+// response stays for the next.
+class Conn {
+ public:
+  explicit Conn(int fd) : fd_(fd) {}
+  ~Conn() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int fd() const { return fd_; }
+  // Until `delim` is buffered; returns everything up to and including it.
+  StatusOr<std::string> ReadUntil(const std::string& delim) {
+    size_t pos;
+    while ((pos = buf_.find(delim)) == std::string::npos) RETURN_IF_ERROR(Fill());
+    std::string out = buf_.substr(0, pos + delim.size());
+    buf_.erase(0, pos + delim.size());
+    return out;
+  }
+  Status Skip(size_t n) {
+    while (buf_.size() < n) RETURN_IF_ERROR(Fill());
+    buf_.erase(0, n);
+    return Status::Ok();
+  }
+
+ private:
+  Status Fill() {
+    char tmp[65536];
+    ssize_t n;
+    do n = recv(fd_, tmp, sizeof(tmp), 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return ErrStatus("recv: %s", strerror(errno));
+    if (n == 0) return ErrStatus("the server closed the connection mid-response");
+    buf_.append(tmp, size_t(n));
+    return Status::Ok();
+  }
+  int fd_;
+  std::string buf_;
+};
+
+Status HttpExchange(Conn& c, const RequestKind& k, bool keep_alive) {
+  RETURN_IF_ERROR(SendAll(c.fd(), "GET " + k.target + " HTTP/1.1\r\nHost: localhost\r\nConnection: " +
+                                      (keep_alive ? "keep-alive" : "close") + "\r\n\r\n"));
+  ASSIGN_OR_RETURN(std::string head, c.ReadUntil("\r\n\r\n"));
+  int status = 0;
+  if (sscanf(head.c_str(), "HTTP/1.%*d %d", &status) != 1) return ErrStatus("not an HTTP response");
+  if (status != k.http_status)
+    return ErrStatus("GET %s: status %d, expected %d", k.target.c_str(), status, k.http_status);
+  std::string lower = head;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const auto cl = lower.find("\r\ncontent-length:");
+  if (cl == std::string::npos) return ErrStatus("GET %s: no Content-Length", k.target.c_str());
+  const size_t len = strtoull(head.c_str() + cl + 17, nullptr, 10);
+  if (k.http_status == 200 && len != k.bytes)
+    return ErrStatus("GET %s: %zu bytes, expected %zu", k.target.c_str(), len, k.bytes);
+  return c.Skip(len);
+}
+
+Status MemcacheExchange(Conn& c, const RequestKind& k, const std::string& value) {
+  if (k.op == "set") {
+    RETURN_IF_ERROR(SendAll(c.fd(), "set " + k.target + " 0 0 " + std::to_string(value.size()) + "\r\n" +
+                                        value + "\r\n"));
+    ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
+    if (line != "STORED\r\n") return ErrStatus("set %s: %s", k.target.c_str(), line.c_str());
+    return Status::Ok();
+  }
+  RETURN_IF_ERROR(SendAll(c.fd(), "get " + k.target + "\r\n"));
+  ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
+  size_t len = 0;
+  if (sscanf(line.c_str(), "VALUE %*s %*u %zu", &len) != 1)
+    return ErrStatus("get %s: %s (was it stored?)", k.target.c_str(), line.c_str());
+  if (len != k.bytes) return ErrStatus("get %s: %zu bytes, expected %zu", k.target.c_str(), len, k.bytes);
+  RETURN_IF_ERROR(c.Skip(len + 2));
+  ASSIGN_OR_RETURN(std::string end, c.ReadUntil("\r\n"));
+  if (end != "END\r\n") return ErrStatus("get %s: no END", k.target.c_str());
+  return Status::Ok();
+}
+
+struct Truth {
+  std::string kind;
+  uint16_t port;
+  uint64_t send_ns, recv_ns;
+  uint64_t id;
+};
+
+}  // namespace
+
+Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds) {
+  uint16_t lp;
+  ASSIGN_OR_RETURN(int fd, Connect(port, &lp));
+  Conn c(fd);
+  for (const auto& k : kinds) {
+    if (k.op != "get") continue;
+    RequestKind set = k;
+    set.op = "set";
+    RETURN_IF_ERROR(MemcacheExchange(c, set, std::string(k.bytes, 'v')));
+  }
+  return Status::Ok();
+}
+
+Status RunClients(const ClientOptions& o) {
+  if (o.kinds.empty() || o.clients <= 0 || o.requests <= 0) return ErrStatus("empty client workload");
+  std::vector<size_t> seq(size_t(o.requests));
+  for (size_t i = 0; i < seq.size(); ++i) seq[i] = i % o.kinds.size();
+  std::mt19937 rng(o.seed);
+  std::shuffle(seq.begin(), seq.end(), rng);
+
+  std::vector<std::vector<Truth>> truth(size_t(o.clients));
+  std::vector<Status> status(size_t(o.clients), Status::Ok());
+  std::vector<std::thread> threads;
+  for (int ci = 0; ci < o.clients; ++ci) {
+    threads.emplace_back([&, ci] {
+      auto& out = truth[size_t(ci)];
+      std::unique_ptr<Conn> conn;
+      uint16_t port = 0;
+      for (size_t i = size_t(ci); i < seq.size(); i += size_t(o.clients)) {
+        const RequestKind& k = o.kinds[seq[i]];
+        const std::string value = k.op == "set" ? std::string(k.bytes, char('a' + i % 26)) : std::string();
+        if (!conn) {
+          auto fd = Connect(o.port, &port);
+          if (!fd.ok()) {
+            status[size_t(ci)] = fd.status();
+            return;
+          }
+          conn = std::make_unique<Conn>(*fd);
+        }
+        const uint64_t t0 = MonoNs();
+        Status st = o.protocol == Protocol::kHttp ? HttpExchange(*conn, k, o.keep_alive)
+                                                  : MemcacheExchange(*conn, k, value);
+        const uint64_t t1 = MonoNs();
+        if (!st.ok()) {
+          status[size_t(ci)] = st;
+          return;
+        }
+        out.push_back(Truth{k.name, port, t0, t1, i});
+        if (!o.keep_alive) conn.reset();
+        if (o.think_us) usleep(o.think_us);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& st : status) RETURN_IF_ERROR(st);
+  std::ofstream f(o.truth_path);
+  for (const auto& per : truth) {
+    for (const Truth& t : per) {
+      nlohmann::json j = {{"type", t.kind}, {"local_port", t.port}, {"send_mono_ns", t.send_ns},
+                          {"recv_mono_ns", t.recv_ns}, {"req_id", t.id}};
+      f << j.dump() << "\n";
+    }
+  }
+  if (!f) return ErrStatus("cannot write %s", o.truth_path.c_str());
+  return Status::Ok();
+}
+
+}  // namespace jackdaw::validate

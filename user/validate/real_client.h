@@ -1,0 +1,54 @@
+// The real-server suite's clients: HTTP/1.1 (a connection per request, or
+// keep-alive) and memcached's text protocol (persistent connections). Each
+// client thread records its own ground truth per request — kind, its local
+// port (the server's remote port), CLOCK_MONOTONIC just before the first
+// byte is sent and just after the last byte of the response arrives — in the
+// same JSON-lines form as jackdaw-load, so ReadGroundTruth() and the
+// scoring read both.
+//
+// Request kinds are interleaved deterministically (a seeded shuffle of equal
+// shares), and client i takes every clients-th request, so two runs of one
+// workload send the same sequence. A response that is not what the kind
+// expects (status, length) fails the run: the ground truth would be wrong.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace jackdaw::validate {
+
+enum class Protocol { kHttp, kMemcache };
+
+struct RequestKind {
+  std::string name;        // ground-truth label: "5K", "get-100K"
+  std::string target;      // HTTP path, or memcached key
+  std::string op = "get";  // memcached: get | set
+  size_t bytes = 0;        // expected body / value size (set: bytes sent)
+  int http_status = 200;
+};
+
+struct ClientOptions {
+  Protocol protocol = Protocol::kHttp;
+  uint16_t port = 0;  // on 127.0.0.1
+  std::vector<RequestKind> kinds;
+  int clients = 4;
+  int requests = 300;  // total over all clients
+  bool keep_alive = true;
+  // Pause between a response and the next request on a connection, so
+  // persistent connections have idle time between messages, as real ones do.
+  uint32_t think_us = 500;
+  uint32_t seed = 1;
+  std::string truth_path;
+};
+
+// Runs the clients to completion and writes the ground truth.
+Status RunClients(const ClientOptions& o);
+
+// Stores every `get` kind's value (and nothing else) before recording, so
+// the recorded gets hit. memcached only.
+Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds);
+
+}  // namespace jackdaw::validate

@@ -1,0 +1,216 @@
+// The suite's clients against a minimal loopback server written here: the
+// ground truth they record must say what was sent on which connection.
+#include "validate/real_client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "validate/experiment.h"
+
+namespace jackdaw::validate {
+namespace {
+
+// Answers HTTP GETs (200 with the size from the kinds, 404 for the 404
+// kind) or memcached get/set, one thread per connection.
+class TinyServer {
+ public:
+  TinyServer(Protocol p, std::vector<RequestKind> kinds) : proto_(p), kinds_(std::move(kinds)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    listen(fd_, 64);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] {
+      for (;;) {
+        int c = accept(fd_, nullptr, nullptr);
+        if (c < 0) return;
+        ++connections_;
+        ++active_;
+        std::thread([this, c] {
+          Serve(c);
+          --active_;
+        }).detach();
+      }
+    });
+  }
+  ~TinyServer() {
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    acceptor_.join();
+    while (active_ > 0) usleep(1000);  // clients have closed: their threads end
+  }
+  uint16_t port() const { return port_; }
+  int connections() const { return connections_; }
+
+ private:
+  void Serve(int c) {
+    std::string buf;
+    char tmp[65536];
+    for (;;) {
+      ssize_t n = recv(c, tmp, sizeof(tmp), 0);
+      if (n <= 0) break;
+      buf.append(tmp, size_t(n));
+      while (true) {
+        std::string reply;
+        bool close_after = false;
+        if (proto_ == Protocol::kHttp) {
+          auto end = buf.find("\r\n\r\n");
+          if (end == std::string::npos) break;
+          const std::string req = buf.substr(0, end);
+          buf.erase(0, end + 4);
+          const std::string path = req.substr(4, req.find(' ', 4) - 4);
+          close_after = req.find("Connection: close") != std::string::npos;
+          size_t bytes = 0;
+          int status = 404;
+          for (const auto& k : kinds_)
+            if (k.target == path && k.http_status == 200) bytes = k.bytes, status = 200;
+          reply = "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: " + std::to_string(bytes) +
+                  "\r\n\r\n" + std::string(bytes, 'b');
+        } else {
+          auto eol = buf.find("\r\n");
+          if (eol == std::string::npos) break;
+          const std::string line = buf.substr(0, eol);
+          if (line.rfind("set ", 0) == 0) {
+            size_t len = std::stoul(line.substr(line.rfind(' ') + 1));
+            if (buf.size() < eol + 2 + len + 2) break;
+            buf.erase(0, eol + 2 + len + 2);
+            reply = "STORED\r\n";
+          } else {
+            buf.erase(0, eol + 2);
+            const std::string key = line.substr(4);
+            size_t bytes = 0;
+            for (const auto& k : kinds_)
+              if (k.target == key) bytes = k.bytes;
+            reply = "VALUE " + key + " 0 " + std::to_string(bytes) + "\r\n" + std::string(bytes, 'v') +
+                    "\r\nEND\r\n";
+          }
+        }
+        send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+        if (close_after) {
+          close(c);
+          return;
+        }
+      }
+    }
+    close(c);
+  }
+  Protocol proto_;
+  std::vector<RequestKind> kinds_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<int> connections_{0};
+  std::atomic<int> active_{0};
+  std::thread acceptor_;
+};
+
+std::vector<RequestKind> HttpKinds() {
+  return {{"5K", "/5k.html", "get", 5120, 200}, {"256K", "/256k.html", "get", 262144, 200},
+          {"404", "/missing.html", "get", 0, 404}};
+}
+
+std::string TruthPath(const char* stem) {
+  return (std::filesystem::temp_directory_path() / (std::string(stem) + std::to_string(getpid()))).string();
+}
+
+TEST(RealClient, KeepAliveReusesOneConnectionPerClient) {
+  TinyServer s(Protocol::kHttp, HttpKinds());
+  ClientOptions o;
+  o.port = s.port();
+  o.kinds = HttpKinds();
+  o.clients = 3;
+  o.requests = 30;
+  o.think_us = 0;
+  o.truth_path = TruthPath("jdw_truth_ka");
+  ASSERT_TRUE(RunClients(o).ok());
+  auto truth = ReadGroundTruth(o.truth_path);
+  ASSERT_TRUE(truth.ok());
+  ASSERT_EQ(truth->size(), 30u);
+  std::map<std::string, int> per_kind;
+  std::set<uint16_t> ports;
+  for (const auto& t : *truth) {
+    ++per_kind[t.type];
+    ports.insert(t.client_port);
+    EXPECT_LT(t.send_mono_ns, t.recv_mono_ns);
+  }
+  EXPECT_EQ(per_kind, (std::map<std::string, int>{{"404", 10}, {"256K", 10}, {"5K", 10}}));
+  EXPECT_EQ(ports.size(), 3u);
+  EXPECT_EQ(s.connections(), 3);
+  std::filesystem::remove(o.truth_path);
+}
+
+TEST(RealClient, ConnectionPerRequestUsesANewPortEachTime) {
+  TinyServer s(Protocol::kHttp, HttpKinds());
+  ClientOptions o;
+  o.port = s.port();
+  o.kinds = HttpKinds();
+  o.clients = 2;
+  o.requests = 12;
+  o.keep_alive = false;
+  o.think_us = 0;
+  o.truth_path = TruthPath("jdw_truth_close");
+  ASSERT_TRUE(RunClients(o).ok());
+  auto truth = ReadGroundTruth(o.truth_path);
+  ASSERT_TRUE(truth.ok());
+  ASSERT_EQ(truth->size(), 12u);
+  EXPECT_EQ(s.connections(), 12);
+  std::filesystem::remove(o.truth_path);
+}
+
+TEST(RealClient, MemcacheGetsAndSetsAndTheSameSequenceTwice) {
+  std::vector<RequestKind> kinds = {{"get-small", "small", "get", 100, 0}, {"set-50K", "up", "set", 51200, 0}};
+  TinyServer s(Protocol::kMemcache, kinds);
+  ASSERT_TRUE(PrepareMemcache(s.port(), kinds).ok());
+  ClientOptions o;
+  o.protocol = Protocol::kMemcache;
+  o.port = s.port();
+  o.kinds = kinds;
+  o.clients = 1;
+  o.requests = 10;
+  o.think_us = 0;
+  std::vector<std::string> seqs;
+  for (int i = 0; i < 2; ++i) {
+    o.truth_path = TruthPath("jdw_truth_mc");
+    ASSERT_TRUE(RunClients(o).ok());
+    auto truth = ReadGroundTruth(o.truth_path);
+    ASSERT_TRUE(truth.ok());
+    ASSERT_EQ(truth->size(), 10u);
+    std::string seq;
+    for (const auto& t : *truth) seq += t.type + ",";
+    seqs.push_back(seq);
+    std::filesystem::remove(o.truth_path);
+  }
+  EXPECT_EQ(seqs[0], seqs[1]);
+}
+
+TEST(RealClient, AWrongResponseFailsTheRun) {
+  auto kinds = HttpKinds();
+  TinyServer s(Protocol::kHttp, kinds);
+  kinds[0].bytes = 999;  // the server sends 5120
+  ClientOptions o;
+  o.port = s.port();
+  o.kinds = kinds;
+  o.clients = 1;
+  o.requests = 3;
+  o.truth_path = TruthPath("jdw_truth_bad");
+  Status st = RunClients(o);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("expected 999"), std::string::npos) << st.message();
+  std::filesystem::remove(o.truth_path);
+}
+
+}  // namespace
+}  // namespace jackdaw::validate

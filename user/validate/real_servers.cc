@@ -1,0 +1,284 @@
+#include "validate/real_servers.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace jackdaw::validate {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Static files: Magpie's C (12 KB) and D (5 KB) and a large one.
+struct StaticFile {
+  const char* kind;
+  const char* name;
+  size_t bytes;
+};
+// Kind names start with a letter: cluster make-ups print as "25small12K".
+constexpr StaticFile kFiles[] = {{"tiny5K", "5k.html", 5 * 1024}, {"small12K", "12k.html", 12 * 1024},
+                                 {"big256K", "256k.html", 256 * 1024}};
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) return ErrStatus("cannot write %s", path.c_str());
+  return Status::Ok();
+}
+
+// Workers run as nobody: the tree they read must be world-readable.
+Status MakeDocroot(const std::string& dir) {
+  const std::string www = dir + "/www";
+  std::error_code ec;
+  fs::create_directories(www, ec);
+  if (ec) return ErrStatus("cannot create %s: %s", www.c_str(), ec.message().c_str());
+  for (const auto& f : kFiles) {
+    std::string body(f.bytes, 'x');
+    for (size_t i = 0; i < body.size(); i += 64) body[i] = '\n';
+    RETURN_IF_ERROR(WriteFile(www + "/" + f.name, body));
+  }
+  chmod(dir.c_str(), 0755);
+  chmod(www.c_str(), 0755);
+  return Status::Ok();
+}
+
+std::string NginxConfig(const std::string& dir, uint16_t port) {
+  // Debian's nginx.conf defaults where they matter to the request path
+  // (sendfile, tcp_nopush, keep-alive), everything else private to dir.
+  return "daemon off;\n"
+         "master_process on;\n"
+         "worker_processes 2;\n"
+         "user nobody nogroup;\n"
+         "pid " + dir + "/nginx.pid;\n"
+         "error_log " + dir + "/error.log warn;\n"
+         "events { worker_connections 512; }\n"
+         "http {\n"
+         "  sendfile on;\n"
+         "  tcp_nopush on;\n"
+         "  keepalive_timeout 65;\n"
+         "  keepalive_requests 100000;\n"
+         "  access_log off;\n"
+         "  default_type text/html;\n"
+         "  client_body_temp_path " + dir + "/tmp_body;\n"
+         "  proxy_temp_path " + dir + "/tmp_proxy;\n"
+         "  fastcgi_temp_path " + dir + "/tmp_fastcgi;\n"
+         "  uwsgi_temp_path " + dir + "/tmp_uwsgi;\n"
+         "  scgi_temp_path " + dir + "/tmp_scgi;\n"
+         "  server {\n"
+         "    listen 127.0.0.1:" + std::to_string(port) + ";\n"
+         "    root " + dir + "/www;\n"
+         "    location / { }\n"
+         "  }\n"
+         "}\n";
+}
+
+std::string ApacheConfig(const std::string& dir, uint16_t port) {
+  const std::string mods = "/usr/lib/apache2/modules/";
+  return "ServerRoot " + dir + "\n"
+         "DefaultRuntimeDir " + dir + "/run\n"
+         "PidFile " + dir + "/apache2.pid\n"
+         "Mutex file:" + dir + "/run default\n"
+         "LoadModule mpm_prefork_module " + mods + "mod_mpm_prefork.so\n"
+         "LoadModule authz_core_module " + mods + "mod_authz_core.so\n"
+         "ServerName localhost\n"
+         "Listen 127.0.0.1:" + std::to_string(port) + "\n"
+         "User nobody\n"
+         "Group nogroup\n"
+         "ErrorLog " + dir + "/error.log\n"
+         "LogLevel warn\n"
+         "DocumentRoot " + dir + "/www\n"
+         "<Directory " + dir + "/www>\n"
+         "  Require all granted\n"
+         "</Directory>\n"
+         "KeepAlive On\n"
+         "MaxKeepAliveRequests 0\n"
+         "KeepAliveTimeout 5\n"
+         "StartServers 5\n"
+         "MinSpareServers 5\n"
+         "MaxSpareServers 10\n"
+         "MaxRequestWorkers 32\n"
+         "MaxConnectionsPerChild 0\n";
+}
+
+bool Accepts(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string Tail(const std::string& path) {
+  std::ifstream f(path);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (s.size() > 400) s = s.substr(s.size() - 400);
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+const char* ServerName(ServerKind k) {
+  switch (k) {
+    case ServerKind::kNginx: return "nginx";
+    case ServerKind::kMemcached: return "memcached";
+    case ServerKind::kApachePrefork: return "apache2-prefork";
+  }
+  return "?";
+}
+
+std::string ServerBinary(ServerKind k) {
+  switch (k) {
+    case ServerKind::kNginx: return "/usr/sbin/nginx";
+    case ServerKind::kMemcached: return "/usr/bin/memcached";
+    case ServerKind::kApachePrefork: return "/usr/sbin/apache2";
+  }
+  return "";
+}
+
+const char* ServerPackage(ServerKind k) {
+  switch (k) {
+    case ServerKind::kNginx: return "nginx";
+    case ServerKind::kMemcached: return "memcached";
+    case ServerKind::kApachePrefork: return "apache2";
+  }
+  return "";
+}
+
+std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
+  std::vector<RequestKind> out;
+  if (k == ServerKind::kMemcached) {
+    out.push_back({"get-small", "small", "get", 100, 0});
+    out.push_back({"get-100K", "big", "get", 100 * 1024, 0});
+    out.push_back({"set-50K", "upload", "set", 50 * 1024, 0});
+    return out;
+  }
+  for (const auto& f : kFiles) out.push_back({f.kind, std::string("/") + f.name, "get", f.bytes, 200});
+  out.push_back({"notfound", "/missing.html", "get", 0, 404});
+  return out;
+}
+
+StatusOr<uint16_t> FreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ErrStatus("socket: %s", strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    const int e = errno;
+    close(fd);
+    return ErrStatus("cannot find a free loopback port: %s", strerror(e));
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const std::string& dir) {
+  const std::string bin = ServerBinary(kind);
+  if (access(bin.c_str(), X_OK) != 0)
+    return ErrStatus("%s is not installed (%s missing): install the Debian package %s (scripts/install-deps.sh)",
+                     ServerName(kind), bin.c_str(), ServerPackage(kind));
+  std::unique_ptr<RealServer> s(new RealServer());
+  s->kind_ = kind;
+  s->dir_ = dir;
+  std::error_code ec;
+  fs::create_directories(dir + "/run", ec);
+  if (ec) return ErrStatus("cannot create %s: %s", dir.c_str(), ec.message().c_str());
+  ASSIGN_OR_RETURN(s->port_, FreeLoopbackPort());
+  std::vector<std::string> argv;
+  switch (kind) {
+    case ServerKind::kNginx:
+      RETURN_IF_ERROR(MakeDocroot(dir));
+      RETURN_IF_ERROR(WriteFile(dir + "/nginx.conf", NginxConfig(dir, s->port_)));
+      argv = {bin, "-p", dir, "-e", dir + "/error.log", "-c", dir + "/nginx.conf"};
+      break;
+    case ServerKind::kApachePrefork:
+      RETURN_IF_ERROR(MakeDocroot(dir));
+      RETURN_IF_ERROR(WriteFile(dir + "/apache2.conf", ApacheConfig(dir, s->port_)));
+      argv = {bin, "-f", dir + "/apache2.conf", "-DFOREGROUND"};
+      break;
+    case ServerKind::kMemcached:
+      argv = {bin, "-u", "nobody", "-l", "127.0.0.1", "-p", std::to_string(s->port_), "-U", "0", "-t", "4",
+              "-m", "256", "-c", "1024"};
+      break;
+  }
+  const std::string log = dir + "/server.out";
+  const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) return ErrStatus("cannot create %s: %s", log.c_str(), strerror(errno));
+  s->pid_ = fork();
+  if (s->pid_ == 0) {
+    setpgid(0, 0);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    const int null = open("/dev/null", O_RDONLY);
+    if (null >= 0) dup2(null, STDIN_FILENO);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out);
+  if (s->pid_ < 0) return ErrStatus("fork: %s", strerror(errno));
+  setpgid(s->pid_, s->pid_);
+  for (int i = 0; i < 200; ++i) {  // 10 s
+    int st;
+    if (waitpid(s->pid_, &st, WNOHANG) == s->pid_) {
+      s->pid_ = -1;
+      std::string why = Tail(log);
+      if (why.empty()) why = Tail(dir + "/error.log");
+      return ErrStatus("%s exited at start-up: %s", ServerName(kind), why.c_str());
+    }
+    if (Accepts(s->port_)) {
+      // Pre-forked workers and worker threads come up right after the
+      // listener; give them a moment so they exist when recording starts.
+      usleep(300 * 1000);
+      return s;
+    }
+    usleep(50 * 1000);
+  }
+  (void)s->Stop();
+  return ErrStatus("%s did not accept on 127.0.0.1:%u within 10 s (see %s)", ServerName(kind), s->port_,
+                   log.c_str());
+}
+
+Status RealServer::Stop() {
+  if (pid_ <= 0) return Status::Ok();
+  const pid_t pid = pid_;
+  pid_ = -1;
+  // nginx: SIGTERM is a fast shutdown; apache2: stops its children;
+  // memcached: exits.
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 200; ++i) {
+    int st;
+    const pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid || (r < 0 && errno == ECHILD)) {
+      kill(-pid, SIGKILL);  // stragglers of its group (never ours otherwise)
+      return Status::Ok();
+    }
+    usleep(50 * 1000);
+  }
+  kill(-pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return ErrStatus("%s did not stop within 10 s of SIGTERM; killed", ServerName(kind_));
+}
+
+RealServer::~RealServer() { (void)Stop(); }
+
+}  // namespace jackdaw::validate

@@ -1,0 +1,61 @@
+// Debian's packaged servers, run privately for the real-server suite: each
+// gets its own configuration, document root, logs and pid file in a fresh
+// directory, listens on 127.0.0.1 on a port that was free a moment before,
+// and runs in the foreground as our child in its own process group. The
+// system's /etc configuration and any running service are never read or
+// touched (each server is pointed at the generated file explicitly).
+//
+// Shapes: nginx (a master and 2 event-loop workers, epoll, Debian's
+// sendfile on), memcached (4 worker threads behind one listener thread,
+// libevent), apache2 with mpm_prefork (pre-forked single-threaded worker
+// processes).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "validate/real_client.h"
+
+namespace jackdaw::validate {
+
+enum class ServerKind { kNginx, kMemcached, kApachePrefork };
+
+const char* ServerName(ServerKind k);
+// The binary each kind runs, and the Debian package that provides it.
+std::string ServerBinary(ServerKind k);
+const char* ServerPackage(ServerKind k);
+
+// The request kinds the suite sends to a server of this kind (its document
+// root or its stored values are made to fit them).
+std::vector<RequestKind> ServerRequestKinds(ServerKind k);
+
+class RealServer {
+ public:
+  // Writes the configuration into dir (created; must not exist or be
+  // empty), starts the server and waits until it accepts connections.
+  static StatusOr<std::unique_ptr<RealServer>> Start(ServerKind kind, const std::string& dir);
+  ~RealServer();  // stops it if still running
+
+  pid_t pid() const { return pid_; }
+  uint16_t port() const { return port_; }
+  ServerKind kind() const { return kind_; }
+  // Asks the server to stop, waits (up to 10 s, then kills its group).
+  Status Stop();
+
+ private:
+  RealServer() = default;
+  ServerKind kind_ = ServerKind::kNginx;
+  pid_t pid_ = -1;
+  uint16_t port_ = 0;
+  std::string dir_;
+};
+
+// A port on 127.0.0.1 that nothing listens on right now.
+StatusOr<uint16_t> FreeLoopbackPort();
+
+}  // namespace jackdaw::validate

@@ -1,0 +1,166 @@
+#include "validate/real_suite.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace jackdaw::validate {
+namespace {
+
+uint64_t MonoNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+int WaitExit(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// `jackdaw record --pid P`, its stderr to a file; returns once it says it
+// is recording (the probes are attached and the filter holds P's tree).
+StatusOr<pid_t> StartRecorder(const RealRunOptions& o, pid_t server, const std::string& trace,
+                              const std::string& log) {
+  const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (err < 0) return ErrStatus("cannot create %s: %s", log.c_str(), strerror(errno));
+  std::vector<std::string> argv = {o.bin_dir + "/jackdaw", "record", "--pid", std::to_string(server), "-o", trace};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(err, STDERR_FILENO);
+    const int null = open("/dev/null", O_RDWR);
+    if (null >= 0) dup2(null, STDIN_FILENO), dup2(null, STDOUT_FILENO);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(err);
+  if (pid < 0) return ErrStatus("fork: %s", strerror(errno));
+  for (int i = 0; i < 600; ++i) {  // 30 s: loading the probes on a busy machine
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      return ErrStatus("jackdaw record exited before recording: %s", ReadAll(log).c_str());
+    if (ReadAll(log).find("jackdaw: recording") != std::string::npos) return pid;
+    usleep(50 * 1000);
+  }
+  kill(pid, SIGKILL);
+  WaitExit(pid);
+  return ErrStatus("jackdaw record did not start within 30 s (see %s)", log.c_str());
+}
+
+}  // namespace
+
+std::vector<RealWorkload> RealWorkloads(int requests) {
+  return {
+      {"nginx-close", ServerKind::kNginx, false, 4, requests},
+      {"nginx-keepalive", ServerKind::kNginx, true, 4, requests},
+      {"memcached", ServerKind::kMemcached, true, 4, requests},
+      {"apache-close", ServerKind::kApachePrefork, false, 4, requests},
+      {"apache-keepalive", ServerKind::kApachePrefork, true, 4, requests},
+  };
+}
+
+StatusOr<std::vector<RealWorkload>> SelectRealWorkloads(const std::vector<RealWorkload>& all,
+                                                        const std::vector<std::string>& only) {
+  std::vector<RealWorkload> out;
+  for (const RealWorkload& w : all) {
+    for (const auto& n : only)
+      if (n == w.name) out.push_back(w);
+  }
+  for (const auto& n : only) {
+    bool found = false;
+    for (const RealWorkload& w : all) found |= w.name == n;
+    if (found) continue;
+    std::string known;
+    for (const RealWorkload& w : all) known += (known.empty() ? "" : ", ") + w.name;
+    return ErrStatus("--only %s: no such real-server workload (known: %s)", n.c_str(), known.c_str());
+  }
+  return out;
+}
+
+StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWorkload& w, int repeat) {
+  const std::string stem = o.work_dir + "/" + w.name + "_r" + std::to_string(repeat);
+  std::error_code ec;
+  std::filesystem::remove_all(stem + ".server", ec);
+  RecordedRun run;
+  run.workload = Workload{"real", w.name, ServerName(w.server), w.clients, w.requests};
+  run.trace = stem + ".jdw";
+  run.truth = stem + ".truth.jsonl";
+  run.shared_connections = w.keep_alive;
+  const uint64_t t0 = MonoNs();
+  ASSIGN_OR_RETURN(auto server, RealServer::Start(w.server, stem + ".server"));
+  ClientOptions c;
+  c.protocol = w.server == ServerKind::kMemcached ? Protocol::kMemcache : Protocol::kHttp;
+  c.port = server->port();
+  c.kinds = ServerRequestKinds(w.server);
+  c.clients = w.clients;
+  c.requests = w.requests;
+  c.keep_alive = w.keep_alive;
+  c.seed = o.seed + uint32_t(repeat);
+  c.truth_path = run.truth;
+  if (c.protocol == Protocol::kMemcache) RETURN_IF_ERROR(PrepareMemcache(c.port, c.kinds));
+  ASSIGN_OR_RETURN(pid_t recorder, StartRecorder(o, server->pid(), run.trace, stem + ".record.log"));
+  Status clients = RunClients(c);
+  kill(recorder, SIGINT);
+  const int rec_rc = WaitExit(recorder);
+  Status stopped = server->Stop();
+  run.wall_s = double(MonoNs() - t0) / 1e9;
+  if (!clients.ok())
+    return ErrStatus("%s: client failed: %s", w.name.c_str(), clients.message().c_str());
+  if (rec_rc != 0)
+    return ErrStatus("%s: jackdaw record failed (exit %d): %s", w.name.c_str(), rec_rc,
+                     ReadAll(stem + ".record.log").c_str());
+  RETURN_IF_ERROR(stopped);
+  if (!o.verbose) std::filesystem::remove_all(stem + ".server", ec);
+  return run;
+}
+
+void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaResult>>>& rows, FILE* out) {
+  fprintf(out, "\nReal servers (Debian packages, loopback, recorded with jackdaw record --pid)\n");
+  fprintf(out, "%-17s %-15s %9s %6s %5s %5s %6s %6s %7s %7s %5s  %s\n", "workload", "schema", "exact", "merged",
+          "split", "extra", "acct%", "purity", "ARI", "clusters", "out%", "clusters (size: make-up)");
+  for (const auto& [run, results] : rows) {
+    for (const auto& r : results) {
+      std::string cl;
+      for (const auto& c : r.clusters) {
+        if (!cl.empty()) cl += ", ";
+        cl += c.composition.empty() ? std::to_string(c.size) : c.composition;
+        if (cl.size() > 60) {
+          cl += ", ...";
+          break;
+        }
+      }
+      char ex[32];
+      snprintf(ex, sizeof(ex), "%llu/%llu", static_cast<unsigned long long>(r.exact),
+               static_cast<unsigned long long>(r.sent));
+      fprintf(out, "%-17s %-15s %9s %6llu %5llu %5llu %6.1f %6.3f %7.3f %7zu %4.1f%%  %s\n",
+              run.workload.name.c_str(), r.schema.c_str(), ex, static_cast<unsigned long long>(r.merged),
+              static_cast<unsigned long long>(r.split), static_cast<unsigned long long>(r.unmatched),
+              100 * r.accounted_cpu, r.purity, r.ari, r.clusters.size(), 100 * r.outside_type_cluster, cl.c_str());
+    }
+  }
+  fprintf(out,
+          "\nexact: client requests matched by exactly one extracted request that matches nothing else / sent;\n"
+          "merged: extracted requests holding several client requests; split: client requests over several\n"
+          "extracted ones; extra: extracted requests matching no client request (connection set-up or\n"
+          "teardown, idle reads); acct%%: CPU charged to requests / on-CPU time of the server's threads.\n");
+}
+
+}  // namespace jackdaw::validate

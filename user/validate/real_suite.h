@@ -1,0 +1,54 @@
+// The real-server validation suite (`jackdaw reproduce --real`): Debian's
+// packaged servers of three shapes, driven by our own clients that record
+// ground truth, recorded as a user would — `jackdaw record --pid SERVER`
+// started after the server is up (so its workers already exist) — and
+// scored like the Magpie runs (AnalyzeRun with shared-connection matching).
+//
+// Each run: a private server (RealServer) in work_dir/NAME_rN/, memcached
+// values stored before recording starts, the recorder attached and
+// confirmed, the clients run to completion, the recorder stopped with
+// SIGINT, the server stopped. Nothing outside work_dir is written.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "validate/experiment.h"
+#include "validate/real_servers.h"
+
+namespace jackdaw::validate {
+
+struct RealWorkload {
+  std::string name;  // "nginx-keepalive"
+  ServerKind server = ServerKind::kNginx;
+  bool keep_alive = true;
+  int clients = 4;
+  int requests = 300;
+};
+
+// nginx (connection per request, keep-alive), memcached (persistent),
+// apache2-prefork (connection per request, keep-alive).
+std::vector<RealWorkload> RealWorkloads(int requests);
+
+// The workloads named in `only` (exact names); an unknown name is an error
+// listing the known ones.
+StatusOr<std::vector<RealWorkload>> SelectRealWorkloads(const std::vector<RealWorkload>& all,
+                                                        const std::vector<std::string>& only);
+
+struct RealRunOptions {
+  std::string bin_dir;   // where `jackdaw` is
+  std::string work_dir;  // per-run server directories, traces, ground truth
+  uint32_t seed = 1;
+  bool verbose = false;
+};
+
+// Records one run; `repeat` numbers repeated runs of one workload (their
+// files do not collide).
+StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWorkload& w, int repeat = 0);
+
+// One table: per run and schema, exact/merged/split/extra, purity, ARI,
+// accounted CPU, clusters.
+void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaResult>>>& rows, FILE* out);
+
+}  // namespace jackdaw::validate
