@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterAnalyze(app));
   add(jackdaw::cli::RegisterDemo(app));
   add(jackdaw::cli::RegisterReproduce(app));
+  add(jackdaw::cli::RegisterLive(app));
+  add(jackdaw::cli::RegisterCtl(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
