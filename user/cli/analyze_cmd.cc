@@ -101,7 +101,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (!model.ok()) return PrintError(model.status().message()), 1;
   if (st.cpu_observed_ns)
     model->accounted_cpu_fraction = double(st.cpu_charged_ns + st.softirq_charged_ns) / double(st.cpu_observed_ns);
-  if (sm.warmed_up() && sm.stats().requests > requests.size())
+  if (sm.warmed_up())
     fprintf(stderr,
             "jackdaw: streamed %llu requests (model from the first %u, then online; %llu kept as "
             "cluster samples for the reports below)\n",

@@ -20,10 +20,16 @@ StatusOr<std::unique_ptr<LivePipeline>> LivePipeline::Create(const schema::Schem
   jo.reorder_window = options.reorder_window_ns;
   LivePipeline* self = p.get();
   ASSIGN_OR_RETURN(p->extractor_, join::Extractor::Create(schema, meta, jo, [self](model::Request&& r) {
-                     const uint64_t now = capture::MonoNowNs();
-                     const uint64_t d = now > r.end_ns ? now - r.end_ns : 0;
-                     ++self->delay_.requests;
-                     self->delay_.max_ns = std::max(self->delay_.max_ns, d);
+                     // Timed-out requests waited for the schema's timeout by
+                     // definition; they are counted, not timed.
+                     if (r.timed_out) {
+                       ++self->delay_.timed_out;
+                     } else {
+                       const uint64_t now = capture::MonoNowNs();
+                       const uint64_t d = now > r.end_ns ? now - r.end_ns : 0;
+                       ++self->delay_.requests;
+                       self->delay_.max_ns = std::max(self->delay_.max_ns, d);
+                     }
                      if (self->request_hook_) self->request_hook_(r);
                      self->model_->Add(std::move(r));
                    }));

@@ -67,6 +67,7 @@ class LivePipeline : public capture::RecordSink {
   struct Delay {
     uint64_t requests = 0;
     uint64_t max_ns = 0;
+    uint64_t timed_out = 0;  // closed by the schema timeout: not timed
   };
   Delay TakeDelay();
 

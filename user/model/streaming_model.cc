@@ -238,8 +238,9 @@ void StreamingModel::Add(Request&& request) {
 }
 
 Status StreamingModel::Finish() {
-  if (impl_->stats.warmed_up || impl_->buffer.empty()) return Status::Ok();
-  return impl_->EndWarmup();
+  // A stream that ended within its warm-up keeps its buffer: Snapshot() is
+  // then BuildModel() over every request, exactly the batch model.
+  return Status::Ok();
 }
 
 const StreamingModelStats& StreamingModel::stats() const {

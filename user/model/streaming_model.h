@@ -105,7 +105,8 @@ class StreamingModel {
   ~StreamingModel();
 
   void Add(Request&& request);
-  // End of stream: a warm-up still buffered is clustered now.
+  // End of stream. A stream that ended within its warm-up stays buffered:
+  // its Snapshot() is BuildModel() over all of it.
   Status Finish();
 
   // The model so far, as BuildModel() shapes it, with `requests` (and the
