@@ -10,7 +10,7 @@ if [ -x "$bin/bench_capture" ]; then
 	echo "== capture overhead (bench_capture)"
 	"$bin/bench_capture"
 fi
-for b in bench_join bench_cluster; do
+for b in bench_join bench_cluster bench_streaming; do
 	if [ -x "$bin/$b" ]; then
 		echo "== $b"
 		"$bin/$b" --benchmark_out="$root/tests/results/$b.json" --benchmark_out_format=json

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -92,6 +93,12 @@ class CaptureSession {
   StatusOr<int> Poll(RecordSink& sink, int timeout_ms);
   // Drains without waiting.
   StatusOr<int> Drain(RecordSink& sink);
+
+  // Maps worth pinning for inspection (bpftool map dump pinned ...): the
+  // control map, the per-group loss counters and the tgid filter.
+  std::vector<std::pair<std::string, int>> PinnableMaps() const {
+    return {{"control", control_fd_}, {"lost", lost_fd_}, {"tgid_filter", tgid_fd_}};
+  }
 
   // lost[cpu][group], summed by the kernel since the session started.
   std::vector<std::vector<uint64_t>> ReadLosses() const;

@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -9,7 +10,7 @@
 #include "cli/commands.h"
 #include "cluster/interaction_clusters.h"
 #include "join/extractor.h"
-#include "model/workload_model.h"
+#include "model/streaming_model.h"
 #include "pcap/pcap_input.h"
 #include "pcap/record_merge.h"
 #include "report/progress_bar.h"
@@ -30,6 +31,8 @@ struct AnalyzeArgs {
   double threshold = 0;
   double window_s = 1.0;
   bool no_refine = false;
+  uint32_t warmup = 4096;
+  uint32_t sample = 16;
   bool salvage = false;
   bool quiet = false;
 };
@@ -99,57 +102,86 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   }
   join::Options jo;
   jo.reorder_window = static_cast<uint64_t>(a.window_s * 1e9);
-  StatusOr<join::ExtractionResult> extraction = join::ExtractionResult{};
-  if (a.pcaps.empty()) {
-    extraction = join::ExtractRequests(**reader, *schema, jo);
-  } else {
-    // Packets captured elsewhere join the trace's record stream at the input.
-    std::vector<jdw_net_packet_record> extra;
-    for (const std::string& path : a.pcaps) {
-      pcap::PcapFileStats ps;
-      auto recs = pcap::ReadPcapFile(path, **reader, static_cast<int64_t>(a.pcap_offset_s * 1e9), &ps);
-      if (!recs.ok()) return PrintError(recs.status().message()), 1;
-      fprintf(stderr, "jackdaw: %s: %llu IP packets of %llu frames merged into the trace\n", path.c_str(),
-              static_cast<unsigned long long>(ps.packets), static_cast<unsigned long long>(ps.frames));
-      extra.insert(extra.end(), recs->begin(), recs->end());
+  // Packets captured elsewhere join the trace's record stream at the input.
+  std::vector<jdw_net_packet_record> extra;
+  for (const std::string& path : a.pcaps) {
+    pcap::PcapFileStats ps;
+    auto recs = pcap::ReadPcapFile(path, **reader, static_cast<int64_t>(a.pcap_offset_s * 1e9), &ps);
+    if (!recs.ok()) return PrintError(recs.status().message()), 1;
+    fprintf(stderr, "jackdaw: %s: %llu IP packets of %llu frames merged into the trace\n", path.c_str(),
+            static_cast<unsigned long long>(ps.packets), static_cast<unsigned long long>(ps.frames));
+    extra.insert(extra.end(), recs->begin(), recs->end());
+  }
+  // One streaming path, as `jackdaw live` runs it: requests go from the join
+  // to --requests and into the streaming model as they complete, so memory
+  // is bounded by the model, not by the trace.
+  model::StreamingModelOptions so;
+  so.model.cluster.threshold = a.threshold;
+  so.model.cluster.refine = !a.no_refine;
+  so.warmup_requests = a.warmup;
+  so.sample_per_cluster = a.sample;
+  report::ProgressBar bar;
+  if (!a.quiet) so.model.cluster.progress = bar.Callback();
+  auto streaming = model::StreamingModel::Create(so);
+  if (!streaming.ok()) return PrintError(streaming.status().message()), 1;
+  model::StreamingModel& sm = **streaming;
+  std::unique_ptr<FILE, int (*)(FILE*)> requests_file(nullptr, fclose);
+  if (!a.requests_out.empty()) {
+    requests_file.reset(fopen(a.requests_out.c_str(), "w"));
+    if (!requests_file)
+      return PrintError("cannot write " + a.requests_out + ": " + strerror(errno) +
+                        " (choose a writable path for --requests)"), 1;
+  }
+  std::string line;
+  uint64_t written = 0;
+  bool write_failed = false;
+  join::Stats st;
+  auto sink = [&](model::Request&& r) {
+    if (requests_file) {
+      line.clear();
+      join::WriteRequestJson(&line, r);
+      if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
+      ++written;
     }
-    join::ExtractionResult res;
-    auto ex = join::Extractor::Create(*schema, (*reader)->meta(), jo,
-                                      [&](model::Request&& r) { res.requests.push_back(std::move(r)); });
+    sm.Add(std::move(r));
+  };
+  if (extra.empty()) {
+    Status extracted = join::ExtractRequests(**reader, *schema, jo, sink, &st);
+    if (!extracted.ok()) return PrintError(extracted.message()), 1;
+  } else {
+    auto ex = join::Extractor::Create(*schema, (*reader)->meta(), jo, sink);
     if (!ex.ok()) return PrintError(ex.status().message()), 1;
     pcap::ForEachRecordMerged(**reader, extra, [&](const jdw_record_header* h) { (*ex)->Push(h); });
     (*ex)->Finish();
-    res.stats = (*ex)->stats();
-    extraction = std::move(res);
+    st = (*ex)->stats();
   }
-  if (!extraction.ok()) {
-    PrintError(extraction.status().message());
-    return 1;
-  }
-  const auto& st = extraction->stats;
   for (const auto& w : st.warnings) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
   fprintf(stderr, "jackdaw: %s\n", join::FormatSummary(st).c_str());
-  const auto& requests = extraction->requests;
-  if (!a.requests_out.empty()) {
-    Status s = join::WriteRequestsJsonl(a.requests_out, requests);
-    if (!s.ok()) return PrintError(s.message()), 1;
-    fprintf(stderr, "jackdaw: %zu requests written to %s\n", requests.size(), a.requests_out.c_str());
+  if (requests_file) {
+    if (fflush(requests_file.get()) != 0 || write_failed)
+      return PrintError("writing " + a.requests_out + " failed: " + strerror(errno) + " (disk full?)"), 1;
+    fprintf(stderr, "jackdaw: %llu requests written to %s\n", static_cast<unsigned long long>(written),
+            a.requests_out.c_str());
   }
-  if (requests.empty()) {
+  if (sm.stats().requests == 0) {
     PrintError("no requests found: check that the schema's seed events occur in this trace (jackdaw dump " +
                a.file + " --summary lists what it holds)");
     return 1;
   }
-  model::ModelOptions mo;
-  if (st.cpu_observed_ns)
-    mo.accounted_cpu_fraction = double(st.cpu_charged_ns + st.softirq_charged_ns) / double(st.cpu_observed_ns);
-  mo.cluster.threshold = a.threshold;
-  mo.cluster.refine = !a.no_refine;
-  report::ProgressBar bar;
-  if (!a.quiet) mo.cluster.progress = bar.Callback();
-  auto model = model::BuildModel(requests, mo);
+  Status finished = sm.Finish();
+  if (!finished.ok()) return PrintError(finished.message()), 1;
+  std::vector<model::Request> requests;  // the retained sample, aligned with model->requests
+  auto model = sm.Snapshot(&requests);
   bar.Finish();
   if (!model.ok()) return PrintError(model.status().message()), 1;
+  if (st.cpu_observed_ns)
+    model->accounted_cpu_fraction = double(st.cpu_charged_ns + st.softirq_charged_ns) / double(st.cpu_observed_ns);
+  if (sm.warmed_up())
+    fprintf(stderr,
+            "jackdaw: streamed %llu requests (model from the first %u, then online; %llu kept as "
+            "cluster samples for the reports below)\n",
+            static_cast<unsigned long long>(sm.stats().requests), a.warmup,
+            static_cast<unsigned long long>(requests.size()));
   report::WriteTextReport(*model, std::cout);
   struct Out {
     const std::string& path;
@@ -207,6 +239,13 @@ Runner RegisterAnalyze(CLI::App& app) {
       ->capture_default_str()
       ->check(FiniteRange(0, 3600, true, " seconds"));
   sub->add_flag("--no-refine", args->no_refine, "skip the reassignment pass after incremental clustering");
+  sub->add_option("--warmup", args->warmup,
+                  "requests clustered as a batch (threshold, normalisation) before the rest streams online")
+      ->capture_default_str()
+      ->check(CLI::Range(2u, 1u << 24));
+  sub->add_option("--sample", args->sample, "requests kept per cluster for the reports (memory bound)")
+      ->capture_default_str()
+      ->check(CLI::Range(2u, 4096u));
   sub->add_flag("--salvage", args->salvage, "analyse the intact part of a damaged trace");
   sub->add_flag("-q,--quiet", args->quiet, "no progress bar");
   auto argv0 = std::make_shared<std::string>();

@@ -21,6 +21,8 @@ Runner RegisterDump(CLI::App& app);
 Runner RegisterAnalyze(CLI::App& app);
 Runner RegisterDemo(CLI::App& app);
 Runner RegisterReproduce(CLI::App& app);
+Runner RegisterLive(CLI::App& app);
+Runner RegisterCtl(CLI::App& app);
 Runner RegisterInteractions(CLI::App& app);
 Runner RegisterExport(CLI::App& app);
 Runner RegisterStitch(CLI::App& app);

@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterExport(app));
   add(jackdaw::cli::RegisterStitch(app));
   add(jackdaw::cli::RegisterInteractions(app));
+  add(jackdaw::cli::RegisterLive(app));
+  add(jackdaw::cli::RegisterCtl(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -21,6 +21,9 @@
 #include "capture/usdt_notes.h"
 #include "cli/commands.h"
 #include "pcap/pcap_input.h"
+#include "control/control_socket.h"
+#include "control/controller.h"
+#include "control/pins.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -319,6 +322,22 @@ int Run(const RecordArgs& a) {
       return 1;
     }
   }
+  // The same control endpoint as jackdaw live: jackdaw ctl status|enable|
+  // disable|filter on this recording (no flight recorder: the trace is it).
+  const std::string session_id = std::to_string(getpid());
+  control::Controller::Hooks hooks;
+  hooks.status = [&] {
+    auto s = (*rec)->stats();
+    return nlohmann::json{{"session", session_id}, {"records", s.records}, {"bytes_written", s.bytes},
+                          {"output", a.output}};
+  };
+  control::Controller controller(&(*rec)->session(), hooks, ro.capture.filter_tgid);
+  control::CleanStaleSessions();
+  auto server = control::ControlServer::Create(control::kDefaultRunDir, session_id,
+                                               [&](const std::vector<std::string>& w) { return controller.Handle(w); });
+  if (!server.ok()) fprintf(stderr, "jackdaw: warning: no control socket: %s\n", server.status().message().c_str());
+  auto pins = control::PinnedMaps::Create(control::kDefaultPinRoot, session_id, (*rec)->session().PinnableMaps());
+  if (!pins.ok()) fprintf(stderr, "jackdaw: warning: maps not pinned: %s\n", pins.status().message().c_str());
   if (child > 0) {
     if (write(go_pipe[1], "g", 1) != 1) {
       kill(child, SIGKILL);
@@ -349,7 +368,9 @@ int Run(const RecordArgs& a) {
     st = (*rec)->Step();
     if (st.ok()) st = poll_pcap();
     if (!st.ok()) break;
+    if (server.ok()) (*server)->Serve();
     const uint64_t now = capture::MonoNowNs();
+    controller.Tick(now);
     if (a.duration > 0 && now - start >= duration_ns) break;
     if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
       child = -1;

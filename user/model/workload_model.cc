@@ -94,6 +94,7 @@ StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const Mode
                      options.breakdown_fraction);
 
   WorkloadModel m;
+  m.streamed_requests = requests.size();
   m.accounted_cpu_fraction = options.accounted_cpu_fraction;
   const size_t n = requests.size();
   const auto& progress = options.cluster.progress;

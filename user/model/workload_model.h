@@ -177,6 +177,10 @@ struct ModelStats {
 
 struct WorkloadModel {
   std::vector<RequestSummary> requests;      // input order
+  // Requests the model was built from. BuildModel(): requests.size(); a
+  // streaming model (streaming_model.h) keeps only a sample of them in
+  // `requests` while sizes, means and model error cover all of these.
+  uint64_t streamed_requests = 0;
   std::vector<ClusterSummary> clusters;      // largest first
   std::vector<Anomaly> anomalies;            // by decreasing distance
   std::vector<LatencyBreakdown> breakdowns;  // clusters with >= 2 requests

@@ -5,6 +5,7 @@
 //             serialized canonical string (what clustering compared)
 //   anomalies with reasons and events
 //   latency_breakdown per cluster
+#include <algorithm>
 #include <fstream>
 
 #include "model/scoring.h"
@@ -52,7 +53,7 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
   j["version"] = 1;
 
   ordered_json summary;
-  summary["requests"] = m.requests.size();
+  summary["requests"] = std::max<uint64_t>(m.requests.size(), m.streamed_requests);
   summary["clusters"] = m.clusters.size();
   summary["anomalies"] = m.anomalies.size();
   summary["threshold"] = {{"value", m.threshold.threshold},

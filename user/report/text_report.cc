@@ -1,6 +1,7 @@
 // The text report: Magpie's Table 2 columns, one row per cluster.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 
 #include "model/explain.h"
@@ -12,7 +13,7 @@ namespace jackdaw::report {
 
 void WriteTextReport(const model::WorkloadModel& m, std::ostream& out,
                      const TextReportOptions& options) {
-  const size_t n = m.requests.size();
+  const uint64_t n = std::max<uint64_t>(m.requests.size(), m.streamed_requests);
   out << fmt::format("jackdaw workload model: {} requests, {} clusters, {} anomalies\n", n,
                      m.clusters.size(), m.anomalies.size());
   out << "threshold " << ThresholdText(m.threshold) << "\n";

@@ -1,0 +1,93 @@
+// jackdaw ctl: talk to a running session's control socket.
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "control/control_socket.h"
+
+namespace jackdaw::cli {
+namespace {
+
+struct CtlArgs {
+  std::string session;
+  std::string run_dir = control::kDefaultRunDir;
+  std::vector<std::string> request;
+  bool raw = false;
+};
+
+void PrintStatus(const nlohmann::json& j) {
+  printf("session %s (pid %s)\n", j.value("session", "?").c_str(), j.contains("pid") ? j["pid"].dump().c_str() : "?");
+  printf("%-10s %-8s %-11s %12s %12s %10s\n", "group", "state", "mode", "events", "events/s", "lost");
+  for (const auto& g : j["groups"]) {
+    if (!g.value("available", false)) continue;
+    printf("%-10s %-8s %-11s %12llu %12.0f %10llu\n", g.value("group", "").c_str(),
+           g.value("enabled", false) ? "enabled" : "disabled", g.value("mode", "").c_str(),
+           static_cast<unsigned long long>(g.value("events", 0ull)), g.value("events_per_s", 0.0),
+           static_cast<unsigned long long>(g.value("lost", 0ull)));
+  }
+  if (j.contains("filters")) printf("filters: %s\n", j["filters"].dump().c_str());
+  if (j.contains("memory"))
+    printf("memory: rss %.1f MB (peak %.1f MB)\n", j["memory"].value("rss_bytes", 0.0) / 1e6,
+           j["memory"].value("peak_rss_bytes", 0.0) / 1e6);
+  if (j.contains("pipeline_delay_ms"))
+    printf("pipeline delay: %.1f ms (max %.1f ms); requests %s, clusters %s\n", j.value("pipeline_delay_ms", 0.0),
+           j.value("pipeline_delay_max_ms", 0.0), j["requests"].dump().c_str(), j["clusters"].dump().c_str());
+}
+
+int Run(const CtlArgs& a) {
+  if (a.request.empty()) return PrintError("no request: jackdaw ctl list|status|enable GROUP|disable GROUP|filter ...|snapshot FILE"), 1;
+  if (geteuid() != 0) return PrintError("jackdaw ctl needs root (the control sockets are root-only): run it with sudo"), 2;
+  auto sessions = control::ListSessions(a.run_dir);
+  if (a.request[0] == "list" && a.session.empty()) {
+    if (sessions.empty()) printf("no jackdaw session is running\n");
+    for (const auto& s : sessions)
+      printf("%s  %s%s\n", s.id.c_str(), s.socket.c_str(), s.alive ? "" : "  (stale: its process is gone)");
+    return 0;
+  }
+  std::string socket;
+  if (!a.session.empty()) {
+    socket = a.run_dir + "/" + a.session + ".sock";
+  } else {
+    std::vector<control::SessionInfo> alive;
+    for (const auto& s : sessions)
+      if (s.alive) alive.push_back(s);
+    if (alive.empty()) return PrintError("no jackdaw session is running (start one with jackdaw live or jackdaw record)"), 1;
+    if (alive.size() > 1) return PrintError("several sessions are running: pick one with --session ID (jackdaw ctl list)"), 1;
+    socket = alive[0].socket;
+  }
+  std::string line;
+  for (const auto& w : a.request) line += (line.empty() ? "" : " ") + w;
+  auto reply = control::SendRequest(socket, line);
+  if (!reply.ok()) return PrintError(reply.status().message()), 1;
+  auto j = nlohmann::json::parse(*reply, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return PrintError("malformed reply from the session: " + *reply), 1;
+  if (!j.value("ok", false)) return PrintError(j.value("error", std::string("request failed"))), 1;
+  if (a.raw) printf("%s\n", reply->c_str());
+  else if (a.request[0] == "status") PrintStatus(j);
+  else printf("%s\n", j.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+Runner RegisterCtl(CLI::App& app) {
+  auto args = std::make_shared<CtlArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "ctl",
+      "Control a running jackdaw live / record session through its socket (/run/jackdaw/PID.sock).\n"
+      "  sudo jackdaw ctl list                      running sessions\n"
+      "  sudo jackdaw ctl status                    groups, event rates, losses, memory, delay\n"
+      "  sudo jackdaw ctl disable net               detach a probe group's BPF links\n"
+      "  sudo jackdaw ctl enable net                attach them again\n"
+      "  sudo jackdaw ctl filter syscalls read,write|all\n"
+      "  sudo jackdaw ctl filter pid 1234           add a process (sessions started with --pid)\n"
+      "  sudo jackdaw ctl snapshot /tmp/last.jdw    write the flight recorder (jackdaw live)");
+  sub->add_option("--session", args->session, "session id (the pid in jackdaw ctl list)");
+  sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
+  sub->add_flag("--raw", args->raw, "print the reply as JSON");
+  sub->add_option("request", args->request, "list, status, enable GROUP, disable GROUP, filter ..., snapshot FILE");
+  return [args] { return Run(*args); };
+}
+
+}  // namespace jackdaw::cli

@@ -1,0 +1,301 @@
+// jackdaw live: capture -> reorder -> join -> canonicalize -> cluster,
+// continuously, with a top-like view (or JSON lines), a control socket and
+// pinned maps, and a flight recorder.
+#include <signal.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cinttypes>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "capture/clock_sync.h"
+#include "capture/recorder.h"
+#include "cli/commands.h"
+#include "cli/live_pipeline.h"
+#include "control/control_socket.h"
+#include "control/controller.h"
+#include "control/pins.h"
+#include "model/explain.h"
+#include "trace/event_table.h"
+#include "trace/syscall_names.h"
+
+namespace jackdaw::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+struct LiveArgs {
+  std::string schema;
+  std::string probes = "sched,syscall,block,net";
+  std::vector<uint32_t> pids;
+  double duration = 0;
+  double interval = 1;
+  double window = 0.25;
+  double idle = 60;
+  double flight = 5;
+  std::string flight_dir;
+  uint32_t warmup = 512;
+  double warmup_s = 2;
+  bool json = false;
+  std::string run_dir = control::kDefaultRunDir;
+  std::string pin_root = control::kDefaultPinRoot;
+};
+
+StatusOr<uint32_t> ParseGroupList(const std::string& list) {
+  uint32_t mask = 0;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    uint32_t g;
+    if (!trace::ParseGroup(item, &g))
+      return ErrStatus("unknown probe group '%s'; valid groups: %s", item.c_str(), trace::GroupList().c_str());
+    mask |= 1u << g;
+  }
+  if (mask == 0) return ErrStatus("--probes is empty; valid groups: %s", trace::GroupList().c_str());
+  return mask;
+}
+
+std::string Ms(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
+
+struct NewAnomaly {
+  uint64_t request_id, cluster_id;
+  double distance;
+};
+
+int Run(const LiveArgs& a, const std::string& argv0) {
+  Status priv = capture::CheckPrivileges();
+  if (!priv.ok()) return PrintError(priv.message()), 2;
+  auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
+  if (!schema.ok()) return PrintError(schema.status().message()), 1;
+  auto groups = ParseGroupList(a.probes);
+  if (!groups.ok()) return PrintError(groups.status().message()), 1;
+  capture::CaptureOptions co;
+  co.groups = *groups;
+  for (uint32_t p : a.pids) {
+    if (kill(static_cast<pid_t>(p), 0) != 0 && errno == ESRCH)
+      return PrintError("--pid " + std::to_string(p) + ": no such process"), 1;
+    co.tgids.push_back(p);
+  }
+  co.filter_tgid = !co.tgids.empty();
+  auto session = capture::CaptureSession::Create(co);
+  if (!session.ok()) return PrintError(session.status().message()), 1;
+  capture::CaptureSession& cs = **session;
+  for (const auto& w : cs.warnings()) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
+
+  LivePipelineOptions po;
+  po.reorder_window_ns = static_cast<uint64_t>(a.window * 1e9);
+  po.flight_ns = static_cast<uint64_t>(a.flight * 1e9);
+  po.model.warmup_requests = a.warmup;
+  po.model.warmup_ns = static_cast<uint64_t>(a.warmup_s * 1e9);
+  po.model.idle_ns = static_cast<uint64_t>(a.idle * 1e9);
+  std::vector<NewAnomaly> anomalies;
+  po.on_assign = [&](const model::StreamingModel::Assigned& as) {
+    if (as.founded && anomalies.size() < 64) anomalies.push_back({as.request_id, as.cluster_id, as.distance});
+  };
+  auto pipeline = LivePipeline::Create(*schema, LiveMeta(cs, co.usdt), po);
+  if (!pipeline.ok()) return PrintError(pipeline.status().message()), 1;
+  LivePipeline& pl = **pipeline;
+
+  const std::string session_id = std::to_string(getpid());
+  auto header = [&] {
+    utsname u{};
+    uname(&u);
+    std::vector<std::string> names;
+    for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g)
+      if (cs.enabled_groups() & (1u << g)) names.push_back(trace::GroupName(g));
+    return nlohmann::json{{"format", "jdw"},
+                          {"abi_version", JDW_ABI_VERSION},
+                          {"host", u.nodename},
+                          {"kernel", std::string(u.release) + " " + u.version},
+                          {"ncpus", cs.ncpus()},
+                          {"backend", "bpf"},
+                          {"timebase", "mono_ns"},
+                          {"probe_groups", names},
+                          {"filter_tgids", co.tgids},
+                          {"command", {"jackdaw live (flight recorder)"}},
+                          {"syscall_names", trace::SyscallNames()},
+                          {"tasks", capture::ScanTasks(co.tgids)}};
+  };
+  uint64_t last_delay_ns = 0, max_delay_ns = 0;
+  control::Controller::Hooks hooks;
+  hooks.snapshot = [&](const std::string& path) -> StatusOr<nlohmann::json> {
+    ASSIGN_OR_RETURN(uint64_t n, pl.SaveSnapshot(path, header()));
+    return nlohmann::json{{"snapshot", path}, {"records", n}};
+  };
+  hooks.status = [&] {
+    const auto& st = pl.model().stats();
+    return nlohmann::json{{"session", session_id},
+                          {"records", pl.records()},
+                          {"requests", st.requests},
+                          {"clusters", pl.model().Running().size()},
+                          {"retained_requests", st.retained},
+                          {"arena_bytes", pl.arena_bytes()},
+                          {"pipeline_delay_ms", double(last_delay_ns) / 1e6},
+                          {"pipeline_delay_max_ms", double(max_delay_ns) / 1e6}};
+  };
+  control::Controller controller(&cs, hooks, co.filter_tgid);
+  pl.set_record_hook([&](const jdw_record_header& h) { controller.CountRecord(h.type); });
+
+  control::CleanStaleSessions(a.run_dir);
+  auto server = control::ControlServer::Create(
+      a.run_dir, session_id, [&](const std::vector<std::string>& w) { return controller.Handle(w); });
+  if (!server.ok()) return PrintError(server.status().message()), 1;
+  auto pins = control::PinnedMaps::Create(a.pin_root, session_id, cs.PinnableMaps());
+  if (!pins.ok()) return PrintError(pins.status().message()), 1;
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  Status st = cs.EnableAll();
+  if (!st.ok()) return PrintError(st.message()), 1;
+  fprintf(stderr, "jackdaw: live session %s: control socket %s, maps pinned in %s\n", session_id.c_str(),
+          (*server)->path().c_str(), (*pins)->dir().c_str());
+
+  const bool tty = isatty(STDOUT_FILENO) && !a.json;
+  const uint64_t start = capture::MonoNowNs();
+  uint64_t last_view = start, last_requests = 0, last_records = 0, last_flight = 0;
+  std::map<uint64_t, uint64_t> last_count;
+  while (!g_stop) {
+    auto polled = cs.Poll(pl, 20);
+    if (!polled.ok()) {
+      st = polled.status();
+      break;
+    }
+    pl.Trim();
+    (*server)->Serve();
+    const uint64_t now = capture::MonoNowNs();
+    controller.Tick(now);
+    if (!a.flight_dir.empty() && !anomalies.empty() && now - last_flight > 10'000'000'000ull) {
+      const std::string path = fmt::format("{}/anomaly-{}.jdw", a.flight_dir, anomalies.back().request_id);
+      auto saved = pl.SaveSnapshot(path, header());
+      if (saved.ok()) fprintf(stderr, "jackdaw: anomaly: flight recorder written to %s\n", path.c_str());
+      else fprintf(stderr, "jackdaw: warning: %s\n", saved.status().message().c_str());
+      last_flight = now;
+    }
+    if (a.duration > 0 && now - start >= static_cast<uint64_t>(a.duration * 1e9)) break;
+    if (now - last_view < static_cast<uint64_t>(a.interval * 1e9)) continue;
+    const double secs = double(now - last_view) / 1e9;
+    LivePipeline::Delay d = pl.TakeDelay();
+    if (d.requests) last_delay_ns = d.max_ns, max_delay_ns = std::max(max_delay_ns, d.max_ns);
+    const auto& ms = pl.model().stats();
+    const double req_rate = double(ms.requests - last_requests) / secs;
+    const double ev_rate = double(pl.records() - last_records) / secs;
+    last_requests = ms.requests;
+    last_records = pl.records();
+    last_view = now;
+    const auto clusters = pl.model().Running();
+    const auto lost = controller.Losses();
+    uint64_t lost_total = 0;
+    for (uint64_t l : lost) lost_total += l;
+    if (a.json) {
+      nlohmann::json j = {{"t_s", double(now - start) / 1e9},
+                          {"requests", ms.requests},
+                          {"requests_per_s", req_rate},
+                          {"events_per_s", ev_rate},
+                          {"lost", lost_total},
+                          {"pipeline_delay_ms", d.requests ? double(d.max_ns) / 1e6 : 0.0},
+                          {"rss_bytes", control::ResidentBytes()},
+                          {"warmed_up", ms.warmed_up}};
+      nlohmann::json cl = nlohmann::json::array();
+      for (const auto& c : clusters) {
+        const double n = double(std::max<uint64_t>(c.count, 1));
+        cl.push_back({{"cluster", c.id},
+                      {"requests", c.count},
+                      {"requests_per_s", double(c.count - last_count[c.id]) / secs},
+                      {"latency_p50_ms", c.latency.QuantileNs(0.5) / 1e6},
+                      {"latency_p99_ms", c.latency.QuantileNs(0.99) / 1e6},
+                      {"cpu_ms_per_request", c.demand_sum.cpu_ns / n / 1e6},
+                      {"disk_bytes_per_request", c.demand_sum.disk_bytes / n},
+                      {"net_bytes_per_request", c.demand_sum.net_bytes / n},
+                      {"anomalous", c.anomalous},
+                      {"representative", c.representative_text.substr(0, 200)}});
+      }
+      j["clusters"] = std::move(cl);
+      nlohmann::json an = nlohmann::json::array();
+      for (const auto& x : anomalies) an.push_back({{"request", x.request_id}, {"cluster", x.cluster_id}});
+      j["new_anomalies"] = std::move(an);
+      fputs((j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
+    } else {
+      std::string out = tty ? "\033[H\033[2J" : "";
+      out += fmt::format(
+          "jackdaw live {}  {:.0f} s  requests {} ({:.1f}/s)  events {:.0f}/s  lost {}  delay {} ms  rss {:.1f} MB{}\n",
+          session_id, double(now - start) / 1e9, ms.requests, req_rate, ev_rate, lost_total,
+          d.requests ? Ms(double(d.max_ns)) : "-", double(control::ResidentBytes()) / 1e6,
+          ms.warmed_up ? "" : "  (warming up)");
+      out += fmt::format("{:>7} {:>9} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9}  {}\n", "cluster", "requests", "req/s",
+                         "p50 ms", "p99 ms", "CPU/req", "disk/req", "net/req", "representative");
+      for (size_t i = 0; i < clusters.size() && i < 20; ++i) {
+        const auto& c = clusters[i];
+        const double n = double(std::max<uint64_t>(c.count, 1));
+        out += fmt::format("{:>6}{} {:>9} {:>8.1f} {:>10} {:>10} {:>10} {:>9} {:>9}  {}\n", c.id,
+                           c.anomalous ? "!" : " ", c.count, double(c.count - last_count[c.id]) / secs,
+                           Ms(c.latency.QuantileNs(0.5)), Ms(c.latency.QuantileNs(0.99)),
+                           model::FormatResource(0, c.demand_sum.cpu_ns / n),
+                           model::FormatResource(1, c.demand_sum.disk_bytes / n),
+                           model::FormatResource(2, c.demand_sum.net_bytes / n),
+                           c.representative_text.substr(0, 60));
+      }
+      for (const auto& x : anomalies)
+        out += fmt::format("new anomaly: request {} founded cluster {}\n", x.request_id, x.cluster_id);
+      fputs(out.c_str(), stdout);
+    }
+    fflush(stdout);
+    for (const auto& c : clusters) last_count[c.id] = c.count;
+    anomalies.clear();
+  }
+  cs.DisableAll();
+  pl.Finish();
+  if (!st.ok()) return PrintError(st.message()), 1;
+  fprintf(stderr, "jackdaw: live session %s ended: %" PRIu64 " events, %" PRIu64 " requests, peak rss %.1f MB\n",
+          session_id.c_str(), pl.records(), pl.model().stats().requests,
+          double(control::PeakResidentBytes()) / 1e6);
+  return 0;
+}
+
+}  // namespace
+
+Runner RegisterLive(CLI::App& app) {
+  auto args = std::make_shared<LiveArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "live",
+      "Capture and model requests continuously: capture -> join -> canonicalize -> cluster, with a\n"
+      "top-like view refreshed every second (clusters, request rates, latency p50/p99, demand per\n"
+      "request, new anomalies). Control it while it runs with jackdaw ctl.\n"
+      "  sudo jackdaw live --schema testserver --pid $(pidof jackdaw-testserver)\n"
+      "  sudo jackdaw live --schema tcp-threadpool --json > model.jsonl\n"
+      "The model adapts: a new kind of request founds a new cluster at once; a cluster that has\n"
+      "received no request for --idle seconds (trace time) is dropped.");
+  sub->add_option("-s,--schema", args->schema, "schema name (testserver, tcp-threadpool) or path")->required();
+  sub->add_option("--probes", args->probes, "probe groups, comma-separated: " + trace::GroupList())
+      ->capture_default_str();
+  sub->add_option("--pid", args->pids, "trace these processes and their descendants (repeatable)");
+  sub->add_option("--duration", args->duration, "stop after this many seconds (default: Ctrl-C)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--json", args->json, "one JSON line per refresh instead of the terminal view");
+  sub->add_option("--interval", args->interval, "refresh interval, seconds")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
+  sub->add_option("--window", args->window, "reorder window, seconds")->capture_default_str()->check(CLI::Range(0.01, 5.0));
+  sub->add_option("--idle", args->idle, "drop clusters idle this many seconds (0: never)")->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  sub->add_option("--warmup", args->warmup, "requests clustered as a batch before streaming")->capture_default_str()->check(CLI::Range(2u, 1u << 20));
+  sub->add_option("--warmup-time", args->warmup_s, "or this many seconds of requests, whichever first")->capture_default_str()->check(CLI::Range(0.0, 3600.0));
+  sub->add_option("--flight", args->flight, "seconds of records the flight recorder keeps (jackdaw ctl snapshot FILE)")
+      ->capture_default_str()->check(CLI::Range(0.0, 600.0));
+  sub->add_option("--flight-dir", args->flight_dir, "write the flight recorder here when an anomaly fires");
+  sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
+  auto argv0 = std::make_shared<std::string>();
+  sub->preparse_callback([argv0](size_t) {
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    *argv0 = n > 0 ? std::string(buf, n) : "jackdaw";
+  });
+  return [args, argv0] { return Run(*args, *argv0); };
+}
+
+}  // namespace jackdaw::cli

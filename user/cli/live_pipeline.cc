@@ -1,0 +1,125 @@
+#include "cli/live_pipeline.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "capture/clock_sync.h"
+#include "trace/syscall_names.h"
+#include "trace/trace_writer.h"
+
+namespace jackdaw::cli {
+
+StatusOr<std::unique_ptr<LivePipeline>> LivePipeline::Create(const schema::Schema& schema,
+                                                             const trace::TraceMeta& meta,
+                                                             const LivePipelineOptions& options) {
+  std::unique_ptr<LivePipeline> p(new LivePipeline());
+  p->options_ = options;
+  ASSIGN_OR_RETURN(p->model_, model::StreamingModel::Create(options.model, options.on_assign));
+  join::Options jo;
+  jo.reorder_window = options.reorder_window_ns;
+  LivePipeline* self = p.get();
+  ASSIGN_OR_RETURN(p->extractor_, join::Extractor::Create(schema, meta, jo, [self](model::Request&& r) {
+                     // Timed-out requests waited for the schema's timeout by
+                     // definition; they are counted, not timed.
+                     if (r.timed_out) {
+                       ++self->delay_.timed_out;
+                     } else {
+                       const uint64_t now = capture::MonoNowNs();
+                       const uint64_t d = now > r.end_ns ? now - r.end_ns : 0;
+                       ++self->delay_.requests;
+                       self->delay_.max_ns = std::max(self->delay_.max_ns, d);
+                     }
+                     if (self->request_hook_) self->request_hook_(r);
+                     self->model_->Add(std::move(r));
+                   }));
+  return p;
+}
+
+void LivePipeline::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
+  (void)cpu;
+  if (size < sizeof(jdw_record_header) || size > kBlockBytes) return;
+  const size_t aligned = (size + 7) & ~size_t{7};
+  if (blocks_.empty() || blocks_.back().used + aligned > kBlockBytes) {
+    Block b;
+    b.data.reset(new uint8_t[kBlockBytes]);
+    blocks_.push_back(std::move(b));
+  }
+  Block& b = blocks_.back();
+  uint8_t* dst = b.data.get() + b.used;
+  memcpy(dst, data, size);
+  b.used += aligned;
+  auto* h = reinterpret_cast<jdw_record_header*>(dst);
+  b.max_ts = std::max<uint64_t>(b.max_ts, h->ts);
+  newest_ts_ = std::max<uint64_t>(newest_ts_, h->ts);
+  ++records_;
+  if (record_hook_) record_hook_(*h);
+  extractor_->Push(h);
+}
+
+void LivePipeline::Trim() {
+  // Twice the window: the join pops a record once it is a window older than
+  // the newest; the slack covers CPUs whose rings drained late.
+  const uint64_t keep = std::max(2 * options_.reorder_window_ns, options_.flight_ns);
+  while (blocks_.size() > 1 && blocks_.front().max_ts + keep < newest_ts_) blocks_.pop_front();
+}
+
+void LivePipeline::Finish() {
+  extractor_->Finish();
+  (void)model_->Finish();
+}
+
+LivePipeline::Delay LivePipeline::TakeDelay() {
+  Delay d = delay_;
+  delay_ = Delay{};
+  return d;
+}
+
+StatusOr<uint64_t> LivePipeline::SaveSnapshot(const std::string& path, const nlohmann::json& header) const {
+  std::map<uint32_t, std::vector<const jdw_record_header*>> per_cpu;
+  for (const Block& b : blocks_) {
+    for (size_t off = 0; off + sizeof(jdw_record_header) <= b.used;) {
+      const auto* h = reinterpret_cast<const jdw_record_header*>(b.data.get() + off);
+      if (h->size < sizeof(jdw_record_header)) break;
+      per_cpu[h->cpu].push_back(h);
+      off += (size_t{h->size} + 7) & ~size_t{7};
+    }
+  }
+  ASSIGN_OR_RETURN(auto writer, trace::TraceWriter::Create(path, header));
+  uint64_t total = 0;
+  std::vector<uint8_t> buf;
+  for (auto& [cpu, recs] : per_cpu) {
+    std::stable_sort(recs.begin(), recs.end(),
+                     [](const jdw_record_header* a, const jdw_record_header* b) { return a->ts < b->ts; });
+    buf.clear();
+    uint64_t n = 0;
+    for (const jdw_record_header* h : recs) {
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(h);
+      buf.insert(buf.end(), p, p + h->size);
+      buf.resize((buf.size() + 7) & ~size_t{7}, 0);
+      if (++n % 4096 == 0 || buf.size() >= (1u << 20)) {
+        RETURN_IF_ERROR(writer->WriteRecords(cpu, buf.data(), buf.size(), n));
+        total += n;
+        n = 0;
+        buf.clear();
+      }
+    }
+    if (n) RETURN_IF_ERROR(writer->WriteRecords(cpu, buf.data(), buf.size(), n));
+    total += n;
+  }
+  RETURN_IF_ERROR(writer->Finish({{"flight_recorder", true}}));
+  return total;
+}
+
+trace::TraceMeta LiveMeta(const capture::CaptureSession& session, const std::vector<capture::UsdtTarget>& usdt) {
+  trace::TraceMeta m;
+  m.abi_version = JDW_ABI_VERSION;
+  m.ncpus = session.ncpus();
+  m.backend = "bpf";
+  m.time.base = trace::Timebase::kMonoNs;
+  m.syscall_names = trace::SyscallNames();
+  for (const auto& t : usdt) m.app_probes.push_back(t.provider + ":" + t.name);
+  return m;
+}
+
+}  // namespace jackdaw::cli

@@ -1,0 +1,100 @@
+// The live pipeline of `jackdaw live`: capture -> reorder -> join ->
+// canonicalize -> cluster, continuously, in bounded memory and delay.
+//
+// Records drained from the per-CPU rings are copied into an arena of fixed
+// blocks (a block is never reallocated, so a record's address is stable)
+// and pushed to the join (join::Extractor), whose reorder window holds
+// pointers into them. A block is freed once every record in it is older
+// than both the reorder window (the join is done with it) and the flight
+// recorder's span, measured against the newest record seen: the arena is
+// the flight recorder, and SaveSnapshot() writes the records it holds to a
+// .jdw trace, per CPU in time order. Requests the join emits go to the
+// model::StreamingModel (the same path `jackdaw analyze` runs, so the model
+// equals the offline one on a recording of the same records).
+//
+// Pipeline delay: for each request, the time from its last event to its
+// arrival in the model (now - Request::end_ns, both CLOCK_MONOTONIC); the
+// reorder window and the poll interval bound it from below, the join's
+// closing rules (a request ends when its last interval closes) from above.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "capture/session.h"
+#include "join/extractor.h"
+#include "model/streaming_model.h"
+#include "schema/schema.h"
+
+namespace jackdaw::cli {
+
+struct LivePipelineOptions {
+  uint64_t reorder_window_ns = 250'000'000;
+  uint64_t flight_ns = 5'000'000'000;  // flight recorder span
+  model::StreamingModelOptions model;
+  model::StreamingModel::AssignCallback on_assign;
+};
+
+class LivePipeline : public capture::RecordSink {
+ public:
+  using RecordHook = std::function<void(const jdw_record_header&)>;
+  using RequestHook = std::function<void(const model::Request&)>;
+
+  static StatusOr<std::unique_ptr<LivePipeline>> Create(const schema::Schema& schema,
+                                                        const trace::TraceMeta& meta,
+                                                        const LivePipelineOptions& options);
+
+  void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) override;
+  // Frees arena blocks nobody needs any more; call after each drain.
+  void Trim();
+  void Finish();
+
+  void set_record_hook(RecordHook h) { record_hook_ = std::move(h); }
+  void set_request_hook(RequestHook h) { request_hook_ = std::move(h); }
+
+  model::StreamingModel& model() { return *model_; }
+  const join::Stats& join_stats() const { return extractor_->stats(); }
+  uint64_t records() const { return records_; }
+  uint64_t arena_bytes() const { return blocks_.size() * kBlockBytes; }
+  // Pipeline delay of the requests that arrived since the last call (max
+  // and the count), then reset.
+  struct Delay {
+    uint64_t requests = 0;
+    uint64_t max_ns = 0;
+    uint64_t timed_out = 0;  // closed by the schema timeout: not timed
+  };
+  Delay TakeDelay();
+
+  // Writes the flight recorder's records to `path` with `header`.
+  StatusOr<uint64_t> SaveSnapshot(const std::string& path, const nlohmann::json& header) const;
+
+ private:
+  static constexpr size_t kBlockBytes = 1u << 20;
+  struct Block {
+    std::unique_ptr<uint8_t[]> data;
+    size_t used = 0;
+    uint64_t max_ts = 0;
+  };
+  LivePipeline() = default;
+
+  LivePipelineOptions options_;
+  std::unique_ptr<model::StreamingModel> model_;
+  std::unique_ptr<join::Extractor> extractor_;
+  std::deque<Block> blocks_;
+  uint64_t newest_ts_ = 0;
+  uint64_t records_ = 0;
+  Delay delay_;
+  RecordHook record_hook_;
+  RequestHook request_hook_;
+};
+
+// The TraceMeta of a live session (as the recorder's header would say).
+trace::TraceMeta LiveMeta(const capture::CaptureSession& session, const std::vector<capture::UsdtTarget>& usdt);
+
+}  // namespace jackdaw::cli

@@ -1,0 +1,74 @@
+// The runtime controller of a capture session (SysProf's controller): what
+// `jackdaw ctl` requests do to a running `jackdaw record` or `jackdaw live`.
+//
+//   status                     groups (state, attach mode, events, rate,
+//                              losses), filters, memory, and whatever the
+//                              session adds (pipeline delay, model)
+//   list                       the probe groups and their state
+//   enable GROUP | disable GROUP
+//                              attach / detach the group's BPF links
+//                              (CaptureSession::Enable/Disable): a disabled
+//                              group costs nothing and emits nothing
+//   filter syscalls LIST|all   the syscall bitmap in the control map,
+//                              updated in place
+//   filter pid PID             add a process to the tgid filter in place
+//                              (sessions started with --pid)
+//   snapshot FILE              the session's flight recorder to a .jdw
+//
+// Event counts per group are kept by the session's record sink through
+// CountRecord(); rates are per second over the last completed Tick()
+// interval. Not thread-safe: the session's main loop owns it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "capture/session.h"
+#include "common/status.h"
+
+namespace jackdaw::control {
+
+class Controller {
+ public:
+  struct Hooks {
+    // `snapshot FILE`; unset: the session has no flight recorder.
+    std::function<StatusOr<nlohmann::json>(const std::string& path)> snapshot;
+    // Added to `status` (pipeline delay, model, ...).
+    std::function<nlohmann::json()> status;
+  };
+
+  Controller(capture::CaptureSession* session, Hooks hooks, bool tgid_filter);
+
+  void CountRecord(uint16_t type);
+  // Closes a rate interval when at least a second has passed.
+  void Tick(uint64_t now_ns);
+
+  StatusOr<nlohmann::json> Handle(const std::vector<std::string>& words);
+  nlohmann::json Status() const;
+
+  uint64_t events(uint32_t group) const { return events_[group]; }
+  double rate(uint32_t group) const { return rate_[group]; }
+  // lost[group], summed over CPUs.
+  std::array<uint64_t, JDW_GROUP_MAX> Losses() const;
+
+ private:
+  capture::CaptureSession* session_;
+  Hooks hooks_;
+  bool tgid_filter_;
+  std::array<uint64_t, JDW_GROUP_MAX> events_{}, events_at_tick_{};
+  std::array<double, JDW_GROUP_MAX> rate_{};
+  uint64_t tick_ns_ = 0;
+  std::string syscall_filter_ = "all";
+  std::vector<uint32_t> added_pids_;
+};
+
+// Resident and peak resident memory of this process, bytes.
+uint64_t ResidentBytes();
+uint64_t PeakResidentBytes();
+
+}  // namespace jackdaw::control
