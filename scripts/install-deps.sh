@@ -12,7 +12,7 @@ packages=(
 	systemtap-sdt-dev
 	# tests and benchmarks
 	libgtest-dev libgmock-dev libbenchmark-dev
-	linux-perf
+	linux-perf bpftrace nginx wrk jq
 	# report rendering check (headless screenshot of the HTML report)
 	chromium
 	# later stages: pcap input

@@ -426,9 +426,9 @@ TEST_F(SelfTrace, TinyBufferUnderStormCapturedPlusLostEqualsProduced) {
   std::filesystem::remove(path);
 }
 
-// The classic-tracepoint fallback (kernels without tp_btf) records the same
-// events: forced here, since this kernel offers tp_btf.
-TEST(TracepointFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
+// The raw_tp fallback (kernels without tp_btf) records the same events,
+// tgids included: forced here, since this kernel offers tp_btf.
+TEST(RawTpFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
   JDW_REQUIRE_ROOT();
   const std::string path = testing::TempPath("fallback.jdw");
   PausedChild child({testing::BinDir() + "/jackdaw-workload", "--getppid", "5000", "--pipe-rounds", "200"});
@@ -440,8 +440,8 @@ TEST(TracepointFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
   ro.capture.force_tracepoints = true;
   auto rec = capture::Recorder::Create(ro);
   ASSERT_TRUE(rec.ok()) << rec.status().message();
-  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SCHED), "tracepoint");
-  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SYSCALL), "tracepoint");
+  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SCHED), "raw_tp");
+  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SYSCALL), "raw_tp");
   ASSERT_TRUE((*rec)->StartBackground().ok());
   child.Go();
   int code = -1;
@@ -451,15 +451,25 @@ TEST(TracepointFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
   auto r = trace::TraceReader::Open(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const uint32_t tid = report["getppid"]["tid"];
-  uint64_t enters = 0, exits = 0, switches = 0;
+  const uint32_t pong = report["pipe"]["pong_tid"];
+  uint64_t enters = 0, exits = 0, switches = 0, to_pong_with_tgid = 0, pong_forked = 0;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(h).nr == kNrGetppid && h.tid == tid) ++enters;
     if (h.type == JDW_EVENT_SYS_EXIT && Body<jdw_sys_exit>(h).nr == kNrGetppid && h.tid == tid) ++exits;
-    switches += h.type == JDW_EVENT_SCHED_SWITCH;
+    if (h.type == JDW_EVENT_SCHED_SWITCH) {
+      ++switches;
+      auto s = Body<jdw_sched_switch>(h);
+      to_pong_with_tgid += s.next_tid == pong && s.next_tgid == uint32_t(child.pid());
+    }
+    // A thread: the child's tgid is its parent's, not its own tid.
+    if (h.type == JDW_EVENT_TASK_FORK && Body<jdw_task_fork>(h).child_tid == pong)
+      pong_forked += Body<jdw_task_fork>(h).child_tgid == uint32_t(child.pid());
   });
   EXPECT_EQ(enters, 5000u);
   EXPECT_EQ(exits, 5000u);
   EXPECT_GT(switches, 0u);
+  EXPECT_GT(to_pong_with_tgid, 0u) << "next_tgid of a switch to the pong thread";
+  EXPECT_EQ(pong_forked, 1u);
   EXPECT_EQ((*r)->meta().losses.total(), 0u);
   std::filesystem::remove(path);
 }

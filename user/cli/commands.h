@@ -15,6 +15,7 @@ Runner RegisterDump(CLI::App& app);
 Runner RegisterAnalyze(CLI::App& app);
 Runner RegisterDemo(CLI::App& app);
 Runner RegisterReproduce(CLI::App& app);
+Runner RegisterOverhead(CLI::App& app);
 
 // Prints "jackdaw: MESSAGE" on stderr.
 void PrintError(const std::string& message);

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterAnalyze(app));
   add(jackdaw::cli::RegisterDemo(app));
   add(jackdaw::cli::RegisterReproduce(app));
+  add(jackdaw::cli::RegisterOverhead(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
