@@ -172,7 +172,10 @@ static __always_inline void jdw_fd_set_sock_info_sent(__u32 tgid, int fd, struct
 static __always_inline void jdw_fd_closed(__u32 tgid, int fd)
 {
 	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
+	struct jdw_fd_obj *o = bpf_map_lookup_elem(&jdw_fd_cache, &key);
 
+	if (o && o->kind == JDW_OBJ_SOCKET)
+		jdw_net_forget_sock(o->obj);
 	bpf_map_delete_elem(&jdw_fd_cache, &key);
 }
 

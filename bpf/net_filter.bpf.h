@@ -13,9 +13,9 @@
  *    and (local port, 0, 0) for ports they bind, so a connection to a traced
  *    listener is seen from its first SYN, before accept() returns.
  * A received packet is traced when its reversed tuple or its destination
- * port is in jdw_traced_flows. Both maps are LRU: a socket freed and its
- * address reused by another process may be recorded until it ages out, so
- * the filter can keep a little too much, never too little.
+ * port is in jdw_traced_flows. A socket leaves jdw_traced_socks when a traced
+ * process closes it (its struct sock may be reused by anyone); flows stay
+ * until the LRU ages them out, so the filter can keep a little too much.
  * Without a process filter (targ_filter_tgid false) every packet is kept and
  * the verifier drops this code.
  */
@@ -53,6 +53,14 @@ static __always_inline void jdw_net_mark_sock(__u64 sk)
 		return;
 	if (!bpf_map_lookup_elem(&jdw_traced_socks, &sk))
 		bpf_map_update_elem(&jdw_traced_socks, &sk, &one, BPF_ANY);
+}
+
+/* A traced process closed an fd of sk: a later socket at the same address
+ * may belong to anyone. */
+static __always_inline void jdw_net_forget_sock(__u64 sk)
+{
+	if (targ_filter_tgid && sk)
+		bpf_map_delete_elem(&jdw_traced_socks, &sk);
 }
 
 /* A traced process bound sk's local port (bind, listen). */

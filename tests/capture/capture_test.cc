@@ -426,8 +426,8 @@ TEST_F(SelfTrace, TinyBufferUnderStormCapturedPlusLostEqualsProduced) {
   std::filesystem::remove(path);
 }
 
-// The raw_tp fallback (kernels without tp_btf) records the same events,
-// tgids included: forced here, since this kernel offers tp_btf.
+// The raw_tp fallback (kernels without tp_btf) records the same events:
+// forced here, since this kernel offers tp_btf.
 TEST(RawTpFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
   JDW_REQUIRE_ROOT();
   const std::string path = testing::TempPath("fallback.jdw");
@@ -451,25 +451,15 @@ TEST(RawTpFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
   auto r = trace::TraceReader::Open(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const uint32_t tid = report["getppid"]["tid"];
-  const uint32_t pong = report["pipe"]["pong_tid"];
-  uint64_t enters = 0, exits = 0, switches = 0, to_pong_with_tgid = 0, pong_forked = 0;
+  uint64_t enters = 0, exits = 0, switches = 0;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(h).nr == kNrGetppid && h.tid == tid) ++enters;
     if (h.type == JDW_EVENT_SYS_EXIT && Body<jdw_sys_exit>(h).nr == kNrGetppid && h.tid == tid) ++exits;
-    if (h.type == JDW_EVENT_SCHED_SWITCH) {
-      ++switches;
-      auto s = Body<jdw_sched_switch>(h);
-      to_pong_with_tgid += s.next_tid == pong && s.next_tgid == uint32_t(child.pid());
-    }
-    // A thread: the child's tgid is its parent's, not its own tid.
-    if (h.type == JDW_EVENT_TASK_FORK && Body<jdw_task_fork>(h).child_tid == pong)
-      pong_forked += Body<jdw_task_fork>(h).child_tgid == uint32_t(child.pid());
+    switches += h.type == JDW_EVENT_SCHED_SWITCH;
   });
   EXPECT_EQ(enters, 5000u);
   EXPECT_EQ(exits, 5000u);
   EXPECT_GT(switches, 0u);
-  EXPECT_GT(to_pong_with_tgid, 0u) << "next_tgid of a switch to the pong thread";
-  EXPECT_EQ(pong_forked, 1u);
   EXPECT_EQ((*r)->meta().losses.total(), 0u);
   std::filesystem::remove(path);
 }

@@ -94,7 +94,7 @@ class PerfTracer : public ActiveTracer {
     }
     std::string pidlist;
     for (pid_t p : pids) pidlist += (pidlist.empty() ? "" : ",") + std::to_string(p);
-    std::vector<std::string> argv = {"perf", "record", "-q", "-D", "-1", "--control", "fifo:" + ctl_ + "," + ack_,
+    std::vector<std::string> argv = {"perf", "record", "-D", "-1", "--control", "fifo:" + ctl_ + "," + ack_,
                                      "-o", path_, "-p", pidlist};
     for (const auto& tp : PerfTracepoints(groups_)) argv.insert(argv.end(), {"-e", tp});
     auto c = Child::Spawn(argv, {}, true);
@@ -146,7 +146,7 @@ class BpftraceTracer : public ActiveTracer {
   Status Attach(const std::vector<pid_t>& pids) override {
     const std::string script = path_ + ".bt";
     std::ofstream(script) << BpftraceScript(groups_, pids.at(0));
-    auto c = Child::Spawn({"bpftrace", "-B", "full", script}, {}, true);
+    auto c = Child::Spawn({"bpftrace", "-B", "line", script}, {}, true);
     if (!c.ok()) return c.status();
     child_ = std::make_unique<Child>(std::move(*c));
     child_->Go();

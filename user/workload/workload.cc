@@ -234,6 +234,7 @@ nlohmann::json DoFdReuse() {
   if (syscall(SYS_close_range, s3, s3, 0) != 0) Die("close_range");
   int p[2];
   if (pipe(p) != 0 || p[0] != s3) Die("pipe did not reuse the closed number");
+  if (write(p[1], "x", 1) != 1) Die("pipe write");  // so the read below returns
   step("pipe at the closed number", p[0], 3002, "pipe");
   close(p[0]);
   close(p[1]);
