@@ -42,9 +42,9 @@ static __always_inline bool jdw_traced(struct jdw_session *s, u32 tgid)
 /* bpf/: "ctx outside the task's stack means interrupt". */
 static __always_inline u8 jdw_stack_context(u8 irq_kind)
 {
-	unsigned long frame = (unsigned long)__builtin_frame_address(0);
+	unsigned long here = (unsigned long)&here;
 
-	return frame - (unsigned long)current->stack < THREAD_SIZE ? JDW_CTX_TASK : irq_kind;
+	return here - (unsigned long)current->stack < THREAD_SIZE ? JDW_CTX_TASK : irq_kind;
 }
 
 static __always_inline void jdw_fill(void *rec, u16 type, u8 ctx)

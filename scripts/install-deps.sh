@@ -17,6 +17,9 @@ packages=(
 	chromium
 	# later stages: pcap input
 	libpcap-dev
+	# kernel-module backend (make kmod) and its VM test (make vm-test): the
+	# metapackages keep Debian's kernel image and its headers at one version
+	linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio
 )
 
 missing=()

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "capture/clock_sync.h"
+#include "capture/kmod_session.h"
 #include "capture/recorder.h"
 #include "capture/usdt_notes.h"
 #include "cli/commands.h"
@@ -31,6 +32,7 @@ struct RecordArgs {
   std::vector<uint32_t> pids;
   double duration = 0;
   std::string buffer_size = "8M";
+  std::string backend = "bpf";
   bool quiet = false, verbose = false;
   std::vector<std::string> command;
 };
@@ -114,7 +116,9 @@ std::string Human(double v) {
 }
 
 int Run(const RecordArgs& a) {
-  Status priv = capture::CheckPrivileges();
+  // The module checks CAP_SYS_ADMIN itself when /dev/jackdaw is opened.
+  Status priv = a.backend == "kmod" ? Status::Ok() : capture::CheckPrivileges();
+  if (!priv.ok() && a.backend == "auto" && capture::KmodSession::DevicePresent()) priv = Status::Ok();
   if (!priv.ok()) {
     PrintError(priv.message());
     return 2;
@@ -122,6 +126,7 @@ int Run(const RecordArgs& a) {
   capture::RecorderOptions ro;
   ro.output = a.output;
   ro.command = a.command;
+  ro.backend = a.backend;
   auto groups = ParseGroups(a.probes);
   if (!groups.ok()) return PrintError(groups.status().message()), 1;
   ro.capture.groups = *groups;
@@ -168,8 +173,10 @@ int Run(const RecordArgs& a) {
   if (!rec.ok()) {
     if (child > 0) kill(child, SIGKILL);
     PrintError(rec.status().message());
-    return 1;
+    return rec.status().exit_code() ? rec.status().exit_code() : 1;
   }
+  if (!a.quiet || a.backend == "auto")
+    fprintf(stderr, "jackdaw: backend: %s\n", (*rec)->backend_choice().c_str());
   for (const auto& w : (*rec)->session().warnings()) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
   Status st = (*rec)->Start();
   if (!st.ok()) {
@@ -255,6 +262,12 @@ Runner RegisterRecord(CLI::App& app) {
   sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)");
   sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)");
   sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")
+      ->capture_default_str();
+  sub->add_option("--backend", args->backend,
+                  "capture mechanism: bpf (eBPF probes), kmod (the jackdaw.ko module: make kmod, "
+                  "insmod build/kmod/jackdaw.ko; TSC timestamps), auto (eBPF when it loads, else the "
+                  "module when loaded; says which)")
+      ->check(CLI::IsMember({"bpf", "kmod", "auto"}))
       ->capture_default_str();
   sub->add_flag("-q,--quiet", args->quiet, "no progress line");
   sub->add_flag("-v,--verbose", args->verbose, "show libbpf's messages");
