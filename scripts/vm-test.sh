@@ -70,7 +70,7 @@ timeout "$vm_timeout" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1536 -nog
 rc=$?
 set -e
 grep -a "VMTEST" "$work/console.log" | tr -d '\r' || true
-if grep -aq "VMTEST RESULT: PASS" "$work/console.log"; then
+if grep -aqE "VMTEST \[[0-9.]+s\] RESULT: PASS" "$work/console.log"; then
 	echo "vm-test: PASS (console: $work/console.log)"
 	exit 0
 fi
