@@ -53,6 +53,15 @@ for b in jackdaw jackdaw-workload kmod_vm_check; do
 		cp -L --parents "$lib" . 2>/dev/null || true
 	done
 done
+# virtio-blk, for a disk the block group can watch: the modules in
+# dependency order, as modprobe resolves them for the VM's kernel.
+mkdir -p drivers
+for m in virtio_pci virtio_blk; do
+	modprobe --show-depends -S "$krel" "$m" | awk '$1 == "insmod" {print $2}'
+done | awk '!seen[$0]++' | while read -r ko; do
+	cp "$ko" drivers/
+	basename "$ko" >> drivers/order
+done
 cat > init <<'INIT'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -61,11 +70,13 @@ INIT
 chmod +x init
 find . | cpio -o -H newc --quiet | gzip -1 > "$work/initramfs.cpio.gz"
 cd "$work"
+truncate -s 16M "$work/disk.img"
 
 echo "vm-test: booting /boot/vmlinuz-$krel (qemu TCG, 2 vCPUs) with jackdaw.ko built against $kdir"
 set +e
 timeout "$vm_timeout" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1536 -nographic -no-reboot \
 	-kernel "/boot/vmlinuz-$krel" -initrd "$work/initramfs.cpio.gz" \
+	-drive "file=$work/disk.img,format=raw,if=virtio" \
 	-append "console=ttyS0 panic=-1 loglevel=4 ${CI:+jdw_ci=1}" </dev/null >"$work/console.log" 2>&1
 rc=$?
 set -e

@@ -4,6 +4,8 @@
 //
 //   compare BPF.jdw KMOD.jdw  both backends recorded the known workload:
 //                             the same deterministic events, counts, bytes
+//   compare-block BPF KMOD    the same for direct reads of a disk
+//   block KMOD.jdw BYTES      one trace of the disk reads: BYTES read, issue times
 //   ioctl                     bad ioctl arguments: EINVAL, state unchanged
 //   nocap                     opening /dev/jackdaw without CAP_SYS_ADMIN fails
 //   torn SECONDS              a 4 KiB ring wrapping under load: every record
@@ -89,6 +91,18 @@ std::map<std::string, std::pair<uint64_t, uint64_t>> Profile(const TraceReader& 
       case JDW_EVENT_TASK_EXEC: add("task_exec", h.size); break;
       case JDW_EVENT_TASK_EXIT: add("task_exit", h.size); break;
       case JDW_EVENT_SOCK_INFO: add("sock_info", h.size); break;
+      case JDW_EVENT_BLOCK_ISSUE: {
+        add("block_issue", h.size);
+        p["block bytes issued"].second += Body<jdw_block_issue>(h).bytes;
+        break;
+      }
+      case JDW_EVENT_BLOCK_COMPLETE: {
+        const auto& b = Body<jdw_block_complete>(h);
+        add("block_complete", h.size);
+        p["block bytes completed"].second += b.bytes;
+        if (b.issue_ts == 0 || b.issue_ts > h.ts) *err = "a block completion without its issue time";
+        break;
+      }
       case JDW_EVENT_NET_XMIT: {
         const auto& b = Body<jdw_net_packet>(h);
         if (b.protocol == 6) p["tcp payload bytes sent"].second += b.payload_len;
@@ -106,7 +120,7 @@ std::map<std::string, std::pair<uint64_t, uint64_t>> Profile(const TraceReader& 
   return p;
 }
 
-int Compare(const char* bpf_path, const char* kmod_path) {
+int Compare(const char* bpf_path, const char* kmod_path, const char* must_have) {
   auto a = TraceReader::Open(bpf_path);
   if (!a.ok()) return Fail("compare", a.status().message());
   auto b = TraceReader::Open(kmod_path);
@@ -143,10 +157,28 @@ int Compare(const char* bpf_path, const char* kmod_path) {
   printf("  %zu event kinds, record bytes bpf %llu kmod %llu; all records bpf %llu kmod %llu\n", pa.size(),
          (unsigned long long)ta, (unsigned long long)tb, (unsigned long long)ma.records_written,
          (unsigned long long)mb.records_written);
-  if (pa.empty() || !pa.count("tcp payload bytes sent"))
-    return Fail("compare", "the bpf trace holds none of the workload's events");
-  return same ? Pass("compare: both backends captured the same events, counts and bytes")
+  if (!pa.count(must_have) || pa[must_have].second == 0)
+    return Fail("compare", std::string("the bpf trace lacks the workload's ") + must_have);
+  return same ? Pass(std::string("compare: both backends captured the same events, counts and bytes (") +
+                     must_have + ")")
               : Fail("compare", "the backends disagree (see above)");
+}
+
+// One backend's trace of the disk reads alone: every read issued and
+// completed, with its issue time.
+int BlockAlone(const char* path, uint64_t min_bytes) {
+  auto t = TraceReader::Open(path);
+  if (!t.ok()) return Fail("block", t.status().message());
+  std::string err;
+  auto p = Profile(**t, &err);
+  if (!err.empty()) return Fail("block", err);
+  const uint64_t issued = p["block bytes issued"].second, done = p["block bytes completed"].second;
+  printf("  %s: %llu issues, %llu completions, %llu bytes completed\n", (*t)->meta().backend.c_str(),
+         (unsigned long long)p["block_issue"].first, (unsigned long long)p["block_complete"].first,
+         (unsigned long long)done);
+  if (done < min_bytes || issued < min_bytes)
+    return Fail("block", "fewer bytes than the reads asked for (" + std::to_string(min_bytes) + ")");
+  return Pass("block: the module records every direct read with its issue time");
 }
 
 int OpenDev() { return open(JDW_KMOD_DEVICE, O_RDONLY | O_CLOEXEC); }
@@ -307,7 +339,9 @@ int Session(double seconds, uint32_t ring, bool validate, const char* what) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "compare" && argc == 4) return Compare(argv[2], argv[3]);
+  if (mode == "compare" && argc == 4) return Compare(argv[2], argv[3], "tcp payload bytes sent");
+  if (mode == "compare-block" && argc == 4) return Compare(argv[2], argv[3], "block bytes completed");
+  if (mode == "block" && argc == 4) return BlockAlone(argv[2], strtoull(argv[3], nullptr, 10));
   if (mode == "ioctl") return Ioctl();
   if (mode == "nocap") return NoCap();
   if (mode == "torn" && argc == 3)
