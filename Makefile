@@ -5,7 +5,7 @@
 #   make demo       build, then run the built-in demo
 #   make bench      build and run the benchmarks, writing tests/results/
 #   make fuzz       fuzz traces, metadata, records+join and schemas (FUZZ_SECONDS=60 each)
-#   make kmod       build the kernel module against linux-headers
+#   make kmod       build jackdaw.ko against Debian's linux-headers (KDIR=... overrides)
 #   make vm-test    boot Debian's kernel in qemu and test the module there
 #   make clean
 #
@@ -108,10 +108,10 @@ fuzz: user
 	done
 
 kmod:
-	$(Q)$(MAKE) -C kmod
+	$(Q)$(MAKE) -C kmod OUT=$(OUTPUT)/kmod $(if $(KDIR),KDIR=$(KDIR),)
 
-vm-test: kmod
-	$(Q)scripts/vm-test.sh
+vm-test: user kmod
+	$(Q)KMOD_OUT=$(OUTPUT)/kmod scripts/vm-test.sh $(USER_OUT)
 
 clean:
 	$(Q)rm -rf $(OUTPUT)

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -38,6 +39,30 @@ TEST(RecordCli, RecordsACommandAndDumpSummarizesIt) {
        p = full.out.find("sys_enter        getppid", p + 1))
     ++getppid_lines;
   EXPECT_EQ(getppid_lines, 1234u);
+  std::filesystem::remove(path);
+}
+
+TEST(RecordCli, KmodBackendWithoutTheModuleSaysHowToLoadIt) {
+  if (std::filesystem::exists("/dev/jackdaw")) GTEST_SKIP() << "jackdaw.ko is loaded here";
+  const std::string path = testing::TempPath("kmod-missing.jdw");
+  auto r = RunCommand({Jackdaw(), "record", "--backend", "kmod", "-q", "-o", path, "--", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("insmod build/kmod/jackdaw.ko"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(RecordCli, AutoBackendPicksEbpfAndSaysSo) {
+  JDW_REQUIRE_ROOT();
+  const std::string path = testing::TempPath("auto.jdw");
+  auto r = RunCommand({Jackdaw(), "record", "--backend", "auto", "-q", "-o", path, "--",
+                       testing::BinDir() + "/jackdaw-workload", "--getppid", "10"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("backend: bpf (auto"), std::string::npos) << r.err;
+  auto t = trace::TraceReader::Open(path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ((*t)->meta().backend, "bpf");
+  EXPECT_NE((*t)->meta().header_json.find("bpf_ktime_get_ns"), std::string::npos);
   std::filesystem::remove(path);
 }
 

@@ -1,4 +1,5 @@
-// Recorder: a CaptureSession drained into a .jdw TraceWriter.
+// Recorder: a CaptureBackend (eBPF probes or jackdaw.ko) drained into a
+// .jdw TraceWriter.
 //
 // Records of each CPU are staged and written as one chunk per CPU when the
 // stage holds flush_bytes or every flush_interval. Within a chunk records
@@ -27,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/clock_sync.h"
+#include "capture/backend.h"
 #include "capture/session.h"
 #include "trace/trace_writer.h"
 
@@ -34,6 +36,9 @@ namespace jackdaw::capture {
 
 struct RecorderOptions {
   CaptureOptions capture;
+  // "bpf", "kmod" (jackdaw.ko), or "auto": eBPF when its probes load, else
+  // the module when /dev/jackdaw exists.
+  std::string backend = "bpf";
   std::string output = "jackdaw.jdw";
   size_t flush_bytes = 1u << 20;
   uint64_t flush_interval_ns = 200'000'000;
@@ -54,7 +59,12 @@ class Recorder : RecordSink {
   static StatusOr<std::unique_ptr<Recorder>> Create(const RecorderOptions& opts);
   ~Recorder() override;
 
-  CaptureSession& session() { return *session_; }
+  CaptureBackend& session() { return *session_; }
+  // The eBPF session when that is the backend (runtime control, pinned maps,
+  // group-specific maps); nullptr for the module.
+  CaptureSession* bpf_session() { return dynamic_cast<CaptureSession*>(session_.get()); }
+  // Which backend runs and, under "auto", why it was chosen.
+  const std::string& backend_choice() const { return backend_choice_; }
 
   // Attaches the configured groups and starts the clock. Call before the
   // workload starts.
@@ -92,7 +102,8 @@ class Recorder : RecordSink {
   nlohmann::json Header() const;
 
   RecorderOptions opts_;
-  std::unique_ptr<CaptureSession> session_;
+  std::unique_ptr<CaptureBackend> session_;
+  std::string backend_choice_;
   std::unique_ptr<trace::TraceWriter> writer_;
   std::vector<CpuStage> stages_;
   std::vector<uint8_t> sort_scratch_;

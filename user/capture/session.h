@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "capture/backend.h"
 #include "common/status.h"
 #include "jackdaw/abi.h"
 
@@ -29,12 +30,6 @@ struct bpf_link;
 struct ring_buffer;
 
 namespace jackdaw::capture {
-
-class RecordSink {
- public:
-  virtual ~RecordSink() = default;
-  virtual void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) = 0;
-};
 
 struct UsdtTarget {
   std::string binary;
@@ -65,35 +60,38 @@ struct CaptureOptions {
   uint32_t interact_max_conns = 32768;
 };
 
-class CaptureSession {
+class CaptureSession : public CaptureBackend {
  public:
   static StatusOr<std::unique_ptr<CaptureSession>> Create(const CaptureOptions& opts);
-  ~CaptureSession();
+  ~CaptureSession() override;
 
-  uint32_t ncpus() const { return ncpus_; }
+  const char* name() const override { return "bpf"; }
+  trace::Timebase timebase() const override { return trace::Timebase::kMonoNs; }
+  const char* clock_source() const override { return "CLOCK_MONOTONIC (bpf_ktime_get_ns)"; }
+  uint32_t ncpus() const override { return ncpus_; }
   // Groups that loaded (whatever their current state).
-  uint32_t available_groups() const { return available_; }
-  uint32_t enabled_groups() const { return enabled_; }
+  uint32_t available_groups() const override { return available_; }
+  uint32_t enabled_groups() const override { return enabled_; }
   // "tp_btf" or "raw_tp" per loaded group; "" if it did not load.
-  const std::string& attach_mode(uint32_t group) const { return groups_[group].mode; }
+  const std::string& attach_mode(uint32_t group) const override { return groups_[group].mode; }
   // The loaded BPF object of a group (nullptr if it did not load), for
   // group-specific maps such as the interact group's control and tables.
   bpf_object* group_object(uint32_t group) const { return group < JDW_GROUP_MAX ? groups_[group].obj : nullptr; }
   // One line per group that could not be loaded, and why.
-  const std::vector<std::string>& warnings() const { return warnings_; }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
 
-  Status Enable(uint32_t group);
-  Status Disable(uint32_t group);
-  Status EnableAll();
-  void DisableAll();
+  Status Enable(uint32_t group) override;
+  Status Disable(uint32_t group) override;
+  Status EnableAll() override;
+  void DisableAll() override;
   Status AddTgid(uint32_t tgid);
   Status SetSyscallFilter(const std::vector<int>& syscalls);  // empty: all
 
   // Waits up to timeout_ms for data, then drains every ring. Returns the
   // number of records delivered.
-  StatusOr<int> Poll(RecordSink& sink, int timeout_ms);
+  StatusOr<int> Poll(RecordSink& sink, int timeout_ms) override;
   // Drains without waiting.
-  StatusOr<int> Drain(RecordSink& sink);
+  StatusOr<int> Drain(RecordSink& sink) override;
 
   // Maps worth pinning for inspection (bpftool map dump pinned ...): the
   // control map, the per-group loss counters and the tgid filter.
@@ -102,7 +100,7 @@ class CaptureSession {
   }
 
   // lost[cpu][group], summed by the kernel since the session started.
-  std::vector<std::vector<uint64_t>> ReadLosses() const;
+  std::vector<std::vector<uint64_t>> ReadLosses() const override;
 
  private:
   struct Group {

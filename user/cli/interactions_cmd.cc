@@ -164,7 +164,8 @@ int Run(const InteractionsArgs& a) {
     auto r = capture::Recorder::Create(ro);
     if (!r.ok()) return PrintError(r.status().message()), r.status().exit_code() ? r.status().exit_code() : 1;
     rec = std::move(*r);
-    session = &rec->session();
+    session = rec->bpf_session();
+    if (!session) return PrintError("interactions need the eBPF backend (the interact group has no module counterpart)"), 2;
   } else {
     auto s = capture::CaptureSession::Create(co);
     if (!s.ok()) return PrintError(s.status().message()), 1;

@@ -17,6 +17,7 @@
 
 #include "capture/clock_sync.h"
 #include "capture/process_select.h"
+#include "capture/kmod_session.h"
 #include "capture/recorder.h"
 #include "capture/usdt_notes.h"
 #include "cli/commands.h"
@@ -47,6 +48,7 @@ struct RecordArgs {
   std::string comm;
   double duration = 0;
   std::string buffer_size = "8M";
+  std::string backend = "bpf";
   bool quiet = false, verbose = false;
   bool detach = false;
   std::string pcap_iface;
@@ -180,7 +182,9 @@ int Run(const RecordArgs& a) {
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-  Status priv = capture::CheckPrivileges();
+  // The module checks CAP_SYS_ADMIN itself when /dev/jackdaw is opened.
+  Status priv = a.backend == "kmod" ? Status::Ok() : capture::CheckPrivileges();
+  if (!priv.ok() && a.backend == "auto" && capture::KmodSession::DevicePresent()) priv = Status::Ok();
   if (!priv.ok()) {
     PrintError(priv.message());
     return 2;
@@ -196,6 +200,7 @@ int Run(const RecordArgs& a) {
   capture::RecorderOptions ro;
   ro.output = a.output;
   ro.command = a.command;
+  ro.backend = a.backend;
   auto groups = ParseGroups(a.probes);
   if (!groups.ok()) return PrintError(groups.status().message()), 1;
   ro.capture.groups = *groups;
@@ -305,8 +310,10 @@ int Run(const RecordArgs& a) {
   if (!rec.ok()) {
     if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
     PrintError(rec.status().message());
-    return 1;
+    return rec.status().exit_code() ? rec.status().exit_code() : 1;
   }
+  if (!a.quiet || a.backend == "auto")
+    fprintf(stderr, "jackdaw: backend: %s\n", (*rec)->backend_choice().c_str());
   for (const auto& w : (*rec)->session().warnings()) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
   Status st = (*rec)->Start();
   if (!st.ok()) {
@@ -314,12 +321,17 @@ int Run(const RecordArgs& a) {
     PrintError(st.message());
     return 1;
   }
-  for (uint32_t p : selected()) {
-    Status added = (*rec)->session().AddTgid(p);
-    if (!added.ok()) {
-      if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
-      PrintError(added.message());
-      return 1;
+  // Runtime control, pinned maps and the rescan of selected processes are
+  // the eBPF backend's; the module takes its tgid set at open.
+  capture::CaptureSession* bpf = (*rec)->bpf_session();
+  if (bpf) {
+    for (uint32_t p : selected()) {
+      Status added = bpf->AddTgid(p);
+      if (!added.ok()) {
+        if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
+        PrintError(added.message());
+        return 1;
+      }
     }
   }
   // The same control endpoint as jackdaw live: jackdaw ctl status|enable|
@@ -331,13 +343,20 @@ int Run(const RecordArgs& a) {
     return nlohmann::json{{"session", session_id}, {"records", s.records}, {"bytes_written", s.bytes},
                           {"output", a.output}};
   };
-  control::Controller controller(&(*rec)->session(), hooks, ro.capture.filter_tgid);
-  control::CleanStaleSessions();
-  auto server = control::ControlServer::Create(control::kDefaultRunDir, session_id,
-                                               [&](const std::vector<std::string>& w) { return controller.Handle(w); });
-  if (!server.ok()) fprintf(stderr, "jackdaw: warning: no control socket: %s\n", server.status().message().c_str());
-  auto pins = control::PinnedMaps::Create(control::kDefaultPinRoot, session_id, (*rec)->session().PinnableMaps());
-  if (!pins.ok()) fprintf(stderr, "jackdaw: warning: maps not pinned: %s\n", pins.status().message().c_str());
+  std::unique_ptr<control::Controller> controller;
+  std::unique_ptr<control::ControlServer> server;
+  std::unique_ptr<control::PinnedMaps> pins;
+  if (bpf) {
+    controller = std::make_unique<control::Controller>(bpf, hooks, ro.capture.filter_tgid);
+    control::CleanStaleSessions();
+    auto srv = control::ControlServer::Create(control::kDefaultRunDir, session_id,
+                                              [&](const std::vector<std::string>& w) { return controller->Handle(w); });
+    if (srv.ok()) server = std::move(*srv);
+    else fprintf(stderr, "jackdaw: warning: no control socket: %s\n", srv.status().message().c_str());
+    auto pn = control::PinnedMaps::Create(control::kDefaultPinRoot, session_id, bpf->PinnableMaps());
+    if (pn.ok()) pins = std::move(*pn);
+    else fprintf(stderr, "jackdaw: warning: maps not pinned: %s\n", pn.status().message().c_str());
+  }
   if (child > 0) {
     if (write(go_pipe[1], "g", 1) != 1) {
       kill(child, SIGKILL);
@@ -368,9 +387,9 @@ int Run(const RecordArgs& a) {
     st = (*rec)->Step();
     if (st.ok()) st = poll_pcap();
     if (!st.ok()) break;
-    if (server.ok()) (*server)->Serve();
+    if (server) server->Serve();
     const uint64_t now = capture::MonoNowNs();
-    controller.Tick(now);
+    if (controller) controller->Tick(now);
     if (a.duration > 0 && now - start >= duration_ns) break;
     if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
       child = -1;
@@ -464,6 +483,12 @@ Runner RegisterRecord(CLI::App& app) {
                   "also capture packets with libpcap on this interface ('any' for all), on the trace's "
                   "clock; usually with net left out of --probes");
   sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")
+      ->capture_default_str();
+  sub->add_option("--backend", args->backend,
+                  "capture mechanism: bpf (eBPF probes), kmod (the jackdaw.ko module: make kmod, "
+                  "insmod build/kmod/jackdaw.ko; TSC timestamps), auto (eBPF when it loads, else the "
+                  "module when loaded; says which)")
+      ->check(CLI::IsMember({"bpf", "kmod", "auto"}))
       ->capture_default_str();
   sub->add_flag("-q,--quiet", args->quiet, "no progress line");
   sub->add_flag("-v,--verbose", args->verbose, "show libbpf's messages");

@@ -1,0 +1,51 @@
+// CaptureBackend: what the Recorder needs from a source of kernel records,
+// whichever mechanism produces them — the eBPF probes (CaptureSession) or
+// the jackdaw.ko module (KmodSession). Both deliver include/jackdaw/abi.h
+// records byte for byte; they differ only in the timebase of hdr.ts (and
+// block_complete.issue_ts), which the trace header names.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "trace/clock.h"
+
+namespace jackdaw::capture {
+
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) = 0;
+};
+
+class CaptureBackend {
+ public:
+  virtual ~CaptureBackend() = default;
+
+  virtual const char* name() const = 0;  // "bpf" | "kmod"
+  virtual trace::Timebase timebase() const = 0;
+  // How records are stamped, for the trace header.
+  virtual const char* clock_source() const = 0;
+  virtual uint32_t ncpus() const = 0;
+  virtual uint32_t available_groups() const = 0;
+  virtual uint32_t enabled_groups() const = 0;
+  virtual const std::string& attach_mode(uint32_t group) const = 0;
+  virtual const std::vector<std::string>& warnings() const = 0;
+
+  virtual Status Enable(uint32_t group) = 0;
+  virtual Status Disable(uint32_t group) = 0;
+  virtual Status EnableAll() = 0;
+  virtual void DisableAll() = 0;
+
+  // Waits up to timeout_ms for data, then drains every CPU's ring. Returns
+  // the number of records delivered.
+  virtual StatusOr<int> Poll(RecordSink& sink, int timeout_ms) = 0;
+  virtual StatusOr<int> Drain(RecordSink& sink) = 0;
+  // lost[cpu][group] since the session started.
+  virtual std::vector<std::vector<uint64_t>> ReadLosses() const = 0;
+};
+
+}  // namespace jackdaw::capture
