@@ -212,8 +212,10 @@ Status CaptureSession::LoadGroup(uint32_t group) {
   // them. Neither needs tracefs.
   for (const char* mode : {"tp_btf", "raw_tp"}) {
     if (group == JDW_GROUP_APP && strcmp(mode, "raw_tp") == 0) break;
-    case JDW_GROUP_INTERACT:
-      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>(o);
+    // The socket tracepoints it needs carry no fields worth an untyped
+    // fallback: the interact group is tp_btf only.
+    if (group == JDW_GROUP_INTERACT && strcmp(mode, "raw_tp") == 0)
+      return ErrStatus("%s: disabled: needs BTF-typed tracepoints (tp_btf), which this kernel refused", gname);
     if (opts_.force_tracepoints && group != JDW_GROUP_APP && strcmp(mode, "tp_btf") == 0) continue;
     OpenedObject o = OpenGroup(group, opts_);
     if (!o.obj) return ErrStatus("%s: disabled: cannot open its BPF object", gname);
