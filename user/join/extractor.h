@@ -33,7 +33,7 @@
 
 #include "common/status.h"
 #include "jackdaw/abi.h"
-#include "model/request.h"
+#include "request/request.h"
 #include "schema/schema.h"
 #include "trace/trace_reader.h"  // TraceMeta (header-only use; no link dependency)
 

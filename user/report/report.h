@@ -19,7 +19,7 @@
 #include <unordered_map>
 
 #include "common/status.h"
-#include "model/request.h"
+#include "request/request.h"
 #include "model/workload_model.h"
 
 namespace jackdaw::report {
