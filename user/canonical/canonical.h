@@ -85,7 +85,7 @@
 #include <string>
 #include <vector>
 
-#include "model/request.h"
+#include "request/request.h"
 
 namespace jackdaw::canonical {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "canonical/serialize.h"
-#include "model/synthetic.h"
+#include "request/synthetic.h"
 
 namespace jackdaw::canonical {
 namespace {

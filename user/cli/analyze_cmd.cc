@@ -1,5 +1,6 @@
 // jackdaw analyze: requests (temporal join) and the workload model.
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -21,6 +22,17 @@
 
 namespace jackdaw::cli {
 namespace {
+
+// Every join counter: {"name": {"value", "severity", "description"}}, in
+// the table's order.
+nlohmann::ordered_json JoinStatsJson(const join::Stats& st) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const join::StatInfo& info : join::kStatsInfo)
+    j[info.name] = {{"value", st.*info.field},
+                    {"severity", join::SeverityName(info.severity)},
+                    {"description", info.description}};
+  return j;
+}
 
 struct AnalyzeArgs {
   std::string file;
@@ -157,6 +169,14 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   }
   for (const auto& w : st.warnings) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
   fprintf(stderr, "jackdaw: %s\n", join::FormatSummary(st).c_str());
+  // Every counter of evidence the join could not use: the user must know
+  // what the requests lack. (All counters, info too, are in --json.)
+  for (const join::StatInfo& info : join::kStatsInfo) {
+    const uint64_t v = st.*info.field;
+    if (info.severity == join::Severity::kInfo || v == 0) continue;
+    fprintf(stderr, "jackdaw: %s: %s = %" PRIu64 ": %s\n", join::SeverityName(info.severity), info.name, v,
+            info.description);
+  }
   if (requests_file) {
     if (fflush(requests_file.get()) != 0 || write_failed)
       return PrintError("writing " + a.requests_out + " failed: " + strerror(errno) + " (disk full?)"), 1;
@@ -189,7 +209,12 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     std::function<Status()> write;
   };
   const Out outs[] = {
-      {a.json_out, "model (JSON)", [&] { return report::WriteJsonReport(*model, a.json_out); }},
+      {a.json_out, "model (JSON)",
+       [&] {
+         nlohmann::ordered_json j = report::ModelToJson(*model);
+         j["join"] = JoinStatsJson(st);
+         return report::WriteJsonFile(j, a.json_out);
+       }},
       {a.csv_dir, "CSV tables", [&] { return report::WriteCsvReports(*model, a.csv_dir); }},
       {a.perfetto_out, "Perfetto trace (open in ui.perfetto.dev)",
        [&] { return report::WritePerfettoTrace(*model, requests, a.perfetto_out); }},

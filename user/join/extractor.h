@@ -33,7 +33,8 @@
 
 #include "common/status.h"
 #include "jackdaw/abi.h"
-#include "model/request.h"
+#include "join/stats.h"
+#include "request/request.h"
 #include "schema/schema.h"
 #include "trace/trace_reader.h"  // TraceMeta (header-only use; no link dependency)
 
@@ -68,92 +69,6 @@ struct Options {
   // that ran meanwhile, a vCPU slow to wake) as a fix: a guess, so off by
   // default.
   bool infer_lost_switch_in = false;
-};
-
-struct Stats {
-  // input
-  uint64_t records_in = 0;
-  uint64_t records_processed = 0;  // in order, after the reorder window
-  uint64_t bad_records = 0;        // shorter than their type's payload: skipped
-  uint64_t late_records = 0;       // beyond the reorder window: dropped, not joined
-  uint64_t late_io_starts = 0;
-  uint64_t io_starts = 0;          // synthetic block-request starts inserted
-  // block_issue records whose block_complete never came (lost by the
-  // capture): their bytes and start are missing from every request.
-  uint64_t block_completions_missing = 0;
-  // block_issue records still without a completion when the trace ends less
-  // than a second after them: in flight when recording stopped, or their
-  // completion was lost (on some hosts no probe fires while a particular
-  // task is current, see README "Known limits"); the trace cannot tell.
-  uint64_t block_completions_unseen_at_end = 0;
-  // join
-  uint64_t events_matched = 0;     // matched an event definition
-  uint64_t events_joined = 0;      // entered a set
-  uint64_t events_unbound = 0;     // matched, but every binding value was absent
-  // Interrupt-context TCP packets of a connection not yet accepted (its
-  // socket unknown): held, then joined to the first request that uses the
-  // socket, or dropped (never accepted within the timeout, or over the
-  // per-connection cap of 16).
-  uint64_t early_packets_joined = 0;
-  uint64_t early_packets_dropped = 0;
-  uint64_t bindings_skipped = 0;   // value 0 / unresolved socket / tid in irq context
-  uint64_t events_in_requests = 0;
-  uint64_t events_discarded = 0;   // in sets without a seed
-  uint64_t sets_created = 0;
-  uint64_t sets_merged = 0;
-  uint64_t intervals_cascaded = 0;  // closed by a schema `cascade`
-  // An event whose bindings reach two different requests (sets that both
-  // hold a seed): it joins the first binding's, the other is left alone.
-  uint64_t seed_conflicts = 0;
-  uint64_t sets_discarded = 0;
-  uint64_t sets_timed_out = 0;     // closed by the GC timeout or end of trace
-  uint64_t requests_emitted = 0;
-  uint64_t requests_timed_out = 0;
-  uint64_t edges_wakeup = 0;
-  // sched_wakeups the kernel ran in interrupt context on the wakee's CPU
-  // (remote wakeups of an idle CPU), attributed to the thread whose futex
-  // wake caused them: to the schema they are that thread's events.
-  uint64_t wakeups_attributed = 0;
-  uint64_t edges_sync = 0;
-  uint64_t usdt_unknown_probe = 0;  // probe_id absent from the trace's probe table
-  // Scheduling records of the processes that served requests (the request
-  // tgids), filled in by Finish(). A chain break is a sched_switch out of a
-  // thread that was off CPU by every earlier record (no switch-in, no
-  // task-context record since it last left): its switch-in is missing from
-  // the capture, and the run time since stays unaccounted.
-  uint64_t sched_switches = 0;
-  uint64_t sched_chain_breaks = 0;
-  // A task-context record of a thread the sched records left off CPU: it
-  // runs, so its switch-in was lost (or predates the trace); it is taken as
-  // running from that record on, and its run time from there is charged.
-  uint64_t sched_running_inferred = 0;
-  // Run time the capture may have lost before those records (an upper
-  // bound, request processes only), and the part of it charged
-  // (Options::infer_lost_switch_in; any process).
-  uint64_t cpu_lost_bound_ns = 0;
-  uint64_t cpu_inferred_ns = 0;
-  // accounting (ns); the observed figures are filled in by Finish().
-  // cpu_observed_ns: on-CPU time (sched_switch) of the threads of request
-  // tgids while they served requests: from each process' first seed event
-  // to the end of its last request that finished (Magpie's "during the
-  // course of the experiment"; a server's start-up and shutdown are not
-  // request work, and dilute the ratio by the length of the run).
-  uint64_t cpu_observed_ns = 0;
-  uint64_t cpu_observed_total_ns = 0;  // the same over the whole trace
-  uint64_t cpu_charged_ns = 0;   // charged to emitted requests
-  uint64_t cpu_dropped_ns = 0;   // run time of threads that blocked before a joined event
-  uint64_t softirq_charged_ns = 0;
-  // memory high-water marks
-  uint64_t peak_live_sets = 0;
-  uint64_t peak_live_intervals = 0;
-  uint64_t peak_threads = 0;
-  uint64_t peak_reorder_queued = 0;
-  // schema / trace mismatches worth telling the user about
-  std::vector<std::string> warnings;
-
-  uint64_t cpu_unaccounted_ns() const {
-    return cpu_observed_ns > cpu_charged_ns ? cpu_observed_ns - cpu_charged_ns : 0;
-  }
 };
 
 class Extractor {

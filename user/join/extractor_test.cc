@@ -331,10 +331,14 @@ event wakeup = sched_wakeup where ctx == task { basic Tid = tid }
 seed begin
 )";
 
-TEST(ResourceAccounting, ExactOnSyntheticStream) {
-  constexpr uint64_t B = 100000;
-  constexpr uint32_t W = 20, A = 10, T = 30;
-  Stream s;
+constexpr uint64_t kAcctB = 100000;
+constexpr uint32_t kAcctW = 20, kAcctA = 10, kAcctT = 30;
+
+// One request over two threads with every kind of resource: CPU, run-queue
+// waits, futex and disk blocking, a disk read.
+void AcctStream(Stream& s) {
+  constexpr uint64_t B = kAcctB;
+  constexpr uint32_t W = kAcctW, A = kAcctA, T = kAcctT;
   // A runs briefly and blocks on a futex before the request exists.
   s.Switch(B - 200, 1, 0, A, 0);
   s.SysEnter(B - 150, 1, A, "futex", -1, JDW_OBJ_FUTEX, 0x7000, 0);
@@ -358,7 +362,13 @@ TEST(ResourceAccounting, ExactOnSyntheticStream) {
   s.SysExit(B + 5500, 1, A, "read", 4096);
   s.Usdt(B + 5600, 1, A, "app:end", 1);
   s.Switch(B + 5700, 1, A, 0, 1);
+}
 
+TEST(ResourceAccounting, ExactOnSyntheticStream) {
+  constexpr uint64_t B = kAcctB;
+  constexpr uint32_t W = kAcctW, A = kAcctA;
+  Stream s;
+  AcctStream(s);
   Result r = Extract(kAcctSchema, s);
   ASSERT_EQ(r.reqs.size(), 1u);
   const model::Request& q = r.reqs[0];
@@ -408,6 +418,21 @@ TEST(ResourceAccounting, ExactOnSyntheticStream) {
   EXPECT_EQ(r.stats.cpu_observed_ns, 1450u);
   EXPECT_EQ(r.stats.cpu_charged_ns, 1250u);
   EXPECT_EQ(r.stats.io_starts, 1u);
+}
+
+// Records that name no process (tgid 0 everywhere: a crafted or damaged
+// trace) still make a request; it has no process whose CPU it could be
+// compared with, so it charges none to the accounting ratio.
+TEST(ResourceAccounting, RequestWithoutProcessIsEmittedNotCompared) {
+  Stream s;
+  AcctStream(s);
+  s.ZeroTgids();
+  Result r = Extract(kAcctSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].tgid, 0u);
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 1250u);
+  EXPECT_EQ(r.stats.cpu_charged_ns, 0u);
+  EXPECT_EQ(r.stats.cpu_observed_ns, 0u);
 }
 
 // --- reordering ------------------------------------------------------------

@@ -151,6 +151,31 @@ class Stream {
     Add(JDW_EVENT_BLOCK_COMPLETE, ts, cpu, ctx, header_tgid, header_tid, b);
   }
 
+  // A crafted trace: every tgid, in headers and payloads, set to 0 (as a
+  // capture that could not read them, or a hostile file, would give).
+  void ZeroTgids() {
+    for (const jdw_record_header* cr : records_) {
+      auto* h = const_cast<jdw_record_header*>(cr);  // the arena is ours
+      h->tgid = 0;
+      uint8_t* body = reinterpret_cast<uint8_t*>(h + 1);
+      switch (h->type) {
+        case JDW_EVENT_SCHED_SWITCH:
+          reinterpret_cast<jdw_sched_switch*>(body)->prev_tgid = 0;
+          reinterpret_cast<jdw_sched_switch*>(body)->next_tgid = 0;
+          break;
+        case JDW_EVENT_SCHED_WAKEUP:
+        case JDW_EVENT_SCHED_WAKEUP_NEW:
+          reinterpret_cast<jdw_sched_wakeup*>(body)->wakee_tgid = 0;
+          break;
+        case JDW_EVENT_BLOCK_COMPLETE:
+          reinterpret_cast<jdw_block_complete*>(body)->issue_tgid = 0;
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
  private:
   static constexpr size_t kArena = 1 << 20;
   uint8_t* Alloc(size_t n) {

@@ -20,7 +20,7 @@
 
 #include <span>
 
-#include "model/request.h"
+#include "request/request.h"
 #include "model/workload_model.h"
 
 namespace jackdaw::model {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/synthetic.h"
+#include "request/synthetic.h"
 
 namespace jackdaw::model {
 namespace {

@@ -32,7 +32,7 @@
 
 #include "cluster/streaming.h"
 #include "common/status.h"
-#include "model/request.h"
+#include "request/request.h"
 #include "model/workload_model.h"
 
 namespace jackdaw::model {

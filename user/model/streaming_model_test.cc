@@ -5,7 +5,7 @@
 #include <map>
 
 #include "model/scoring.h"
-#include "model/synthetic.h"
+#include "request/synthetic.h"
 
 namespace jackdaw::model {
 namespace {

@@ -41,7 +41,7 @@
 #include "cluster/cluster.h"
 #include "cluster/distance.h"
 #include "common/status.h"
-#include "model/request.h"
+#include "request/request.h"
 
 namespace jackdaw::model {
 

@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "model/scoring.h"
-#include "model/synthetic.h"
+#include "request/synthetic.h"
 
 namespace jackdaw::model {
 namespace {

@@ -44,7 +44,7 @@ void Reorderer::Insert(const Entry& e) {
   queued_++;
   if (e.ts < min_queued_ts_) min_queued_ts_ = e.ts;
   stats_.max_queued = std::max<uint64_t>(stats_.max_queued, queued_);
-  if (e.io_start) {
+  if (e.tag) {
     PushMisc(e);
     return;
   }
@@ -80,37 +80,24 @@ void Reorderer::Insert(const Entry& e) {
   last_run_ = best;
 }
 
-void Reorderer::Push(const jdw_record_header* rec) {
+bool Reorderer::Push(uint64_t ts, const jdw_record_header* rec, uint8_t tag) {
   stats_.pushed++;
-  const uint64_t ts = rec->ts;
   if (emitted_any_ && ts < last_emitted_) {
-    stats_.late_records++;
-    return;
+    (tag ? stats_.late_derived : stats_.late_records)++;
+    return false;
   }
   watermark_ = std::max(watermark_, ts);
-  Insert(Entry{ts, rec, order_++, false});
-
-  if (opts_.synthesize_io_start && rec->type == JDW_EVENT_BLOCK_COMPLETE &&
-      rec->size >= sizeof(jdw_block_complete_record)) {
-    const auto* bc = reinterpret_cast<const jdw_block_complete_record*>(rec);
-    const uint64_t issue = bc->body.issue_ts;
-    if (issue != 0 && issue <= ts) {
-      if (emitted_any_ && issue < last_emitted_) {
-        stats_.late_io_starts++;
-      } else {
-        stats_.io_starts_inserted++;
-        Insert(Entry{issue, rec, order_++, true});
-      }
-    }
-  }
+  if (tag) stats_.derived++;
+  Insert(Entry{ts, rec, order_++, tag});
+  return true;
 }
 
 bool Reorderer::PopReady(SortedRecord* out) {
   uint64_t other_run_ts = 0;  // smallest head of the other runs
   const uint32_t run = MinFifo(&other_run_ts);
   const uint64_t run_ts = run != UINT32_MAX ? fifos_[run].front().ts : 0;
-  // At equal ts the misc entry (synthetic start, or a straggler) goes first:
-  // a synthetic start precedes whatever else happened at its time.
+  // At equal ts the misc entry (a derived one, or a straggler) goes first:
+  // a derived entry precedes whatever else happened at its time.
   const bool from_misc = run == UINT32_MAX || (!misc_.empty() && misc_.front().ts <= run_ts);
   const uint64_t ts = from_misc ? misc_.front().ts : run_ts;
   if (!flushing_ && (watermark_ < opts_.window || ts > watermark_ - opts_.window)) {
@@ -121,7 +108,7 @@ bool Reorderer::PopReady(SortedRecord* out) {
     const Entry e = misc_.front();
     std::pop_heap(misc_.begin(), misc_.end(), MiscLater);
     misc_.pop_back();
-    *out = SortedRecord{e.ts, e.rec, e.io_start};
+    *out = SortedRecord{e.ts, e.rec, e.tag};
     uint64_t m = run != UINT32_MAX ? run_ts : UINT64_MAX;
     if (!misc_.empty()) m = std::min(m, misc_.front().ts);
     min_queued_ts_ = m;
@@ -129,7 +116,7 @@ bool Reorderer::PopReady(SortedRecord* out) {
     Fifo& f = fifos_[run];
     const RunEntry e = f.front();
     f.pop_front();
-    *out = SortedRecord{e.ts, e.rec, false};
+    *out = SortedRecord{e.ts, e.rec, 0};
     if (f.empty()) {
       active_.erase(std::find(active_.begin(), active_.end(), run));
       free_runs_.push_back(run);

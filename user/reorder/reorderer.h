@@ -7,10 +7,12 @@
 // if none fits it starts a new run. Globally sorted input (a trace file's
 // per-CPU chunks merged by timestamp) is one run, so push and pop are O(1);
 // per-CPU streams drained buffer by buffer give one run per CPU. The global
-// order is a merge of the run heads (a scan: there are few). Synthetic
-// io_start events derived from block completions (placed back at their
-// issue_ts, earlier than the completion), and records once there are more
-// than kMaxRuns runs, go to a min-heap that takes part in the merge.
+// order is a merge of the run heads (a scan: there are few). Derived entries
+// (pushed with a tag, at a timestamp of the caller's choosing: the join
+// places a block request's start back at its issue time, earlier than the
+// completion record it comes from), and records once there are more than
+// kMaxRuns runs, go to a min-heap that takes part in the merge. The sorter
+// never looks inside a record: it orders (ts, record, tag) entries.
 //
 // Window. The watermark is the largest timestamp pushed so far. A record is
 // released by Pop() only once watermark - ts >= window: anything that arrives
@@ -21,9 +23,12 @@
 //  - Pop() returns records in non-decreasing ts; records of one source keep
 //    their arrival order; ties between sources break deterministically for
 //    a given input.
-//  - A record whose ts is below the last ts already returned is "late": it is
-//    counted (stats().late_records / late_io_starts) and dropped, never
-//    emitted out of order, because the join downstream assumes order.
+//  - An entry whose ts is below the last ts already returned is "late": it is
+//    counted (stats().late_records / late_derived), refused (Push() returns
+//    false) and dropped, never emitted out of order, because the join
+//    downstream assumes order.
+//  - At equal ts a derived entry comes before a record: it stands for
+//    something that began then.
 //  - Pointers are not copied: a record passed to Push() must stay valid until
 //    Pop() has returned it (trace files are mmap-ed; the live path keeps its
 //    buffers until the window has passed).
@@ -39,18 +44,19 @@
 namespace jackdaw::reorder {
 
 struct SortedRecord {
-  uint64_t ts = 0;  // record timebase (io_start: the completion's issue_ts)
+  uint64_t ts = 0;  // record timebase: the record's own, or a derived entry's
   const jdw_record_header* rec = nullptr;
-  // Synthetic block-request start: `rec` is the block_complete it comes from.
-  bool io_start = false;
+  // 0: the record itself. Otherwise the caller's tag of an entry it derived
+  // from `rec`; the sorter does not interpret it.
+  uint8_t tag = 0;
 };
 
 struct ReorderStats {
   uint64_t pushed = 0;
   uint64_t emitted = 0;
   uint64_t late_records = 0;     // arrived after their place was passed: dropped
-  uint64_t late_io_starts = 0;   // io_start whose issue_ts was already passed
-  uint64_t io_starts_inserted = 0;
+  uint64_t late_derived = 0;     // derived entries whose ts was already passed: dropped
+  uint64_t derived = 0;          // derived entries queued
   uint64_t out_of_order_in_cpu = 0;  // not late, but too disordered for the runs: heap-placed
   uint64_t max_queued = 0;
 };
@@ -59,13 +65,16 @@ class Reorderer {
  public:
   struct Options {
     uint64_t window = 1'000'000'000;  // in record timebase units (ns for BPF traces)
-    bool synthesize_io_start = true;
   };
 
   Reorderer();
   explicit Reorderer(Options opts);
 
-  void Push(const jdw_record_header* rec);
+  // A record at its own timestamp. False if it is late (dropped).
+  bool Push(const jdw_record_header* rec) { return Push(rec->ts, rec, 0); }
+  // An entry at `ts` for `rec`, tagged (tag != 0: derived from `rec`, goes
+  // before records of the same ts). False if it is late (dropped).
+  bool Push(uint64_t ts, const jdw_record_header* rec, uint8_t tag);
   // Next record in global order, if one is ready (see Window above).
   bool Pop(SortedRecord* out) {
     // The refusal is inline: callers drain after every push, so every other
@@ -86,11 +95,11 @@ class Reorderer {
     uint64_t ts;
     const jdw_record_header* rec;
     uint64_t order;  // arrival sequence (tie-break within the misc heap)
-    bool io_start;
+    uint8_t tag;
   };
-  // A run's entry: runs hold real records only (synthetic starts and
+  // A run's entry: runs hold real records only (derived entries and
   // stragglers go to the misc heap), and in arrival order, so neither the
-  // flag nor the sequence number is needed. Half an Entry: the runs hold a
+  // tag nor the sequence number is needed. Half an Entry: the runs hold a
   // whole window of records, and are streamed through the cache.
   struct RunEntry {
     uint64_t ts;
@@ -132,7 +141,7 @@ class Reorderer {
   std::vector<uint32_t> active_;  // non-empty runs
   std::vector<uint32_t> free_runs_;
   uint32_t last_run_ = UINT32_MAX;  // the run the previous record extended
-  std::vector<Entry> misc_;       // min-heap of synthetic and straggler entries
+  std::vector<Entry> misc_;       // min-heap of derived and straggler entries
   uint64_t watermark_ = 0;
   uint64_t min_queued_ts_ = UINT64_MAX;  // lower bound of queued timestamps
   uint64_t last_emitted_ = 0;

@@ -50,7 +50,7 @@ std::vector<SortedRecord> Drain(Reorderer& r) {
 
 TEST(Reorderer, MergesPerCpuStreamsInTimestampOrder) {
   Records recs;
-  Reorderer r(Reorderer::Options{100, true});
+  Reorderer r(Reorderer::Options{100});
   // CPU 0 then CPU 1, each in order, overlapping in time.
   for (uint64_t t : {10, 30, 50}) r.Push(recs.Add(t, 0));
   for (uint64_t t : {20, 40, 60}) r.Push(recs.Add(t, 1));
@@ -64,7 +64,7 @@ TEST(Reorderer, MergesPerCpuStreamsInTimestampOrder) {
 
 TEST(Reorderer, ReleasesOnlyRecordsOlderThanTheWindow) {
   Records recs;
-  Reorderer r(Reorderer::Options{100, true});
+  Reorderer r(Reorderer::Options{100});
   r.Push(recs.Add(1000, 0));
   r.Push(recs.Add(1050, 1));
   EXPECT_TRUE(Drain(r).empty());
@@ -81,7 +81,7 @@ TEST(Reorderer, ReleasesOnlyRecordsOlderThanTheWindow) {
 
 TEST(Reorderer, LateRecordsAreCountedAndDropped) {
   Records recs;
-  Reorderer r(Reorderer::Options{100, true});
+  Reorderer r(Reorderer::Options{100});
   r.Push(recs.Add(1000, 0));
   r.Push(recs.Add(2000, 0));
   auto out = Drain(r);
@@ -98,7 +98,7 @@ TEST(Reorderer, LateRecordsAreCountedAndDropped) {
 
 TEST(Reorderer, OutOfOrderWithinOneSourceIsPlacedCorrectly) {
   Records recs;
-  Reorderer r(Reorderer::Options{1000, true});
+  Reorderer r(Reorderer::Options{1000});
   r.Push(recs.Add(100, 0));
   r.Push(recs.Add(300, 0));
   r.Push(recs.Add(200, 0));  // breaks CPU 0's order
@@ -113,7 +113,7 @@ TEST(Reorderer, HeavilyShuffledInputStillComesOutSorted) {
   // the rest is placed by the heap.
   std::mt19937_64 rng(3);
   Records recs;
-  Reorderer r(Reorderer::Options{1'000'000, true});
+  Reorderer r(Reorderer::Options{1'000'000});
   std::vector<uint64_t> in;
   for (uint64_t i = 0; i < 5000; i++) in.push_back(1000 + i * 7);
   std::shuffle(in.begin(), in.end(), rng);
@@ -126,42 +126,53 @@ TEST(Reorderer, HeavilyShuffledInputStillComesOutSorted) {
   EXPECT_GT(r.stats().out_of_order_in_cpu, 0u);
 }
 
-TEST(Reorderer, BlockCompletionGetsSyntheticStartAtIssueTime) {
+TEST(Reorderer, DerivedEntryIsPlacedAtItsOwnTimeAndKeepsItsTag) {
   Records recs;
-  Reorderer r(Reorderer::Options{10'000, true});
+  Reorderer r(Reorderer::Options{10'000});
+  constexpr uint8_t kTag = 7;
   r.Push(recs.Add(100, 0));
-  r.Push(recs.Add(500, 1));
+  r.Push(recs.Add(300, 1));
   const jdw_record_header* bc = recs.AddCompletion(900, 0, 300);
-  r.Push(bc);
+  EXPECT_TRUE(r.Push(bc));
+  EXPECT_TRUE(r.Push(300, bc, kTag));  // e.g. a block request's start, at its issue time
   r.Flush();
   auto out = Drain(r);
   ASSERT_EQ(out.size(), 4u);
+  // At equal ts the derived entry goes before the record.
   EXPECT_EQ(out[1].ts, 300u);
-  EXPECT_TRUE(out[1].io_start);
+  EXPECT_EQ(out[1].tag, kTag);
   EXPECT_EQ(out[1].rec, bc);
+  EXPECT_EQ(out[2].ts, 300u);
+  EXPECT_EQ(out[2].tag, 0);
   EXPECT_EQ(out[3].ts, 900u);
-  EXPECT_FALSE(out[3].io_start);
-  EXPECT_EQ(r.stats().io_starts_inserted, 1u);
+  EXPECT_EQ(out[3].tag, 0);
+  EXPECT_EQ(out[3].rec, bc);
+  EXPECT_EQ(r.stats().derived, 1u);
 }
 
-TEST(Reorderer, IoStartBehindTheWindowIsCounted) {
+TEST(Reorderer, LateEntriesAreRefusedAndCountedByKind) {
   Records recs;
-  Reorderer r(Reorderer::Options{100, true});
+  Reorderer r(Reorderer::Options{100});
   r.Push(recs.Add(100, 0));
   r.Push(recs.Add(1000, 0));
-  Drain(r);                                    // 100 released
-  r.Push(recs.AddCompletion(1001, 0, 50));     // issued before 100
+  Drain(r);                                           // 100 released
+  const jdw_record_header* bc = recs.AddCompletion(1001, 0, 50);
+  EXPECT_TRUE(r.Push(bc));
+  EXPECT_FALSE(r.Push(50, bc, 1));                    // before 100: late
+  EXPECT_FALSE(r.Push(recs.Add(99, 1)));              // late too
   r.Flush();
   auto out = Drain(r);
   EXPECT_EQ(out.size(), 2u);
-  EXPECT_EQ(r.stats().late_io_starts, 1u);
+  EXPECT_EQ(r.stats().late_derived, 1u);
+  EXPECT_EQ(r.stats().late_records, 1u);
+  EXPECT_EQ(r.stats().derived, 0u);
 }
 
 TEST(Reorderer, SeededStressJitterWithinWindowLosesNothing) {
   std::mt19937_64 rng(7);
   Records recs;
   constexpr uint64_t kWindow = 5000;
-  Reorderer r(Reorderer::Options{kWindow, true});
+  Reorderer r(Reorderer::Options{kWindow});
   // 8 CPUs, each in order; delivery interleaves them with a lag < window.
   constexpr int kCpus = 8, kPerCpu = 20000;
   std::vector<std::vector<const jdw_record_header*>> per_cpu(kCpus);

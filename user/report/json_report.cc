@@ -185,9 +185,13 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
 
 Status WriteJsonReport(const model::WorkloadModel& m, const std::string& path,
                        const TruthLabels* truth) {
+  return WriteJsonFile(ModelToJson(m, truth), path);
+}
+
+Status WriteJsonFile(const nlohmann::ordered_json& j, const std::string& path) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) return ErrStatus("cannot write JSON report %s", path.c_str());
-  f << ModelToJson(m, truth).dump(1) << "\n";
+  f << j.dump(1) << "\n";
   f.close();
   if (!f) return ErrStatus("error writing JSON report %s", path.c_str());
   return Status::Ok();

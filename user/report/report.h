@@ -19,7 +19,7 @@
 #include <unordered_map>
 
 #include "common/status.h"
-#include "model/request.h"
+#include "request/request.h"
 #include "model/workload_model.h"
 
 namespace jackdaw::report {
@@ -45,6 +45,9 @@ nlohmann::ordered_json ModelToJson(const model::WorkloadModel& model,
                                    const TruthLabels* truth = nullptr);
 Status WriteJsonReport(const model::WorkloadModel& model, const std::string& path,
                        const TruthLabels* truth = nullptr);
+// Writes `j` as WriteJsonReport formats it (for a model JSON the caller
+// extended, e.g. with the join's counters).
+Status WriteJsonFile(const nlohmann::ordered_json& j, const std::string& path);
 
 // One CSV per table in `dir` (created if missing): summary.csv, clusters.csv,
 // requests.csv, model_error.csv, anomalies.csv, latency_breakdown.csv.

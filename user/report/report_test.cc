@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "model/synthetic.h"
+#include "request/synthetic.h"
 #include "report/progress_bar.h"
 
 namespace jackdaw::report {

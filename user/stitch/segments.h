@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "model/request.h"
+#include "request/request.h"
 #include "pcap/packets.h"
 
 namespace jackdaw::stitch {

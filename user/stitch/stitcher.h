@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "model/request.h"
+#include "request/request.h"
 #include "stitch/segments.h"
 
 namespace jackdaw::stitch {

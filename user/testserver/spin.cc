@@ -51,12 +51,16 @@ Calibration Calibrate(int runs, int run_ms) {
     uint64_t ns = std::max<uint64_t>(ThreadCpuNs() - start, 1);
     rates.push_back(iters * 1000000ull / ns);
   }
+  return Summarize(std::move(rates));
+}
+
+Calibration Summarize(std::vector<uint64_t> rates) {
   std::sort(rates.begin(), rates.end());
   Calibration c;
   c.iters_per_ms = rates[rates.size() / 2];
   c.min_iters_per_ms = rates.front();
   c.max_iters_per_ms = rates.back();
-  c.runs = runs;
+  c.runs = static_cast<int>(rates.size());
   return c;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 #include "common/status.h"
 
@@ -38,6 +39,9 @@ struct Calibration {
 // Measures the loop's speed on the calling thread: `runs` runs of about
 // `run_ms` ms of thread CPU time each, after a warm-up.
 Calibration Calibrate(int runs = 7, int run_ms = 4);
+// The calibration of measured iterations/ms, one per run (any order, at
+// least one): their median, minimum and maximum.
+Calibration Summarize(std::vector<uint64_t> rates);
 
 // One spin as it actually ran, for the X-Spin-Trace header.
 struct SpinRecord {

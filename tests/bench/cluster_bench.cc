@@ -10,7 +10,7 @@
 #include "canonical/serialize.h"
 #include "cluster/cluster.h"
 #include "cluster/distance.h"
-#include "model/synthetic.h"
+#include "request/synthetic.h"
 #include "model/workload_model.h"
 
 namespace jackdaw::cluster {

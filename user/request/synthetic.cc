@@ -1,4 +1,4 @@
-#include "model/synthetic.h"
+#include "request/synthetic.h"
 
 #include <algorithm>
 #include <numeric>

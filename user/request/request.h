@@ -1,5 +1,8 @@
 // The hand-off between request extraction (user/join) and everything after
-// it (user/canonical, user/cluster, user/model, user/report).
+// it (user/canonical, user/cluster, user/model, user/report). It lives below
+// every stage (user/request/) so that none of them includes a later one. The
+// types keep the jackdaw::model namespace: they are the workload model's
+// input, and renaming them would touch every stage for no behaviour.
 //
 // A Request is one connected set of events that the temporal join emitted
 // because it held a seed event (Magpie §3). Its events are in timestamp
@@ -15,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "model/symbol.h"
+#include "request/symbol.h"
 
 namespace jackdaw::model {
 

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "model/streaming_model.h"
-#include "model/synthetic.h"
+#include "request/synthetic.h"
 
 namespace jackdaw::model {
 namespace {

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/request.h"
+#include "request/request.h"
 
 namespace jackdaw::model::synthetic {
 

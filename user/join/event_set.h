@@ -1,0 +1,116 @@
+// The join's event sets (Magpie §3: the union-find classes that become
+// requests) and what they hold, shared by the extractor, which builds them,
+// the trackers that add to them (early packets) and the request builder,
+// which turns a finished one into a model::Request.
+//
+// An event is stored compactly (Ev): its symbol as an id into the join's
+// SymbolTable, its off-CPU period as an index into the set's offs, and the
+// resources it consumed. Sequence numbers follow processing order, which is
+// timestamp order, so (ts, seq) orders a set's events.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "join/flat_map.h"
+
+namespace jackdaw::join {
+
+// An open valid-interval's key: (attribute, value). Also keys pending SYNC
+// sources, with the statement's index as `attr`.
+struct IKey {
+  uint64_t value;
+  uint32_t attr;
+  uint32_t pad;  // no initializer: the join keeps 16 of these on its stack per event
+  bool operator==(const IKey& o) const { return value == o.value && attr == o.attr; }
+};
+struct IKeyHash {
+  uint64_t operator()(const IKey& k) const { return Mix64(k.value ^ (uint64_t{k.attr} << 48) ^ k.attr); }
+};
+
+enum EvFlags : uint8_t {
+  kEvIrq = 1,
+  kEvWait = 2,
+  kEvNetIn = 4,
+  kEvNetOut = 8,
+  kEvDisk = 16,
+};
+
+// Off-CPU time is split by model::BlockReason; this many reasons exist.
+inline constexpr int kBlockReasons = 6;
+
+struct Ev {
+  uint64_t seq;
+  uint64_t ts;
+  uint64_t cpu_ns;
+  uint32_t tid;
+  uint32_t tgid;
+  uint32_t symbol;
+  uint32_t bytes;
+  uint32_t off;  // 1 + index into Set::offs, 0 = none
+  uint16_t cpu;
+  uint16_t record_type;
+  uint8_t synth;  // model::SyntheticKind
+  uint8_t flags;  // EvFlags
+};
+
+// An off-CPU period ending right before an event.
+struct OffCpu {
+  uint64_t off_from;  // switch-out
+  uint64_t wake;      // end of blocked part (== off_from when preempted)
+  uint64_t run;       // switch-in
+  uint8_t reason;     // model::BlockReason of the blocked part
+  // Earlier periods since the thread's previous joined event, summed; only
+  // charged if they all lie inside the request.
+  uint64_t early_from;
+  uint64_t early_runq;
+  uint64_t early_blocked[kBlockReasons];
+};
+
+// A causal edge candidate: materialised only if both ends are in the
+// emitted request.
+struct EdgeCand {
+  uint64_t from_seq;
+  uint64_t to_seq;
+  uint64_t sig_ts;
+  uint32_t from_tid;
+  uint16_t from_cpu;
+  uint8_t is_sync;
+};
+
+// A socket's current connection, as its last sock_info named it.
+struct SockEntry {
+  uint16_t family = 0;
+  uint16_t sport = 0, dport = 0;
+  uint8_t saddr[16] = {}, daddr[16] = {};
+  uint64_t info_ts = 0;
+  // Bumped when a sock_info gives this sk another connection: the kernel
+  // reuses a freed socket's memory for the next accept at once.
+  uint32_t gen = 0;
+  uint64_t since = 0;  // when it got its current connection
+  uint64_t sk = 0;     // owner of the slot
+};
+
+// A connection a set used, copied when it joined: by the time the set is
+// emitted its sk may already serve the next connection.
+struct SetSock {
+  uint64_t sk;
+  uint32_t slot;     // socket table slot it was copied from (checked against sk/gen before use)
+  uint64_t checked;  // socket epoch when last found current
+  SockEntry conn;
+};
+
+struct Set {
+  std::vector<Ev> events;
+  std::vector<IKey> open_keys;
+  std::vector<OffCpu> offs;
+  std::vector<EdgeCand> edges;
+  std::vector<SetSock> socks;
+  uint32_t open = 0;
+  bool live = false;
+  bool seed = false;
+  uint32_t seed_tgid = 0;
+  uint64_t first_ts = 0, last_ts = 0;
+};
+
+}  // namespace jackdaw::join

@@ -1,0 +1,37 @@
+// One record as the join evaluates it against the schema: the record, its
+// time in ns, the kind of event it stands for (a sched_switch is a
+// switch_out of one thread and a switch_in of another; a block completion
+// also yields a synthetic io_start), the thread it is about, and what the
+// join knows better than the header (a remote wakeup attributed to its
+// waker runs in the waker's task context).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "jackdaw/abi.h"
+#include "join/thread_tracker.h"
+#include "schema/schema.h"
+
+namespace jackdaw::join {
+
+struct RecordContext {
+  const jdw_record_header* rec;
+  const uint8_t* payload;
+  size_t payload_len;
+  uint64_t ts;  // mono ns
+  schema::EventKind kind;
+  Thread* thread;  // the thread the event is about (nullptr in irq context / tid 0)
+  uint32_t tid, tgid;
+  bool irq;
+  bool after_block;
+  int32_t in_syscall;
+  // FieldReader::SockOf() result, computed at most once per record.
+  mutable bool sock_done = false;
+  mutable uint64_t sock = 0;
+  // `ctx` as the schema sees it, where the join knows better than the
+  // header (a remote wakeup attributed to its waker): -1 = the header's.
+  int16_t ctx = -1;
+};
+
+}  // namespace jackdaw::join

@@ -1,0 +1,139 @@
+// The join's counters: one table of name, severity and description
+// (JDW_JOIN_STATS), from which the Stats struct, the per-counter metadata
+// (kStatsInfo) and every printer are generated, so a counter added here is
+// reported everywhere without a second list to keep in step.
+//
+// Severity says what a non-zero value means for the user:
+//   kInfo      how the join went (sizes, rates, what it matched);
+//   kDataLoss  evidence the trace held, or should have held, that no request
+//              got: `jackdaw analyze` prints every such counter that is not 0;
+//   kError     the trace contradicts itself (malformed records, ids with no
+//              table entry): printed like data loss.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace jackdaw::join {
+
+enum class Severity : uint8_t { kInfo, kDataLoss, kError };
+
+// X(name, severity, description). Order is the order of every printout.
+// clang-format off
+#define JDW_JOIN_STATS(X)                                                                                    \
+  /* input */                                                                                                \
+  X(records_in, kInfo, "records pushed into the join")                                                        \
+  X(records_processed, kInfo, "records processed in timestamp order, after the reorder window")               \
+  X(bad_records, kError, "records shorter than their type's payload: skipped")                                \
+  X(late_records, kDataLoss, "records beyond the reorder window: dropped, not joined")                        \
+  X(late_io_starts, kDataLoss, "synthetic block-request starts beyond the reorder window: dropped")           \
+  X(io_starts, kInfo, "synthetic block-request starts inserted (one per block completion)")                   \
+  /* block_issue records whose block_complete never came (lost by the capture): their bytes and start are */ \
+  /* missing from every request. */                                                                          \
+  X(block_completions_missing, kDataLoss,                                                                     \
+    "block requests whose completion never came: their bytes are in no request")                              \
+  /* Issued less than a second before the end of the trace: in flight when recording stopped, or their */    \
+  /* completion was lost (on some hosts no probe fires while a particular task is current, see README */     \
+  /* "Known limits"); the trace cannot tell. */                                                              \
+  X(block_completions_unseen_at_end, kInfo,                                                                   \
+    "block requests issued within a second of the end of the trace without a completion")                     \
+  /* join */                                                                                                 \
+  X(events_matched, kInfo, "records that matched an event definition")                                        \
+  X(events_joined, kInfo, "matched events that entered a set")                                                \
+  X(events_unbound, kInfo, "matched events whose every binding value was absent")                             \
+  /* Interrupt-context TCP packets of a connection not yet accepted (its socket unknown): held, then joined */ \
+  /* to the first request that uses the socket, or dropped (never accepted within the timeout, or over the */ \
+  /* per-connection cap). */                                                                                 \
+  X(early_packets_joined, kInfo, "packets that arrived before accept() named their socket, joined later")     \
+  X(early_packets_dropped, kDataLoss,                                                                         \
+    "packets that arrived before accept() and were never joined (not accepted, or over the cap)")            \
+  X(bindings_skipped, kInfo, "bindings skipped: value 0, unresolved socket, or a tid in interrupt context")   \
+  X(events_in_requests, kInfo, "events in emitted requests")                                                  \
+  X(events_discarded, kInfo, "events in sets without a seed event: discarded")                                \
+  X(sets_created, kInfo, "event sets created")                                                                \
+  X(sets_merged, kInfo, "event sets merged (union)")                                                          \
+  X(intervals_cascaded, kInfo, "valid-intervals closed by a schema cascade")                                  \
+  /* An event whose bindings reach two different requests (sets that both hold a seed): it joins the first */ \
+  /* binding's, the other is left alone. */                                                                  \
+  X(seed_conflicts, kDataLoss, "events whose bindings reached two requests: kept apart, one binding unused")  \
+  X(sets_discarded, kInfo, "sets closed without a seed event: discarded")                                     \
+  X(sets_timed_out, kInfo, "sets closed by the timeout or the end of the trace")                              \
+  X(requests_emitted, kInfo, "requests emitted")                                                              \
+  X(requests_timed_out, kInfo, "requests closed by the timeout or the end of the trace")                      \
+  X(edges_wakeup, kInfo, "causal edges from sched_wakeup")                                                    \
+  /* sched_wakeups the kernel ran in interrupt context on the wakee's CPU (remote wakeups of an idle CPU), */ \
+  /* attributed to the thread whose futex wake caused them: to the schema they are that thread's events. */  \
+  X(wakeups_attributed, kInfo, "remote (interrupt-context) wakeups attributed to the futex waker")            \
+  X(edges_sync, kInfo, "causal edges from schema SYNC statements")                                            \
+  X(usdt_unknown_probe, kError, "USDT records whose probe id is not in the trace's probe table: skipped")     \
+  /* Scheduling records of the processes that served requests (the request tgids), filled in by Finish(). */ \
+  /* A chain break is a sched_switch out of a thread that was off CPU by every earlier record (no */          \
+  /* switch-in, no task-context record since it last left): its switch-in is missing from the capture, */    \
+  /* and the run time since stays unaccounted. */                                                            \
+  X(sched_switches, kInfo, "context switches of request processes")                                           \
+  X(sched_chain_breaks, kDataLoss, "switch-outs of request threads whose switch-in is missing from the trace") \
+  /* A task-context record of a thread the sched records left off CPU: it runs, so its switch-in was lost */ \
+  /* (or predates the trace); it is taken as running from that record on. */                                 \
+  X(sched_running_inferred, kDataLoss,                                                                        \
+    "records of request threads running while off CPU by the sched records (switch-in lost)")                 \
+  /* Run time the capture may have lost before those records (an upper bound, request processes only), */    \
+  /* and the part of it charged (Options::infer_lost_switch_in; any process). */                             \
+  X(cpu_lost_bound_ns, kDataLoss, "upper bound of request threads' run time lost with their switch-ins (ns)") \
+  X(cpu_inferred_ns, kInfo, "run time charged from inferred switch-ins (ns)")                                 \
+  /* accounting (ns); the observed figures are filled in by Finish(). cpu_observed_ns: on-CPU time */         \
+  /* (sched_switch) of the threads of request tgids while they served requests: from each process' first */   \
+  /* seed event to the end of its last request that finished (Magpie's "during the course of the */          \
+  /* experiment"; a server's start-up and shutdown are not request work, and dilute the ratio by the */      \
+  /* length of the run). */                                                                                  \
+  X(cpu_observed_ns, kInfo, "on-CPU time of request processes while they served requests (ns)")              \
+  X(cpu_observed_total_ns, kInfo, "on-CPU time of request processes over the whole trace (ns)")              \
+  X(cpu_charged_ns, kInfo, "on-CPU time charged to emitted requests (ns)")                                    \
+  X(cpu_dropped_ns, kDataLoss, "run time of threads that blocked before a joined event: charged to none (ns)") \
+  X(softirq_charged_ns, kInfo, "interrupt time charged to emitted requests (ns)")                             \
+  /* memory high-water marks */                                                                              \
+  X(peak_live_sets, kInfo, "most event sets open at once")                                                    \
+  X(peak_live_intervals, kInfo, "most valid-intervals open at once")                                          \
+  X(peak_threads, kInfo, "most threads tracked at once")                                                      \
+  X(peak_reorder_queued, kInfo, "most records held by the reorder window at once")
+// clang-format on
+
+struct Stats {
+#define JDW_JOIN_STAT_FIELD(name, severity, description) uint64_t name = 0;
+  JDW_JOIN_STATS(JDW_JOIN_STAT_FIELD)
+#undef JDW_JOIN_STAT_FIELD
+  // schema / trace mismatches worth telling the user about
+  std::vector<std::string> warnings;
+
+  uint64_t cpu_unaccounted_ns() const {
+    return cpu_observed_ns > cpu_charged_ns ? cpu_observed_ns - cpu_charged_ns : 0;
+  }
+};
+
+struct StatInfo {
+  const char* name;
+  Severity severity;
+  const char* description;
+  uint64_t Stats::*field;
+};
+
+inline constexpr StatInfo kStatsInfo[] = {
+#define JDW_JOIN_STAT_INFO(name, severity, description) {#name, Severity::severity, description, &Stats::name},
+    JDW_JOIN_STATS(JDW_JOIN_STAT_INFO)
+#undef JDW_JOIN_STAT_INFO
+};
+
+inline const char* SeverityName(Severity s) {
+  switch (s) {
+    case Severity::kInfo:
+      return "info";
+    case Severity::kDataLoss:
+      return "data loss";
+    case Severity::kError:
+      return "error";
+  }
+  return "info";
+}
+
+}  // namespace jackdaw::join

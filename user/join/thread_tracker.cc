@@ -1,0 +1,81 @@
+#include "join/thread_tracker.h"
+
+#include <algorithm>
+
+namespace jackdaw::join {
+
+Thread* ThreadTracker::LookUp(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now) {
+  CacheEntry& ce = cache_[tid & kCacheMask];
+  bool inserted;
+  uint32_t* idx = index_.FindOrInsert(tid, &inserted);
+  if (inserted) {
+    if (!free_.empty()) {
+      *idx = free_.back();
+      free_.pop_back();
+      threads_[*idx] = Thread{};
+    } else {
+      *idx = static_cast<uint32_t>(threads_.size());
+      threads_.emplace_back();
+    }
+    Thread& t = threads_[*idx];
+    t.tid = tid;
+    t.tgid = tgid;
+    // First sighting: if it emits a task-context record it is running now;
+    // run time before that is unknown and never charged.
+    t.on_cpu = running_now;
+    t.acct_from = ts;
+    stats_.peak_threads = std::max<uint64_t>(stats_.peak_threads, index_.size());
+  }
+  Thread* t = &threads_[*idx];
+  if (tgid) t->tgid = tgid;
+  t->last_seen = ts;
+  ce.tid = tid;
+  ce.t = t;
+  return t;
+}
+
+void ThreadTracker::Remove(uint32_t tid) {
+  const uint32_t* idx = index_.Find(tid);
+  if (!idx) return;
+  const uint32_t slot = *idx;
+  free_.push_back(slot);
+  index_.Erase(tid);
+  cache_[tid & kCacheMask] = CacheEntry{};
+  threads_[slot] = Thread{};  // a free slot: not on CPU, charges nothing
+}
+
+ProcessAccount& ThreadTracker::Account(uint32_t tgid) {
+  bool inserted;
+  uint32_t* idx = account_index_.FindOrInsert(tgid, &inserted);
+  if (inserted) {
+    *idx = static_cast<uint32_t>(accounts_.size());
+    accounts_.emplace_back();
+  }
+  return accounts_[*idx];
+}
+
+void ThreadTracker::ChargeRun(Thread* t, uint64_t ts) {
+  if (!t->on_cpu || ts <= t->acct_from) return;
+  const uint64_t d = ts - t->acct_from;
+  t->acct_from = ts;
+  Account(t).cpu_ns += d;
+  // Interrupt work already charged as softirq CPU elsewhere is not the task's.
+  const uint64_t steal = std::min(d, t->irq_steal);
+  t->irq_steal -= steal;
+  t->cpu_pending += d - steal;
+}
+
+uint64_t ThreadTracker::CumCpu(uint32_t tgid, uint64_t now) const {
+  const uint32_t* idx = account_index_.Find(tgid);
+  uint64_t ns = idx ? accounts_[*idx].cpu_ns : 0;
+  for (const CpuState& cs : cpus_) {
+    if (!cs.cur_tid) continue;
+    const uint32_t* tidx = index_.Find(cs.cur_tid);
+    if (!tidx) continue;
+    const Thread& t = threads_[*tidx];
+    if (t.tgid == tgid && t.on_cpu && now > t.acct_from) ns += now - t.acct_from;
+  }
+  return ns;
+}
+
+}  // namespace jackdaw::join

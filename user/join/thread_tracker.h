@@ -1,0 +1,180 @@
+// Per-thread kernel state, kept for every thread the trace shows regardless
+// of the schema: run state from sched_switch (for CPU and off-CPU time), the
+// syscall it is in (block reason, sys_exit fallbacks), its last socket, a
+// pending wakeup edge, the last values it bound for SYNC attributes. Also
+// per-CPU state (who runs there, interrupt bursts) and per-process CPU
+// accounts, which compare the CPU charged to requests with the CPU the
+// serving processes used while they served them.
+//
+// Lookups are hot (one or two per record, nearly always of a thread that
+// just ran): a 256-entry direct-mapped cache by tid in front of the table,
+// inline. Thread* stays valid while others are added (deque); a removed
+// thread's slot is reused. Threads silent and off CPU for long are expired.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "join/event_set.h"
+#include "join/flat_map.h"
+#include "join/stats.h"
+
+namespace jackdaw::join {
+
+enum class Off : uint8_t { kNone, kBlocked, kRunnable };
+
+// The last value a thread bound for a SYNC attribute.
+struct SyncVal {
+  uint32_t attr;
+  uint64_t value;
+};
+
+struct Thread {
+  uint32_t tid = 0, tgid = 0;
+  bool on_cpu = false;
+  bool last_out_blocked = true;
+  Off off = Off::kNone;
+  uint8_t block_reason = 0;
+  uint64_t acct_from = 0;
+  uint64_t cpu_pending = 0;
+  uint64_t irq_steal = 0;
+  uint64_t off_since = 0, wake_ts = 0;
+  bool has_off = false;
+  OffCpu pend_off{};
+  // syscall in progress
+  int32_t sys_nr = -1;
+  uint8_t sys_obj_kind = 0;
+  int32_t sys_fd = -1;
+  uint64_t sys_obj = 0, sys_arg = 0;
+  uint64_t sys_ts = 0;  // of the syscall's enter
+  uint64_t last_sock = 0;
+  uint64_t last_sock_ts = 0;  // when it last used last_sock
+  bool sock_used = false;     // socket syscall since it last woke from a sleep
+  bool conn_open = false;     // last socket read/write was on a socket it has not closed since
+  uint64_t sleep_futex = 0;   // futex address it sleeps on (counted in the FutexTracker)
+  uint32_t acct_tgid = 0, acct_idx = 0;  // cache of Account(tgid): 1 + index
+  bool wake_synth = false;               // woken on its waker's behalf; the kernel's record is still to come
+  // wakeup edge pending for this thread's next joined event
+  bool wake_edge = false;
+  EdgeCand wake{};
+  uint64_t last_joined_seq = 0;
+  uint64_t last_seen = 0;
+  std::vector<SyncVal> sync_vals;
+};
+
+struct CpuState {
+  uint64_t last_irq_ts = 0;
+  bool irq_run = false;       // last record on this CPU was in irq context
+  uint32_t cur_tid = 0;       // switched in by the last sched_switch here
+  uint64_t last_task_ts = 0;  // last sched_switch or task-context record here
+};
+
+// Per process: on-CPU time and scheduling anomalies, and the window of its
+// requests (first seed to the end of the last request that finished), so
+// that Stats can compare charged CPU with the CPU of the processes that
+// served requests while they did (not their start-up or shutdown).
+struct ProcessAccount {
+  uint64_t cpu_ns = 0;  // all on-CPU time charged so far (ChargeRun)
+  uint64_t switches = 0, chain_breaks = 0, running_inferred = 0;
+  uint64_t lost_bound_ns = 0;  // see Stats::cpu_lost_bound_ns
+  bool window_open = false, window_closed = false;
+  uint64_t window_from_ts = 0;
+  uint64_t window_from_cpu = 0;  // CumCpu() at the first seed
+  // CPU charged to requests' events older than the first seed (the accept
+  // and parsing before a request_start seed): inside the requests, before
+  // the window, so added to it.
+  uint64_t pre_window_ns = 0;
+  uint64_t window_to_cpu = 0;  // CumCpu() at the end of the last finished request
+};
+
+class ThreadTracker {
+ public:
+  explicit ThreadTracker(Stats& stats) : stats_(stats) {}
+
+  // The thread `tid` (created on first sight: running from `ts` if
+  // running_now, its earlier run time unknown), with its tgid updated where
+  // `tgid` is known and last seen at `ts`. nullptr for tid 0, the idle task.
+  Thread* Get(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now) {
+    if (tid == 0) return nullptr;  // the idle task: never a request thread
+    const CacheEntry& ce = cache_[tid & kCacheMask];
+    if (ce.tid != tid) return LookUp(tid, tgid, ts, running_now);
+    Thread* t = ce.t;
+    if (tgid) t->tgid = tgid;
+    t->last_seen = ts;
+    return t;
+  }
+  // The thread if known; never creates one.
+  Thread* Find(uint32_t tid) {
+    const uint32_t* idx = index_.Find(tid);
+    return idx ? &threads_[*idx] : nullptr;
+  }
+  const Thread* Find(uint32_t tid) const { return const_cast<ThreadTracker*>(this)->Find(tid); }
+  // task_exit: forgets the thread; its slot is reset and reused.
+  void Remove(uint32_t tid);
+  // Forgets threads off CPU and silent since before `horizon`;
+  // `on_expire(Thread&)` runs first for each.
+  template <typename OnExpire>
+  void ExpireSilent(uint64_t horizon, OnExpire&& on_expire) {
+    index_.EraseIf([&](const uint64_t&, uint32_t& idx) {
+      Thread& t = threads_[idx];
+      if (t.on_cpu || t.last_seen >= horizon) return false;
+      on_expire(t);
+      free_.push_back(idx);
+      cache_[t.tid & kCacheMask] = CacheEntry{};
+      return true;
+    });
+  }
+  // Every thread slot, forgotten ones included (reset or off CPU).
+  template <typename Fn>
+  void ForEachSlot(Fn&& fn) {
+    for (Thread& t : threads_) fn(t);
+  }
+
+  // Per-CPU state; Cpu() grows the table, FindCpu() does not.
+  CpuState& Cpu(uint16_t cpu) {
+    if (cpu >= cpus_.size()) cpus_.resize(size_t{cpu} + 1);
+    return cpus_[cpu];
+  }
+  CpuState* FindCpu(uint16_t cpu) { return cpu < cpus_.size() ? &cpus_[cpu] : nullptr; }
+
+  // The process' account (created on first use; references stay valid).
+  ProcessAccount& Account(uint32_t tgid);
+  // The thread's process' account, without the hash lookup (hot: every
+  // sched_switch).
+  ProcessAccount& Account(Thread* t) {
+    if (t->acct_tgid != t->tgid || !t->acct_idx) {
+      Account(t->tgid);
+      t->acct_idx = *account_index_.Find(t->tgid) + 1;
+      t->acct_tgid = t->tgid;
+    }
+    return accounts_[t->acct_idx - 1];
+  }
+
+  // Charges the thread's run time up to `ts` (if on CPU) to its process and
+  // to its pending CPU, less interrupt time already charged elsewhere.
+  void ChargeRun(Thread* t, uint64_t ts);
+  // On-CPU time of `tgid` up to `now`, including the current slices of its
+  // threads on CPU, which ChargeRun has not charged yet.
+  uint64_t CumCpu(uint32_t tgid, uint64_t now) const;
+
+ private:
+  static constexpr uint32_t kCacheMask = 255;
+  struct CacheEntry {
+    uint32_t tid = 0;
+    Thread* t = nullptr;
+  };
+  Thread* LookUp(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now);
+
+  Stats& stats_;
+  FlatMap<uint64_t, uint32_t, U64Hash> index_;  // tid -> threads_ slot
+  std::array<CacheEntry, kCacheMask + 1> cache_{};
+  std::deque<Thread> threads_;  // deque: Thread* stays valid while others are added
+  std::vector<uint32_t> free_;
+  std::vector<CpuState> cpus_;
+  FlatMap<uint64_t, uint32_t, U64Hash> account_index_;  // tgid -> accounts_ index
+  std::deque<ProcessAccount> accounts_;  // deque: references stay valid as processes are added
+};
+
+}  // namespace jackdaw::join

@@ -1,0 +1,93 @@
+#include "join/thread_tracker.h"
+
+#include <gtest/gtest.h>
+
+namespace jackdaw::join {
+namespace {
+
+TEST(ThreadTracker, CreatesOnFirstSightAndUpdatesTgid) {
+  Stats st;
+  ThreadTracker t(st);
+  EXPECT_EQ(t.Get(0, 1, 100, true), nullptr);  // the idle task
+  Thread* a = t.Get(42, 0, 100, true);
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(a->on_cpu);
+  EXPECT_EQ(a->acct_from, 100u);
+  EXPECT_EQ(a->tgid, 0u);
+  EXPECT_EQ(t.Get(42, 7, 200, false), a);  // the cache: same thread
+  EXPECT_EQ(a->tgid, 7u);
+  EXPECT_EQ(a->last_seen, 200u);
+  EXPECT_EQ(t.Get(42 + 256, 7, 200, false)->tid, 42u + 256);  // same cache slot, another thread
+  EXPECT_EQ(t.Find(42), a);
+  EXPECT_EQ(st.peak_threads, 2u);
+  Thread* b = t.Get(43, 7, 300, false);
+  EXPECT_FALSE(b->on_cpu);
+  EXPECT_EQ(st.peak_threads, 3u);
+}
+
+TEST(ThreadTracker, RemovedThreadsSlotIsReusedClean) {
+  Stats st;
+  ThreadTracker t(st);
+  Thread* a = t.Get(42, 7, 100, true);
+  a->sys_nr = 3;
+  t.Remove(42);
+  EXPECT_EQ(t.Find(42), nullptr);
+  EXPECT_EQ(a->tid, 0u);  // the slot was reset
+  Thread* b = t.Get(43, 7, 200, false);
+  EXPECT_EQ(b, a);  // reused
+  EXPECT_EQ(b->tid, 43u);
+  EXPECT_EQ(b->sys_nr, -1);
+  t.Remove(999);  // unknown: nothing
+}
+
+TEST(ThreadTracker, RunTimeIsChargedToThreadAndProcessLessIrqSteal) {
+  Stats st;
+  ThreadTracker t(st);
+  Thread* a = t.Get(42, 7, 1000, true);
+  a->irq_steal = 30;
+  t.ChargeRun(a, 1100);
+  EXPECT_EQ(a->cpu_pending, 70u);
+  EXPECT_EQ(t.Account(7).cpu_ns, 100u);  // the process saw all of it
+  t.ChargeRun(a, 1050);  // not after the last charge: nothing
+  EXPECT_EQ(t.Account(7).cpu_ns, 100u);
+  a->on_cpu = false;
+  t.ChargeRun(a, 2000);  // off CPU: nothing
+  EXPECT_EQ(a->cpu_pending, 70u);
+  EXPECT_EQ(&t.Account(a), &t.Account(7));
+}
+
+TEST(ThreadTracker, CumulativeCpuIncludesSlicesNotChargedYet) {
+  Stats st;
+  ThreadTracker t(st);
+  Thread* a = t.Get(42, 7, 1000, true);
+  Thread* other = t.Get(50, 8, 1000, true);
+  t.Cpu(0).cur_tid = 42;
+  t.Cpu(1).cur_tid = 50;
+  t.ChargeRun(a, 1200);
+  EXPECT_EQ(t.CumCpu(7, 1500), 200u + 300u);  // charged, and running since 1200
+  EXPECT_EQ(t.CumCpu(8, 1500), 500u);
+  other->on_cpu = false;
+  EXPECT_EQ(t.CumCpu(8, 1500), 0u);
+  EXPECT_EQ(t.CumCpu(9, 1500), 0u);
+  EXPECT_EQ(t.FindCpu(5), nullptr);
+  EXPECT_NE(t.FindCpu(1), nullptr);
+}
+
+TEST(ThreadTracker, SilentOffCpuThreadsExpire) {
+  Stats st;
+  ThreadTracker t(st);
+  t.Get(1, 7, 100, true);                      // on CPU: kept however silent
+  t.Get(2, 7, 100, false);                     // off CPU, silent
+  t.Get(3, 7, 900, false);                     // off CPU, seen recently
+  std::vector<uint32_t> expired;
+  t.ExpireSilent(500, [&](Thread& th) { expired.push_back(th.tid); });
+  EXPECT_EQ(expired, (std::vector<uint32_t>{2}));
+  EXPECT_EQ(t.Find(2), nullptr);
+  EXPECT_NE(t.Find(1), nullptr);
+  EXPECT_NE(t.Find(3), nullptr);
+  // Its cache entry is gone too: a new thread 2 starts afresh.
+  EXPECT_EQ(t.Get(2, 7, 1000, true)->acct_from, 1000u);
+}
+
+}  // namespace
+}  // namespace jackdaw::join
