@@ -17,7 +17,6 @@ namespace jackdaw::fuzz {
 namespace {
 
 std::string g_schema_dir = JDW_SCHEMA_DIR;
-constexpr bool kTgidZero = false;
 
 // Builds a .jdw image with valid framing and checksums around fuzzed parts.
 class Image {
@@ -114,9 +113,9 @@ void BuildRecords(const uint8_t* data, size_t size, std::vector<uint8_t> out[2],
     h.cpu = sel & 1;
     h.ctx = data[off + 5] & 3;
     // Few distinct tids and tgids, so records of one task meet in the join.
-    // tgid 0 (idle and irq context) is kept out until the join's fix for its
-    // null per-process account is in; set kTgidZero then.
-    h.tgid = kTgidZero && (data[off + 6] & 3) == 3 ? 0 : 100 + (data[off + 6] & 3);
+    // tgid 0 (idle and irq context, or a crafted file) is among them: the
+    // join must take requests that belong to no process.
+    h.tgid = (data[off + 6] & 3) == 3 ? 0 : 100 + (data[off + 6] & 3);
     h.tid = h.tgid + (data[off + 7] & 3);
     std::vector<uint8_t> rec(rec_size, 0);
     memcpy(rec.data(), &h, sizeof(h));
