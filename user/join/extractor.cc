@@ -16,6 +16,7 @@
 #include "join/field_reader.h"
 #include "join/flat_map.h"
 #include "join/futex_tracker.h"
+#include "join/interval_join.h"
 #include "join/record_context.h"
 #include "join/request_builder.h"
 #include "join/socket_tracker.h"
@@ -27,17 +28,10 @@ namespace jackdaw::join {
 
 // Extractor::Impl — the temporal join.
 //
-// Data structures (Magpie Figure 7, with union-find instead of lists):
-//  - live_: (attribute, value) -> set slot, one entry per OPEN valid-interval.
-//    Closed intervals are simply erased: nothing can join through them again,
-//    which is the whole point of temporal joins.
-//  - sets_: slab of event sets. A set owns its events, the keys of its open
-//    intervals (lazily pruned), off-CPU records, causal-edge candidates and
-//    sockets. Sets are the union-find classes; instead of parent pointers a
-//    union moves the smaller set into the larger and re-points the smaller
-//    one's open intervals (small-to-large, O(n log n) overall), so every live_
-//    entry always names a root and a finished set's slot can be reused at
-//    once. A set is finished when its count of open intervals drops to 0.
+// Data structures: the interval join (join/interval_join.h: open
+// valid-intervals per (attribute, value) and the union-find of event sets;
+// a set owns its events, the keys of its open intervals, off-CPU records,
+// causal-edge candidates and sockets), and
 //  - threads_: per-thread kernel state kept for every thread regardless of
 //    the schema: run state from sched_switch (for CPU and off-CPU time), the
 //    syscall it is in (block reason, sys_exit fallbacks), its last socket,
@@ -100,11 +94,22 @@ class Extractor::Impl {
   const Stats& stats() const { return stats_; }
 
  private:
-  static constexpr uint32_t kNone = UINT32_MAX;
+  // GC timing, in units of the set timeout: a set older than kMaxSetAge
+  // timeouts is cut even if still active (a runaway set that joins
+  // everything would otherwise grow forever); the GC runs kGcPerTimeout times
+  // per timeout, so an idle set outlives its timeout by at most 1/8 of it;
+  // thread state is dropped only after kThreadSilence timeouts of silence,
+  // long enough that no request can still be waiting on it; a closed socket
+  // is kept kClosedSocketKeep timeouts for packets after close (FIN/ACK).
+  static constexpr uint64_t kMaxSetAge = 6;
+  static constexpr uint64_t kGcPerTimeout = 8;
+  static constexpr uint64_t kThreadSilence = 8;
+  static constexpr uint64_t kClosedSocketKeep = 2;
   // The sorter's tag of a synthetic block-request start (its record is the
   // block_complete it comes from).
   static constexpr uint8_t kTagIoStart = 1;
   static constexpr size_t kMaxBindings = CompiledSchema::kMaxBindings;
+  static_assert(kMaxBindings == IntervalJoin::kMaxBindings);
   using Ctx = RecordContext;
 
   struct PendingSync {
@@ -129,14 +134,6 @@ class Extractor::Impl {
   void RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts);
 
   // --- sets
-  uint32_t NewSet(uint64_t ts);
-  uint32_t Union(uint32_t a, uint32_t b);
-  void OpenInterval(const IKey& k, uint32_t set);
-  // Applies the schema's cascades after `set` lost an interval of `attr`;
-  // true if that closed its last open interval.
-  bool Cascade(uint32_t set, uint32_t attr);
-  void FinishSet(uint32_t slot, bool timed_out);
-  void FreeSet(uint32_t slot);
   void Emit(Set& s, bool timed_out);
   void Gc(uint64_t now);
 
@@ -165,10 +162,7 @@ class Extractor::Impl {
   uint64_t next_gc_ = 0;
   uint64_t now_ = 0;
 
-  FlatMap<IKey, uint32_t, IKeyHash> live_;
-  std::vector<Set> sets_;
-  std::vector<uint32_t> free_sets_;
-  size_t live_sets_ = 0;
+  IntervalJoin join_;
 
   ThreadTracker threads_{stats_};
   SocketTracker socks_;
@@ -217,11 +211,12 @@ Extractor::Impl::Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options o
       time_(meta.time),
       opts_(opts),
       sink_(std::move(sink)),
-      reorder_(reorder::Reorderer::Options{.window = opts.reorder_window}) {
+      reorder_(reorder::Reorderer::Options{.window = opts.reorder_window}),
+      join_(cs_.cascade_table(), stats_, opts_.emit_timed_out, [this](Set& s, bool timed_out) { Emit(s, timed_out); }) {
   stats_.warnings = cs_.warnings();
   timeout_ns_ = opts_.timeout_ns ? opts_.timeout_ns : schema_.timeout_ns;
-  max_age_ns_ = opts_.max_set_age_ns ? opts_.max_set_age_ns : 6 * timeout_ns_;
-  gc_every_ns_ = std::max<uint64_t>(timeout_ns_ / 8, 1'000'000);
+  max_age_ns_ = opts_.max_set_age_ns ? opts_.max_set_age_ns : kMaxSetAge * timeout_ns_;
+  gc_every_ns_ = std::max<uint64_t>(timeout_ns_ / kGcPerTimeout, 1'000'000);
 }
 
 // ---------------------------------------------------------------------------
@@ -229,148 +224,6 @@ Extractor::Impl::Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options o
 
 // ---------------------------------------------------------------------------
 // sets
-
-uint32_t Extractor::Impl::NewSet(uint64_t ts) {
-  uint32_t slot;
-  if (!free_sets_.empty()) {
-    slot = free_sets_.back();
-    free_sets_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(sets_.size());
-    sets_.emplace_back();
-  }
-  Set& s = sets_[slot];
-  s.live = true;
-  s.open = 0;
-  s.seed = false;
-  s.seed_tgid = 0;
-  s.first_ts = s.last_ts = ts;
-  live_sets_++;
-  stats_.sets_created++;
-  stats_.peak_live_sets = std::max<uint64_t>(stats_.peak_live_sets, live_sets_);
-  return slot;
-}
-
-uint32_t Extractor::Impl::Union(uint32_t a, uint32_t b) {
-  if (a == b) return a;
-  stats_.sets_merged++;
-  if (sets_[a].events.size() + sets_[a].open_keys.size() < sets_[b].events.size() + sets_[b].open_keys.size())
-    std::swap(a, b);
-  Set& big = sets_[a];
-  Set& small = sets_[b];
-  const auto off_base = static_cast<uint32_t>(big.offs.size());
-  for (Ev e : small.events) {
-    if (e.off) e.off += off_base;
-    big.events.push_back(e);
-  }
-  big.offs.insert(big.offs.end(), small.offs.begin(), small.offs.end());
-  big.edges.insert(big.edges.end(), small.edges.begin(), small.edges.end());
-  for (const SetSock& ss : small.socks) {
-    bool dup = false;
-    for (const SetSock& b : big.socks) dup |= b.sk == ss.sk && b.conn.gen == ss.conn.gen;
-    if (!dup) big.socks.push_back(ss);
-  }
-  for (const IKey& k : small.open_keys) {
-    uint32_t* slot = live_.Find(k);
-    if (slot && *slot == b) {
-      *slot = a;
-      big.open_keys.push_back(k);
-    }
-  }
-  big.open += small.open;
-  if (small.seed && !big.seed) big.seed_tgid = small.seed_tgid;
-  big.seed |= small.seed;
-  big.first_ts = std::min(big.first_ts, small.first_ts);
-  big.last_ts = std::max(big.last_ts, small.last_ts);
-  small.open = 0;
-  FreeSet(b);
-  return a;
-}
-
-void Extractor::Impl::OpenInterval(const IKey& k, uint32_t set) {
-  live_.Set(k, set);
-  Set& s = sets_[set];
-  s.open++;
-  s.open_keys.push_back(k);
-  // Lazily drop keys of intervals that closed or moved, so a long-lived set
-  // that opens and closes many intervals stays small.
-  if (s.open_keys.size() > 32 && s.open_keys.size() > 4 * size_t{s.open}) {
-    size_t w = 0;
-    for (size_t r = 0; r < s.open_keys.size(); r++) {
-      const uint32_t* slot = live_.Find(s.open_keys[r]);
-      if (!slot || *slot != set) continue;
-      bool dup = false;
-      for (size_t i = 0; i < w && !dup; i++) dup = s.open_keys[i] == s.open_keys[r];
-      if (!dup) s.open_keys[w++] = s.open_keys[r];
-    }
-    s.open_keys.resize(w);
-  }
-  stats_.peak_live_intervals = std::max<uint64_t>(stats_.peak_live_intervals, live_.size());
-}
-
-bool Extractor::Impl::Cascade(uint32_t set, uint32_t attr) {
-  Set& s = sets_[set];
-  if (!s.live || s.open == 0) return false;
-  // Only the set's last interval of the trigger closes the targets: a
-  // request that also used a short-lived connection of its own (a backend
-  // query) keeps its threads until its own connection ends.
-  for (const IKey& k : s.open_keys) {
-    if (k.attr != attr) continue;
-    const uint32_t* cur = live_.Find(k);
-    if (cur && *cur == set) return false;
-  }
-  const std::vector<uint16_t>& targets = cs_.CascadeTargets(attr);
-  for (const IKey& k : s.open_keys) {
-    if (std::find(targets.begin(), targets.end(), k.attr) == targets.end()) continue;
-    const size_t at = live_.FindIndex(k);
-    if (at == live_.kNpos || live_.ValueAt(at) != set) continue;
-    live_.EraseAt(at);
-    s.open--;
-    stats_.intervals_cascaded++;
-  }
-  return s.open == 0;
-}
-
-void Extractor::Impl::FreeSet(uint32_t slot) {
-  Set& s = sets_[slot];
-  // Keep capacity for reuse (no allocation per request in steady state), but
-  // not a one-off giant's.
-  auto reset = [](auto& v) {
-    if (v.capacity() > 4096) {
-      std::remove_reference_t<decltype(v)>().swap(v);
-    } else {
-      v.clear();
-    }
-  };
-  reset(s.events);
-  reset(s.open_keys);
-  reset(s.offs);
-  reset(s.edges);
-  reset(s.socks);
-  s.live = false;
-  s.open = 0;
-  free_sets_.push_back(slot);
-  live_sets_--;
-}
-
-void Extractor::Impl::FinishSet(uint32_t slot, bool timed_out) {
-  Set& s = sets_[slot];
-  if (s.open > 0) {
-    for (const IKey& k : s.open_keys) {
-      const uint32_t* cur = live_.Find(k);
-      if (cur && *cur == slot) live_.Erase(k);
-    }
-    s.open = 0;
-  }
-  if (timed_out) stats_.sets_timed_out++;
-  if (s.seed && (!timed_out || opts_.emit_timed_out)) {
-    Emit(s, timed_out);
-  } else {
-    stats_.sets_discarded++;
-    stats_.events_discarded += s.events.size();
-  }
-  FreeSet(slot);
-}
 
 // ---------------------------------------------------------------------------
 // sockets
@@ -459,12 +312,7 @@ void Extractor::Impl::RunEvent(Ctx& c, const std::vector<uint16_t>* defs) {
 
 void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   const schema::EventDef& def = schema_.events[def_idx];
-  struct B {
-    IKey key;
-    schema::Binding type;
-  };
-  B bs[kMaxBindings];
-  size_t at_step1[kMaxBindings];  // live_ index found in step 1, valid while live_ is unchanged
+  IntervalJoin::Bound bs[kMaxBindings];
   size_t n = 0;
   for (const schema::AttrBinding& b : def.bindings) {
     bool ok = true;
@@ -473,7 +321,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
       stats_.bindings_skipped++;
       continue;
     }
-    bs[n++] = B{IKey{v, b.attr, 0}, b.type};
+    bs[n++] = IntervalJoin::Bound{IKey{v, b.attr, 0}, b.type};
   }
   if (n == 0) {
     stats_.events_unbound++;
@@ -483,85 +331,12 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     return;
   }
 
-  // 1. Union the sets of every open interval this event joins. Two sets
-  // that both hold a seed are two requests (a seed occurs once per
-  // request): evidence that would join them is wrong somewhere (a pool
-  // thread re-tasked without an event saying so), and merging would corrupt
-  // both. The event joins the request its first such binding reaches; the
-  // other request's interval is not joined (a STOP still closes it).
-  uint32_t target = kNone;
-  for (size_t i = 0; i < n; i++) {
-    at_step1[i] = live_.FindIndex(bs[i].key);
-    if (bs[i].type == schema::Binding::kStart || at_step1[i] == live_.kNpos) continue;
-    const uint32_t* s = &live_.ValueAt(at_step1[i]);
-    if (target == kNone) {
-      target = *s;
-    } else if (*s != target && sets_[target].seed && sets_[*s].seed) {
-      stats_.seed_conflicts++;
-    } else {
-      target = Union(target, *s);
-    }
-  }
-  if (target == kNone) target = NewSet(c.ts);
-  const uint64_t live_version = live_.version();
-
-  // 2. Update intervals in binding order. Closing an interval of a cascade
-  // trigger attribute is noted and applied after all bindings.
-  uint32_t finished[3 * kMaxBindings];
-  size_t nfinished = 0;
-  struct Closed1 {
-    uint32_t set;
-    uint32_t attr;
-  };
-  Closed1 cascades[kMaxBindings];
-  size_t ncascades = 0;
-  for (size_t i = 0; i < n; i++) {
-    const IKey& k = bs[i].key;
-    // Step 1's lookup, unless an earlier binding inserted or erased since.
-    const size_t at = live_.version() == live_version ? at_step1[i] : live_.FindIndex(k);
-    switch (bs[i].type) {
-      case schema::Binding::kStart:
-      case schema::Binding::kBasic:
-        // An open interval held by another set moves to this one, in the
-        // same slot. START: the old interval closes and the new one opens.
-        // BASIC: it belongs to the other request of a seed conflict (step
-        // 1); this event says the attribute has moved on to the request it
-        // joined. (A BASIC binding of the target's own interval, and a
-        // START it already holds, change nothing.)
-        if (at == live_.kNpos) {
-          OpenInterval(k, target);
-        } else if (uint32_t& slot = live_.ValueAt(at); slot != target) {
-          const uint32_t old = slot;
-          sets_[old].open--;
-          if (sets_[old].open == 0) finished[nfinished++] = old;
-          else if (!cs_.CascadeTargets(k.attr).empty()) cascades[ncascades++] = Closed1{old, k.attr};
-          slot = target;
-          sets_[target].open++;
-          sets_[target].open_keys.push_back(k);
-        }
-        break;
-      case schema::Binding::kStop:
-        if (at != live_.kNpos) {
-          // == target, unless a seed conflict kept it apart in step 1
-          const uint32_t old = live_.ValueAt(at);
-          live_.EraseAt(at);
-          sets_[old].open--;
-          if (old != target && sets_[old].open == 0) {
-            finished[nfinished++] = old;
-          } else if (sets_[old].open && !cs_.CascadeTargets(k.attr).empty()) {
-            cascades[ncascades++] = Closed1{old, k.attr};
-          }
-        }
-        break;
-    }
-  }
-  for (size_t i = 0; i < ncascades; i++) {
-    const uint32_t set = cascades[i].set;
-    if (Cascade(set, cascades[i].attr) && set != target) finished[nfinished++] = set;
-  }
+  // 1-2. Join the open intervals, open and close them.
+  IntervalJoin::Closed closed;
+  const uint32_t target = join_.Bind(bs, n, c.ts, &closed);
 
   // 3. The event itself, with what it consumed.
-  Set& s = sets_[target];
+  Set& s = join_.set(target);
   Ev ev = EventOf(c);
   if (def.wait) ev.flags |= kEvWait;
   // A task's run time since its last joined event (interrupt time: EventOf()).
@@ -640,13 +415,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   if (event_sk && s.seed && early_.AnyNamed()) early_.JoinInto(s, event_sk);
 
   // 4. Finished sets.
-  for (size_t i = 0; i < nfinished; i++)
-    if (sets_[finished[i]].live && sets_[finished[i]].open == 0) FinishSet(finished[i], false);
-  if (sets_[target].open == 0) {
-    FinishSet(target, false);
-  } else if (sets_[target].events.size() > opts_.max_set_events) {
-    FinishSet(target, true);
-  }
+  join_.FinishClosed(closed, target, opts_.max_set_events);
 }
 
 void Extractor::Impl::StartRunning(Thread* t, uint64_t ts) {
@@ -1040,14 +809,13 @@ void Extractor::Impl::Gc(uint64_t now) {
   if (now > timeout_ns_) {
     const uint64_t horizon = now - timeout_ns_;
     const uint64_t age_horizon = now > max_age_ns_ ? now - max_age_ns_ : 0;
-    for (uint32_t i = 0; i < sets_.size(); i++)
-      if (sets_[i].live && (sets_[i].last_ts < horizon || sets_[i].first_ts < age_horizon)) FinishSet(i, true);
+    join_.ExpireSets(horizon, age_horizon);
     pending_sync_.EraseIf([&](const IKey&, PendingSync& p) { return p.ts < horizon; });
     futex_.ExpireWakesBefore(horizon);
     blocks_.ExpireBefore(horizon);
     // Threads silent for long and off CPU: their state is stale anyway.
-    if (now > 8 * timeout_ns_) {
-      const uint64_t thread_horizon = now - 8 * timeout_ns_;
+    if (now > kThreadSilence * timeout_ns_) {
+      const uint64_t thread_horizon = now - kThreadSilence * timeout_ns_;
       threads_.ExpireSilent(thread_horizon, [&](Thread& t) { LeaveFutexSleep(&t); });
     }
   }
@@ -1055,8 +823,8 @@ void Extractor::Impl::Gc(uint64_t now) {
   // within the timeout.
   if (now > timeout_ns_) early_.ExpireBefore(now - timeout_ns_);
   // Sockets closed long ago: packets after close (FIN/ACK) had their chance.
-  socks_.ExpireClosed(now, 2 * timeout_ns_);
-  live_.MaybeShrink();
+  socks_.ExpireClosed(now, kClosedSocketKeep * timeout_ns_);
+  join_.Compact();
 }
 
 void Extractor::Impl::Emit(Set& s, bool timed_out) {
@@ -1106,15 +874,13 @@ void Extractor::Impl::Finish() {
   blocks_.Finish(now_);
   // End of trace: whatever is still open is cut by the end of the trace.
   // A request still in progress keeps its process' window open to here.
-  for (uint32_t i = 0; i < sets_.size(); i++) {
-    if (!sets_[i].live) continue;
-    if (sets_[i].seed && sets_[i].seed_tgid) {
-      ProcessAccount& a = threads_.Account(sets_[i].seed_tgid);
-      a.window_to_cpu = threads_.CumCpu(sets_[i].seed_tgid, now_);
+  join_.FinishAll([&](Set& s) {
+    if (s.seed && s.seed_tgid) {
+      ProcessAccount& a = threads_.Account(s.seed_tgid);
+      a.window_to_cpu = threads_.CumCpu(s.seed_tgid, now_);
       a.window_closed = true;
     }
-    FinishSet(i, true);
-  }
+  });
   threads_.ForEachSlot([&](Thread& t) {
     if (t.on_cpu && t.tid) threads_.ChargeRun(&t, now_);
   });
