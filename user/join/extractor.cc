@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "join/block_tracker.h"
+#include "join/causality_tracker.h"
 #include "join/compiled_schema.h"
 #include "join/early_packets.h"
 #include "join/endpoint_format.h"
@@ -26,16 +27,25 @@
 
 namespace jackdaw::join {
 
-// Extractor::Impl — the temporal join.
-//
-// Data structures: the interval join (join/interval_join.h: open
-// valid-intervals per (attribute, value) and the union-find of event sets;
-// a set owns its events, the keys of its open intervals, off-CPU records,
-// causal-edge candidates and sockets), and
-//  - threads_: per-thread kernel state kept for every thread regardless of
-//    the schema: run state from sched_switch (for CPU and off-CPU time), the
-//    syscall it is in (block reason, sys_exit fallbacks), its last socket,
-//    a pending wakeup edge, the last values it bound for SYNC attributes.
+// Extractor::Impl — the join context: it owns the sorter and one tracker
+// per concept, and dispatches each record, in timestamp order, to the
+// trackers it concerns and to the schema's matching definitions. The
+// trackers, each in its own file with its own test:
+//  - IntervalJoin: valid-intervals per (attribute, value), the union-find of
+//    event sets, cascades, set GC (a set owns its events, open-interval
+//    keys, off-CPU records, causal-edge candidates and sockets);
+//  - CompiledSchema: the schema bound to the trace (dispatch tables);
+//  - FieldReader: the schema's fields of a record, derived ones included;
+//  - SymbolTable: event symbols; RequestBuilder: finished set -> Request;
+//  - ThreadTracker: per-thread kernel state kept regardless of the schema
+//    (run state, syscall, last socket, pending wakeup edge, SYNC values),
+//    CPUs, per-process CPU accounts;
+//  - SocketTracker: sockets and connections; EarlyPackets: packets before
+//    accept(); FutexTracker: futex wakes and sleepers (remote wakeups);
+//  - BlockTracker: block requests in flight; CausalityTracker: SYNC;
+//  - Stats (stats.h): every counter, with its severity.
+// What stays here is the scheduling state machine (switches, wakeups),
+// resource accounting and the dispatch.
 //
 // Per record, in global timestamp order:
 //  1. kernel bookkeeping that must precede the event (CPU charged up to now);
@@ -112,13 +122,6 @@ class Extractor::Impl {
   static_assert(kMaxBindings == IntervalJoin::kMaxBindings);
   using Ctx = RecordContext;
 
-  struct PendingSync {
-    uint64_t seq, ts;
-    uint32_t tid;
-    uint16_t cpu;
-  };
-  // --- setup
-
   // --- per record
   void Process(const reorder::SortedRecord& sr);
   void HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts);
@@ -168,7 +171,7 @@ class Extractor::Impl {
   SocketTracker socks_;
   FieldReader reader_{cs_, socks_, threads_};
 
-  FlatMap<IKey, PendingSync, IKeyHash> pending_sync_;
+  CausalityTracker causality_{cs_};
 
   // Futex wake calls and sleepers, for wakeups the kernel ran on the
   // wakee's idle CPU without naming the waker.
@@ -313,6 +316,7 @@ void Extractor::Impl::RunEvent(Ctx& c, const std::vector<uint16_t>* defs) {
 void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   const schema::EventDef& def = schema_.events[def_idx];
   IntervalJoin::Bound bs[kMaxBindings];
+  IKey keys[kMaxBindings];  // bs' keys, for the causality tracker
   size_t n = 0;
   for (const schema::AttrBinding& b : def.bindings) {
     bool ok = true;
@@ -321,7 +325,9 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
       stats_.bindings_skipped++;
       continue;
     }
-    bs[n++] = IntervalJoin::Bound{IKey{v, b.attr, 0}, b.type};
+    keys[n] = IKey{v, b.attr, 0};
+    bs[n] = IntervalJoin::Bound{keys[n], b.type};
+    n++;
   }
   if (n == 0) {
     stats_.events_unbound++;
@@ -356,42 +362,10 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
       t->wake_edge = false;
     }
     t->last_joined_seq = ev.seq;
-    for (size_t i = 0; i < n; i++) {
-      const uint32_t a = bs[i].key.attr;
-      if (!cs_.IsSyncAttr(a)) continue;
-      bool found = false;
-      for (SyncVal& sv : t->sync_vals) {
-        if (sv.attr == a) {
-          sv.value = bs[i].key.value;
-          found = true;
-        }
-      }
-      if (!found) t->sync_vals.push_back(SyncVal{a, bs[i].key.value});
-    }
+    causality_.NoteBindings(t, std::span<const IKey>(keys, n));
   }
-
-  // SYNC: destinations consume a pending source first, so an event that is
-  // both does not pair with itself.
-  for (size_t si = 0; cs_.InSync(def_idx) && si < schema_.syncs.size(); si++) {
-    const schema::SyncStmt& st = schema_.syncs[si];
-    if (st.dest != def_idx && st.source != def_idx) continue;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n && !v; i++)
-      if (bs[i].key.attr == st.attr) v = bs[i].key.value;
-    if (!v && c.thread) {
-      for (const SyncVal& sv : c.thread->sync_vals)
-        if (sv.attr == st.attr) v = sv.value;
-    }
-    if (!v) continue;
-    const IKey pk{v, static_cast<uint32_t>(si), 0};
-    if (st.dest == def_idx) {
-      if (const PendingSync* ps = pending_sync_.Find(pk)) {
-        s.edges.push_back(EdgeCand{ps->seq, ev.seq, ps->ts, ps->tid, ps->cpu, 1});
-        pending_sync_.Erase(pk);
-      }
-    }
-    if (st.source == def_idx) pending_sync_.Set(pk, PendingSync{ev.seq, c.ts, c.tid, c.rec->cpu});
-  }
+  causality_.Sync(def_idx, std::span<const IKey>(keys, n), c.thread,
+                  CausalityTracker::Source{ev.seq, c.ts, c.tid, c.rec->cpu}, &s.edges);
 
   const uint64_t event_sk = reader_.SockOf(c);
   if (event_sk) NoteSock(s, c, event_sk);
@@ -810,7 +784,7 @@ void Extractor::Impl::Gc(uint64_t now) {
     const uint64_t horizon = now - timeout_ns_;
     const uint64_t age_horizon = now > max_age_ns_ ? now - max_age_ns_ : 0;
     join_.ExpireSets(horizon, age_horizon);
-    pending_sync_.EraseIf([&](const IKey&, PendingSync& p) { return p.ts < horizon; });
+    causality_.ExpireBefore(horizon);
     futex_.ExpireWakesBefore(horizon);
     blocks_.ExpireBefore(horizon);
     // Threads silent for long and off CPU: their state is stale anyway.
