@@ -131,10 +131,15 @@ class Extractor::Impl {
   // --- threads
   // The thread is on CPU from `ts` (a switch-in, or an inferred one): closes
   // its off-CPU period.
-  void StartRunning(Thread* t, uint64_t ts);
+  void StartRunning(Thread* t, uint64_t ts) {
+    threads_.StartRunning(t, ts);
+    LeaveFutexSleep(t);
+  }
   // A record of `t` on `cpu` at `ts` while the sched records have it off
   // CPU: its switch-in was lost. See Options::infer_lost_switch_in.
-  void RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts);
+  void RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts) {
+    StartRunning(t, threads_.RunningWithoutSwitchIn(t, cpu, ts, opts_.infer_lost_switch_in));
+  }
 
   // --- sets
   void Emit(Set& s, bool timed_out);
@@ -390,59 +395,6 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
 
   // 4. Finished sets.
   join_.FinishClosed(closed, target, opts_.max_set_events);
-}
-
-void Extractor::Impl::StartRunning(Thread* t, uint64_t ts) {
-  if (t->off != Off::kNone) {
-    OffCpu o{};
-    o.off_from = t->off_since;
-    o.wake = t->off == Off::kBlocked ? ts : std::min(t->wake_ts, ts);  // never woken: blocked until now
-    o.run = ts;
-    o.reason = t->block_reason;
-    if (t->has_off) {
-      // fold the previous, never-charged period into the early sums
-      const OffCpu& p = t->pend_off;
-      o.early_from = p.early_from ? std::min(p.early_from, p.off_from) : p.off_from;
-      o.early_runq = p.early_runq + (p.run - p.wake);
-      for (int r = 0; r < kBlockReasons; r++) o.early_blocked[r] = p.early_blocked[r];
-      o.early_blocked[p.reason % kBlockReasons] += p.wake - p.off_from;
-    }
-    t->pend_off = o;
-    t->has_off = true;
-  }
-  t->off = Off::kNone;
-  t->on_cpu = true;
-  t->acct_from = ts;
-  t->wake_synth = false;
-  LeaveFutexSleep(t);
-}
-
-void Extractor::Impl::RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts) {
-  uint64_t from = ts;
-  if (t->off != Off::kNone) {
-    threads_.Account(t).running_inferred++;
-    // It was switched in on this CPU after the last record of another task
-    // here (the last switch, or a record of the task that ran), and after it
-    // became runnable (its wakeup, or its preemption). That bounds the run
-    // time the capture lost; how much of it was the thread's is not known:
-    // several switches may be missing, the task left on the CPU may have run
-    // (untraced tasks leave no records), a vCPU may take milliseconds to
-    // wake. Asleep with no wakeup seen while the CPU idled, there is no
-    // bound at all.
-    const CpuState* cs = threads_.FindCpu(cpu);
-    const bool runnable = t->off == Off::kRunnable;
-    if (cs && cs->last_task_ts && (runnable || cs->cur_tid != 0)) {
-      const uint64_t since = std::max(cs->last_task_ts, runnable ? t->wake_ts : t->off_since);
-      if (since < ts) {
-        threads_.Account(t).lost_bound_ns += ts - since;
-        if (opts_.infer_lost_switch_in) {
-          stats_.cpu_inferred_ns += ts - since;
-          from = since;
-        }
-      }
-    }
-  }
-  StartRunning(t, from);
 }
 
 void Extractor::Impl::LeaveFutexSleep(Thread* t) {

@@ -152,6 +152,16 @@ class ThreadTracker {
     return accounts_[t->acct_idx - 1];
   }
 
+  // The thread is on CPU from `ts` (a switch-in, or an inferred one): its
+  // off-CPU period closes and becomes its pending one, folding in an earlier
+  // pending period no joined event has taken yet.
+  void StartRunning(Thread* t, uint64_t ts);
+  // A record of `t` on `cpu` at `ts` while the sched records have it off
+  // CPU: its switch-in was lost. Counts it and bounds the run time lost;
+  // returns when it is taken to have started running: `ts`, or with `infer`
+  // the earliest time it can have (counted as cpu_inferred_ns).
+  uint64_t RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts, bool infer);
+
   // Charges the thread's run time up to `ts` (if on CPU) to its process and
   // to its pending CPU, less interrupt time already charged elsewhere.
   void ChargeRun(Thread* t, uint64_t ts);

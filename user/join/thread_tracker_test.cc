@@ -89,5 +89,72 @@ TEST(ThreadTracker, SilentOffCpuThreadsExpire) {
   EXPECT_EQ(t.Get(2, 7, 1000, true)->acct_from, 1000u);
 }
 
+TEST(ThreadTracker, StartRunningClosesTheOffCpuPeriodAndFoldsAnUnchargedOne) {
+  Stats st;
+  ThreadTracker tt(st);
+  Thread* t = tt.Get(42, 7, 100, false);
+  // Blocked at 100 (reason 2), woken at 150, on CPU at 170.
+  t->off = Off::kBlocked;
+  t->off_since = 100;
+  t->block_reason = 2;
+  t->off = Off::kRunnable;
+  t->wake_ts = 150;
+  tt.StartRunning(t, 170);
+  EXPECT_TRUE(t->on_cpu);
+  EXPECT_EQ(t->off, Off::kNone);
+  EXPECT_EQ(t->acct_from, 170u);
+  ASSERT_TRUE(t->has_off);
+  EXPECT_EQ(t->pend_off.off_from, 100u);
+  EXPECT_EQ(t->pend_off.wake, 150u);
+  EXPECT_EQ(t->pend_off.run, 170u);
+  EXPECT_EQ(t->pend_off.reason, 2);
+  // Off again before any joined event took that period: it folds into the
+  // early sums of the next one. Blocked from 200, never woken, on at 260.
+  t->on_cpu = false;
+  t->off = Off::kBlocked;
+  t->off_since = 200;
+  t->block_reason = 1;
+  tt.StartRunning(t, 260);
+  EXPECT_EQ(t->pend_off.off_from, 200u);
+  EXPECT_EQ(t->pend_off.wake, 260u);  // never woken: blocked until it ran
+  EXPECT_EQ(t->pend_off.early_from, 100u);
+  EXPECT_EQ(t->pend_off.early_runq, 20u);
+  EXPECT_EQ(t->pend_off.early_blocked[2], 50u);
+  // On CPU already (no off period): nothing pending changes.
+  t->has_off = false;
+  tt.StartRunning(t, 300);
+  EXPECT_FALSE(t->has_off);
+}
+
+TEST(ThreadTracker, RunningWithoutSwitchInBoundsTheLostRunTime) {
+  Stats st;
+  ThreadTracker tt(st);
+  Thread* t = tt.Get(42, 7, 100, false);
+  t->off = Off::kRunnable;
+  t->wake_ts = 120;
+  CpuState& cpu = tt.Cpu(1);
+  cpu.last_task_ts = 150;  // another task's last record on that CPU
+  cpu.cur_tid = 9;
+  // Not inferred: it runs from the record on, the bound is counted.
+  EXPECT_EQ(tt.RunningWithoutSwitchIn(t, 1, 200, /*infer=*/false), 200u);
+  EXPECT_EQ(tt.Account(7).running_inferred, 1u);
+  EXPECT_EQ(tt.Account(7).lost_bound_ns, 50u);
+  EXPECT_EQ(st.cpu_inferred_ns, 0u);
+  // Inferred: from the earliest time it can have started.
+  EXPECT_EQ(tt.RunningWithoutSwitchIn(t, 1, 200, /*infer=*/true), 150u);
+  EXPECT_EQ(st.cpu_inferred_ns, 50u);
+  // Asleep, the CPU idle: no bound.
+  t->off = Off::kBlocked;
+  t->off_since = 100;
+  cpu.cur_tid = 0;
+  EXPECT_EQ(tt.RunningWithoutSwitchIn(t, 1, 300, /*infer=*/true), 300u);
+  EXPECT_EQ(tt.Account(7).lost_bound_ns, 100u);
+  EXPECT_EQ(tt.Account(7).running_inferred, 3u);
+  // Not off CPU by the sched records: nothing to infer.
+  t->off = Off::kNone;
+  EXPECT_EQ(tt.RunningWithoutSwitchIn(t, 1, 400, true), 400u);
+  EXPECT_EQ(tt.Account(7).running_inferred, 3u);
+}
+
 }  // namespace
 }  // namespace jackdaw::join
