@@ -630,17 +630,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
       if (t && e->nr == cs_.futex_nr() && e->obj && FutexTracker::IsWake(e->arg))
         futex_.NoteWake(e->obj, FutexTracker::Wake{ts, t->tid, t->tgid});
       if (t) {
-        t->sys_nr = e->nr;
-        t->sys_ts = ts;
-        t->sys_obj_kind = e->obj_kind;
-        t->sys_obj = e->obj;
-        t->sys_fd = e->fd;
-        t->sys_arg = e->arg;
-        if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
-          t->last_sock = e->obj;
-          t->last_sock_ts = ts;
-          t->sock_used = true;
-        }
+        ThreadTracker::EnterSyscall(t, *e, ts);
         if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
           if (const uint8_t dir = cs_.SysDirection(e->nr)) {
             socks_.NoteDirection(e->obj, dir);
@@ -659,17 +649,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
       RunEvent(c, cs_.ForSysExit(e->nr));
       if (t && e->nr == cs_.futex_nr() && t->sys_nr == cs_.futex_nr() && e->ret > 0 && FutexTracker::IsWake(t->sys_arg))
         FutexWoke(c, t, t->sys_obj);
-      if (t) {
-        if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
-          t->last_sock = e->obj;
-          t->last_sock_ts = ts;
-          t->sock_used = true;
-        }
-        t->sys_nr = -1;
-        t->sys_obj_kind = 0;
-        t->sys_obj = 0;
-        t->sys_fd = -1;
-      }
+      if (t) ThreadTracker::ExitSyscall(t, *e, ts);
       break;
     }
     case JDW_EVENT_SCHED_WAKEUP:
@@ -814,19 +794,7 @@ void Extractor::Impl::Finish() {
   // capture follows other threads only where they meet those (their switch
   // into a traced thread is recorded, their switch back in is not), so
   // their counts say nothing about the capture.
-  stats_.cpu_observed_ns = 0;
-  stats_.cpu_observed_total_ns = 0;
-  for (uint32_t tgid : request_tgids_) {
-    ProcessAccount& a = threads_.Account(tgid);
-    stats_.sched_switches += a.switches;
-    stats_.sched_chain_breaks += a.chain_breaks;
-    stats_.sched_running_inferred += a.running_inferred;
-    stats_.cpu_lost_bound_ns += a.lost_bound_ns;
-    stats_.cpu_observed_total_ns += a.cpu_ns;
-    const uint64_t to = a.window_closed ? a.window_to_cpu : a.cpu_ns;
-    if (a.window_open && to > a.window_from_cpu) stats_.cpu_observed_ns += to - a.window_from_cpu;
-    stats_.cpu_observed_ns += a.pre_window_ns;
-  }
+  threads_.SumAccounts(request_tgids_);
   if (stats_.sched_chain_breaks * 100 > stats_.sched_switches) {
     char buf[256];
     snprintf(buf, sizeof(buf),

@@ -130,4 +130,47 @@ uint64_t ThreadTracker::RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t
   return from;
 }
 
+namespace {
+void UseSocket(Thread* t, uint8_t obj_kind, uint64_t obj, uint64_t ts) {
+  if (obj_kind != JDW_OBJ_SOCKET || !obj) return;
+  t->last_sock = obj;
+  t->last_sock_ts = ts;
+  t->sock_used = true;
+}
+}  // namespace
+
+void ThreadTracker::EnterSyscall(Thread* t, const jdw_sys_enter& e, uint64_t ts) {
+  t->sys_nr = e.nr;
+  t->sys_ts = ts;
+  t->sys_obj_kind = e.obj_kind;
+  t->sys_obj = e.obj;
+  t->sys_fd = e.fd;
+  t->sys_arg = e.arg;
+  UseSocket(t, e.obj_kind, e.obj, ts);
+}
+
+void ThreadTracker::ExitSyscall(Thread* t, const jdw_sys_exit& e, uint64_t ts) {
+  UseSocket(t, e.obj_kind, e.obj, ts);
+  t->sys_nr = -1;
+  t->sys_obj_kind = 0;
+  t->sys_obj = 0;
+  t->sys_fd = -1;
+}
+
+void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids) {
+  stats_.cpu_observed_ns = 0;
+  stats_.cpu_observed_total_ns = 0;
+  for (uint32_t tgid : tgids) {
+    const ProcessAccount& a = Account(tgid);
+    stats_.sched_switches += a.switches;
+    stats_.sched_chain_breaks += a.chain_breaks;
+    stats_.sched_running_inferred += a.running_inferred;
+    stats_.cpu_lost_bound_ns += a.lost_bound_ns;
+    stats_.cpu_observed_total_ns += a.cpu_ns;
+    const uint64_t to = a.window_closed ? a.window_to_cpu : a.cpu_ns;
+    if (a.window_open && to > a.window_from_cpu) stats_.cpu_observed_ns += to - a.window_from_cpu;
+    stats_.cpu_observed_ns += a.pre_window_ns;
+  }
+}
+
 }  // namespace jackdaw::join

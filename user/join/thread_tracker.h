@@ -17,6 +17,7 @@
 #include <deque>
 #include <vector>
 
+#include "jackdaw/abi.h"
 #include "join/event_set.h"
 #include "join/flat_map.h"
 #include "join/stats.h"
@@ -161,6 +162,15 @@ class ThreadTracker {
   // returns when it is taken to have started running: `ts`, or with `infer`
   // the earliest time it can have (counted as cpu_inferred_ns).
   uint64_t RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts, bool infer);
+
+  // The syscall the thread is in (its block reason if it sleeps, the
+  // object of events at its exit); a socket it names is its last socket.
+  static void EnterSyscall(Thread* t, const jdw_sys_enter& e, uint64_t ts);
+  static void ExitSyscall(Thread* t, const jdw_sys_exit& e, uint64_t ts);
+
+  // Sets the scheduling and CPU-observation counters of Stats to the sums
+  // over the accounts of `tgids` (the processes that served requests).
+  void SumAccounts(const std::vector<uint32_t>& tgids);
 
   // Charges the thread's run time up to `ts` (if on CPU) to its process and
   // to its pending CPU, less interrupt time already charged elsewhere.

@@ -156,5 +156,65 @@ TEST(ThreadTracker, RunningWithoutSwitchInBoundsTheLostRunTime) {
   EXPECT_EQ(tt.Account(7).running_inferred, 3u);
 }
 
+TEST(ThreadTracker, SyscallStateAndLastSocket) {
+  Thread t;
+  jdw_sys_enter in{};
+  in.nr = 45;
+  in.obj_kind = JDW_OBJ_SOCKET;
+  in.fd = 5;
+  in.arg = 9;
+  in.obj = 0xabc;
+  ThreadTracker::EnterSyscall(&t, in, 100);
+  EXPECT_EQ(t.sys_nr, 45);
+  EXPECT_EQ(t.sys_fd, 5);
+  EXPECT_EQ(t.sys_arg, 9u);
+  EXPECT_EQ(t.sys_obj, 0xabcu);
+  EXPECT_EQ(t.sys_ts, 100u);
+  EXPECT_EQ(t.last_sock, 0xabcu);
+  EXPECT_TRUE(t.sock_used);
+  // accept: the new socket is known at the exit only.
+  jdw_sys_exit out{};
+  out.nr = 43;
+  out.obj_kind = JDW_OBJ_SOCKET;
+  out.obj = 0xdef;
+  ThreadTracker::ExitSyscall(&t, out, 150);
+  EXPECT_EQ(t.sys_nr, -1);
+  EXPECT_EQ(t.sys_obj, 0u);
+  EXPECT_EQ(t.sys_fd, -1);
+  EXPECT_EQ(t.last_sock, 0xdefu);
+  EXPECT_EQ(t.last_sock_ts, 150u);
+  // Not a socket: the last socket stays.
+  in.obj_kind = 0;
+  in.obj = 0x111;
+  ThreadTracker::EnterSyscall(&t, in, 200);
+  EXPECT_EQ(t.sys_obj, 0x111u);
+  EXPECT_EQ(t.last_sock, 0xdefu);
+}
+
+TEST(ThreadTracker, SumAccountsOverTheRequestProcessesOnly) {
+  Stats st;
+  ThreadTracker tt(st);
+  ProcessAccount& a = tt.Account(7);
+  a.switches = 10;
+  a.chain_breaks = 1;
+  a.cpu_ns = 1000;
+  a.window_open = true;
+  a.window_from_cpu = 200;
+  a.window_closed = true;
+  a.window_to_cpu = 900;
+  a.pre_window_ns = 50;
+  ProcessAccount& b = tt.Account(8);  // open window: to its CPU so far
+  b.switches = 5;
+  b.cpu_ns = 300;
+  b.window_open = true;
+  b.window_from_cpu = 100;
+  tt.Account(9).switches = 1000;  // served no request
+  tt.SumAccounts({7, 8});
+  EXPECT_EQ(st.sched_switches, 15u);
+  EXPECT_EQ(st.sched_chain_breaks, 1u);
+  EXPECT_EQ(st.cpu_observed_total_ns, 1300u);
+  EXPECT_EQ(st.cpu_observed_ns, 700u + 50u + 200u);
+}
+
 }  // namespace
 }  // namespace jackdaw::join
