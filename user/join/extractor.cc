@@ -149,7 +149,6 @@ class Extractor::Impl {
   // Records the connection `sk` stands for (now) among the set's.
   void NoteSock(Set& s, const Ctx& c, uint64_t sk);
   void OnSockInfo(const Ctx& c);
-  uint64_t TakeIrqCpu(const Ctx& c);
   Ev EventOf(const Ctx& c);
   void HoldEarlyPacket(const Ctx& c);
 
@@ -245,22 +244,6 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
   early_.Named(socks_.OnSockInfo(*si, c.ts), si->sk);
 }
 
-// Interrupt work charged to the event: the time since the previous
-// interrupt record of the same burst on this CPU (the first of a burst is
-// charged nothing: its start is unknown). Taken from the interrupted task.
-uint64_t Extractor::Impl::TakeIrqCpu(const Ctx& c) {
-  CpuState& cs = threads_.Cpu(c.rec->cpu);
-  if (!opts_.irq_burst_gap_ns || !cs.irq_run || c.ts < cs.last_irq_ts ||
-      c.ts - cs.last_irq_ts > opts_.irq_burst_gap_ns)
-    return 0;
-  const uint64_t ns = c.ts - cs.last_irq_ts;
-  if (c.rec->tid) {
-    Thread* victim = threads_.Get(c.rec->tid, c.rec->tgid, c.ts, true);
-    if (victim) victim->irq_steal += ns;
-  }
-  return ns;
-}
-
 // The event as a set stores it: what it is, and the bytes and interrupt
 // time it consumed (a task's run time is charged by Join()).
 Ev Extractor::Impl::EventOf(const Ctx& c) {
@@ -286,7 +269,7 @@ Ev Extractor::Impl::EventOf(const Ctx& c) {
   if (c.irq) {
     ev.flags |= kEvIrq;
     ev.tid = 0;  // not the interrupted task's event
-    ev.cpu_ns = TakeIrqCpu(c);
+    ev.cpu_ns = threads_.TakeIrqCpu(c.rec->cpu, c.rec->tid, c.rec->tgid, c.ts, opts_.irq_burst_gap_ns);
   }
   return ev;
 }

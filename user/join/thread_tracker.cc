@@ -173,4 +173,15 @@ void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids) {
   }
 }
 
+uint64_t ThreadTracker::TakeIrqCpu(uint16_t cpu, uint32_t tid, uint32_t tgid, uint64_t ts, uint64_t gap_ns) {
+  CpuState& cs = Cpu(cpu);
+  if (!gap_ns || !cs.irq_run || ts < cs.last_irq_ts || ts - cs.last_irq_ts > gap_ns) return 0;
+  const uint64_t ns = ts - cs.last_irq_ts;
+  if (tid) {
+    Thread* victim = Get(tid, tgid, ts, true);
+    if (victim) victim->irq_steal += ns;
+  }
+  return ns;
+}
+
 }  // namespace jackdaw::join

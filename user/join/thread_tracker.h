@@ -172,6 +172,13 @@ class ThreadTracker {
   // over the accounts of `tgids` (the processes that served requests).
   void SumAccounts(const std::vector<uint32_t>& tgids);
 
+  // Interrupt work charged to an interrupt-context event on `cpu` at `ts`:
+  // the time since the previous interrupt record of the same burst (no more
+  // than `gap_ns` before; 0 disables) on this CPU. The first of a burst is
+  // charged nothing: its start is unknown. Taken from the interrupted task
+  // `tid` (its irq_steal), which the header names.
+  uint64_t TakeIrqCpu(uint16_t cpu, uint32_t tid, uint32_t tgid, uint64_t ts, uint64_t gap_ns);
+
   // Charges the thread's run time up to `ts` (if on CPU) to its process and
   // to its pending CPU, less interrupt time already charged elsewhere.
   void ChargeRun(Thread* t, uint64_t ts);

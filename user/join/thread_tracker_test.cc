@@ -216,5 +216,21 @@ TEST(ThreadTracker, SumAccountsOverTheRequestProcessesOnly) {
   EXPECT_EQ(st.cpu_observed_ns, 700u + 50u + 200u);
 }
 
+TEST(ThreadTracker, IrqCpuIsTheGapWithinABurstTakenFromTheInterruptedTask) {
+  Stats st;
+  ThreadTracker tt(st);
+  Thread* victim = tt.Get(42, 7, 0, true);
+  EXPECT_EQ(tt.TakeIrqCpu(2, 42, 7, 1000, 500), 0u);  // no interrupt ran on the CPU: first of a burst
+  CpuState& cs = tt.Cpu(2);
+  cs.irq_run = true;
+  cs.last_irq_ts = 1000;
+  EXPECT_EQ(tt.TakeIrqCpu(2, 42, 7, 1300, 500), 300u);
+  EXPECT_EQ(victim->irq_steal, 300u);
+  EXPECT_EQ(tt.TakeIrqCpu(2, 42, 7, 1600, 500), 0u);  // beyond the gap: a new burst
+  EXPECT_EQ(tt.TakeIrqCpu(2, 42, 7, 1300, 0), 0u);    // disabled
+  EXPECT_EQ(tt.TakeIrqCpu(2, 0, 0, 1200, 500), 200u);  // interrupted the idle task: nobody's
+  EXPECT_EQ(victim->irq_steal, 300u);
+}
+
 }  // namespace
 }  // namespace jackdaw::join
