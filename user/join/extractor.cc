@@ -125,6 +125,20 @@ class Extractor::Impl {
   // --- per record
   void Process(const reorder::SortedRecord& sr);
   void HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts);
+  // The context of a sched_switch record as the event of `t` switching.
+  static Ctx SwitchCtx(const jdw_record_header* rec, uint64_t ts, schema::EventKind kind, Thread* t, bool after_block) {
+    return Ctx{.rec = rec,
+               .payload = reinterpret_cast<const uint8_t*>(rec + 1),
+               .payload_len = rec->size - sizeof(*rec),
+               .ts = ts,
+               .kind = kind,
+               .thread = t,
+               .tid = t->tid,
+               .tgid = t->tgid,
+               .irq = false,
+               .after_block = after_block,
+               .in_syscall = t->sys_nr};
+  }
   void RunEvent(Ctx& c, const std::vector<uint16_t>* defs);
   void Join(Ctx& c, uint16_t def_idx);
 
@@ -392,15 +406,7 @@ void Extractor::Impl::Wakeup(Ctx& c, Thread* wakee) {
   const bool joined = seq_ != before;
   Thread* waker = c.thread;
   if (!wakee || wakee->on_cpu) return;
-  if (wakee->off == Off::kBlocked) {
-    wakee->off = Off::kRunnable;
-    wakee->wake_ts = c.ts;
-  } else if (wakee->off == Off::kNone) {
-    // Never seen switching out: only the run-queue part is known.
-    wakee->off = Off::kRunnable;
-    wakee->off_since = c.ts;
-    wakee->wake_ts = c.ts;
-  }
+  ThreadTracker::Woken(wakee, c.ts);
   LeaveFutexSleep(wakee);
   wakee->wake_edge = false;
   if (!c.irq && waker) {
@@ -488,28 +494,13 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
       if (seen_leaving) acct.running_inferred--;  // counted as a chain break instead
     }
     threads_.ChargeRun(prev, ts);
-    Ctx c{.rec = rec,
-          .payload = reinterpret_cast<const uint8_t*>(sw),
-          .payload_len = rec->size - sizeof(*rec),
-          .ts = ts,
-          .kind = schema::EventKind::kSwitchOut,
-          .thread = prev,
-          .tid = prev->tid,
-          .tgid = prev->tgid,
-          .irq = false,
-          .after_block = blocked,
-          .in_syscall = prev->sys_nr};
+    Ctx c = SwitchCtx(rec, ts, schema::EventKind::kSwitchOut, prev, blocked);
     RunEvent(c, &cs_.ForSwitchOut());
     if (blocked && prev->cpu_pending) {
       stats_.cpu_dropped_ns += prev->cpu_pending;
       prev->cpu_pending = 0;
     }
-    prev->on_cpu = false;
-    prev->last_out_blocked = blocked;
-    prev->off = blocked ? Off::kBlocked : Off::kRunnable;
-    prev->off_since = ts;
-    prev->wake_ts = ts;  // preempted: runnable from now on
-    prev->block_reason = blocked ? reader_.BlockReasonOf(prev) : 0;
+    ThreadTracker::SwitchedOut(prev, ts, blocked, blocked ? reader_.BlockReasonOf(prev) : 0);
     LeaveFutexSleep(prev);
     if (blocked && prev->sys_nr == cs_.futex_nr() && prev->sys_obj && cs_.futex_nr() >= 0) {
       futex_.Sleep(prev->sys_obj, prev->tid);
@@ -526,17 +517,7 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     const bool after_block = next->last_out_blocked;
     StartRunning(next, ts);
     if (after_block) next->sock_used = false;
-    Ctx c{.rec = rec,
-          .payload = reinterpret_cast<const uint8_t*>(sw),
-          .payload_len = rec->size - sizeof(*rec),
-          .ts = ts,
-          .kind = schema::EventKind::kSwitchIn,
-          .thread = next,
-          .tid = next->tid,
-          .tgid = next->tgid,
-          .irq = false,
-          .after_block = after_block,
-          .in_syscall = next->sys_nr};
+    Ctx c = SwitchCtx(rec, ts, schema::EventKind::kSwitchIn, next, after_block);
     RunEvent(c, &cs_.ForSwitchIn());
   }
 }

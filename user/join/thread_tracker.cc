@@ -184,4 +184,24 @@ uint64_t ThreadTracker::TakeIrqCpu(uint16_t cpu, uint32_t tid, uint32_t tgid, ui
   return ns;
 }
 
+void ThreadTracker::Woken(Thread* t, uint64_t ts) {
+  if (t->off == Off::kBlocked) {
+    t->off = Off::kRunnable;
+    t->wake_ts = ts;
+  } else if (t->off == Off::kNone) {
+    t->off = Off::kRunnable;
+    t->off_since = ts;
+    t->wake_ts = ts;
+  }
+}
+
+void ThreadTracker::SwitchedOut(Thread* t, uint64_t ts, bool blocked, uint8_t block_reason) {
+  t->on_cpu = false;
+  t->last_out_blocked = blocked;
+  t->off = blocked ? Off::kBlocked : Off::kRunnable;
+  t->off_since = ts;
+  t->wake_ts = ts;
+  t->block_reason = block_reason;
+}
+
 }  // namespace jackdaw::join

@@ -179,6 +179,13 @@ class ThreadTracker {
   // `tid` (its irq_steal), which the header names.
   uint64_t TakeIrqCpu(uint16_t cpu, uint32_t tid, uint32_t tgid, uint64_t ts, uint64_t gap_ns);
 
+  // A thread off CPU is woken at `ts`: runnable from then (one never seen
+  // switching out: only the run-queue part is known).
+  static void Woken(Thread* t, uint64_t ts);
+  // `t` switches out at `ts`: blocked (in `block_reason`) or preempted,
+  // runnable from now on.
+  static void SwitchedOut(Thread* t, uint64_t ts, bool blocked, uint8_t block_reason);
+
   // Charges the thread's run time up to `ts` (if on CPU) to its process and
   // to its pending CPU, less interrupt time already charged elsewhere.
   void ChargeRun(Thread* t, uint64_t ts);

@@ -232,5 +232,31 @@ TEST(ThreadTracker, IrqCpuIsTheGapWithinABurstTakenFromTheInterruptedTask) {
   EXPECT_EQ(victim->irq_steal, 300u);
 }
 
+TEST(ThreadTracker, SwitchOutAndWakeupSetTheOffCpuState) {
+  Thread t;
+  t.on_cpu = true;
+  ThreadTracker::SwitchedOut(&t, 100, /*blocked=*/true, 3);
+  EXPECT_FALSE(t.on_cpu);
+  EXPECT_TRUE(t.last_out_blocked);
+  EXPECT_EQ(t.off, Off::kBlocked);
+  EXPECT_EQ(t.off_since, 100u);
+  EXPECT_EQ(t.block_reason, 3);
+  ThreadTracker::Woken(&t, 150);
+  EXPECT_EQ(t.off, Off::kRunnable);
+  EXPECT_EQ(t.off_since, 100u);
+  EXPECT_EQ(t.wake_ts, 150u);
+  ThreadTracker::Woken(&t, 170);  // runnable already: the first wakeup counts
+  EXPECT_EQ(t.wake_ts, 150u);
+  ThreadTracker::SwitchedOut(&t, 200, /*blocked=*/false, 0);  // preempted
+  EXPECT_EQ(t.off, Off::kRunnable);
+  EXPECT_EQ(t.wake_ts, 200u);
+  EXPECT_FALSE(t.last_out_blocked);
+  Thread fresh;  // never seen switching out: the run queue only
+  ThreadTracker::Woken(&fresh, 300);
+  EXPECT_EQ(fresh.off, Off::kRunnable);
+  EXPECT_EQ(fresh.off_since, 300u);
+  EXPECT_EQ(fresh.wake_ts, 300u);
+}
+
 }  // namespace
 }  // namespace jackdaw::join
