@@ -58,6 +58,7 @@ class CompiledSchema {
   // Attributes whose intervals close with the last one of `attr` in a set
   // (schema `cascade`); empty for attributes that trigger nothing.
   const std::vector<uint16_t>& CascadeTargets(uint32_t attr) const { return cascade_[attr]; }
+  const std::vector<std::vector<uint16_t>>& cascade_table() const { return cascade_; }
 
   // By syscall number; 0 / false for numbers beyond the table.
   uint8_t SysDirection(uint32_t nr) const { return nr < sys_dir_.size() ? sys_dir_[nr] : 0; }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "join/block_tracker.h"
+#include "join/causality_tracker.h"
 #include "join/compiled_schema.h"
 #include "join/early_packets.h"
 #include "join/endpoint_format.h"
@@ -16,6 +17,7 @@
 #include "join/field_reader.h"
 #include "join/flat_map.h"
 #include "join/futex_tracker.h"
+#include "join/interval_join.h"
 #include "join/record_context.h"
 #include "join/request_builder.h"
 #include "join/socket_tracker.h"
@@ -25,23 +27,25 @@
 
 namespace jackdaw::join {
 
-// Extractor::Impl — the temporal join.
-//
-// Data structures (Magpie Figure 7, with union-find instead of lists):
-//  - live_: (attribute, value) -> set slot, one entry per OPEN valid-interval.
-//    Closed intervals are simply erased: nothing can join through them again,
-//    which is the whole point of temporal joins.
-//  - sets_: slab of event sets. A set owns its events, the keys of its open
-//    intervals (lazily pruned), off-CPU records, causal-edge candidates and
-//    sockets. Sets are the union-find classes; instead of parent pointers a
-//    union moves the smaller set into the larger and re-points the smaller
-//    one's open intervals (small-to-large, O(n log n) overall), so every live_
-//    entry always names a root and a finished set's slot can be reused at
-//    once. A set is finished when its count of open intervals drops to 0.
-//  - threads_: per-thread kernel state kept for every thread regardless of
-//    the schema: run state from sched_switch (for CPU and off-CPU time), the
-//    syscall it is in (block reason, sys_exit fallbacks), its last socket,
-//    a pending wakeup edge, the last values it bound for SYNC attributes.
+// Extractor::Impl — the join context: it owns the sorter and one tracker
+// per concept, and dispatches each record, in timestamp order, to the
+// trackers it concerns and to the schema's matching definitions. The
+// trackers, each in its own file with its own test:
+//  - IntervalJoin: valid-intervals per (attribute, value), the union-find of
+//    event sets, cascades, set GC (a set owns its events, open-interval
+//    keys, off-CPU records, causal-edge candidates and sockets);
+//  - CompiledSchema: the schema bound to the trace (dispatch tables);
+//  - FieldReader: the schema's fields of a record, derived ones included;
+//  - SymbolTable: event symbols; RequestBuilder: finished set -> Request;
+//  - ThreadTracker: per-thread kernel state kept regardless of the schema
+//    (run state, syscall, last socket, pending wakeup edge, SYNC values),
+//    CPUs, per-process CPU accounts;
+//  - SocketTracker: sockets and connections; EarlyPackets: packets before
+//    accept(); FutexTracker: futex wakes and sleepers (remote wakeups);
+//  - BlockTracker: block requests in flight; CausalityTracker: SYNC;
+//  - Stats (stats.h): every counter, with its severity.
+// What stays here is the scheduling state machine (switches, wakeups),
+// resource accounting and the dispatch.
 //
 // Per record, in global timestamp order:
 //  1. kernel bookkeeping that must precede the event (CPU charged up to now);
@@ -100,43 +104,58 @@ class Extractor::Impl {
   const Stats& stats() const { return stats_; }
 
  private:
-  static constexpr uint32_t kNone = UINT32_MAX;
+  // GC timing, in units of the set timeout: a set older than kMaxSetAge
+  // timeouts is cut even if still active (a runaway set that joins
+  // everything would otherwise grow forever); the GC runs kGcPerTimeout times
+  // per timeout, so an idle set outlives its timeout by at most 1/8 of it;
+  // thread state is dropped only after kThreadSilence timeouts of silence,
+  // long enough that no request can still be waiting on it; a closed socket
+  // is kept kClosedSocketKeep timeouts for packets after close (FIN/ACK).
+  static constexpr uint64_t kMaxSetAge = 6;
+  static constexpr uint64_t kGcPerTimeout = 8;
+  static constexpr uint64_t kThreadSilence = 8;
+  static constexpr uint64_t kClosedSocketKeep = 2;
   // The sorter's tag of a synthetic block-request start (its record is the
   // block_complete it comes from).
   static constexpr uint8_t kTagIoStart = 1;
   static constexpr size_t kMaxBindings = CompiledSchema::kMaxBindings;
+  static_assert(kMaxBindings == IntervalJoin::kMaxBindings);
   using Ctx = RecordContext;
-
-  struct PendingSync {
-    uint64_t seq, ts;
-    uint32_t tid;
-    uint16_t cpu;
-  };
-  // --- setup
 
   // --- per record
   void Process(const reorder::SortedRecord& sr);
   void HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts);
+  // The context of a sched_switch record as the event of `t` switching.
+  static Ctx SwitchCtx(const jdw_record_header* rec, uint64_t ts, schema::EventKind kind, Thread* t, bool after_block) {
+    return Ctx{.rec = rec,
+               .payload = reinterpret_cast<const uint8_t*>(rec + 1),
+               .payload_len = rec->size - sizeof(*rec),
+               .ts = ts,
+               .kind = kind,
+               .thread = t,
+               .tid = t->tid,
+               .tgid = t->tgid,
+               .irq = false,
+               .after_block = after_block,
+               .in_syscall = t->sys_nr};
+  }
   void RunEvent(Ctx& c, const std::vector<uint16_t>* defs);
   void Join(Ctx& c, uint16_t def_idx);
 
   // --- threads
   // The thread is on CPU from `ts` (a switch-in, or an inferred one): closes
   // its off-CPU period.
-  void StartRunning(Thread* t, uint64_t ts);
+  void StartRunning(Thread* t, uint64_t ts) {
+    threads_.StartRunning(t, ts);
+    LeaveFutexSleep(t);
+  }
   // A record of `t` on `cpu` at `ts` while the sched records have it off
   // CPU: its switch-in was lost. See Options::infer_lost_switch_in.
-  void RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts);
+  void RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts) {
+    StartRunning(t, threads_.RunningWithoutSwitchIn(t, cpu, ts, opts_.infer_lost_switch_in));
+  }
 
   // --- sets
-  uint32_t NewSet(uint64_t ts);
-  uint32_t Union(uint32_t a, uint32_t b);
-  void OpenInterval(const IKey& k, uint32_t set);
-  // Applies the schema's cascades after `set` lost an interval of `attr`;
-  // true if that closed its last open interval.
-  bool Cascade(uint32_t set, uint32_t attr);
-  void FinishSet(uint32_t slot, bool timed_out);
-  void FreeSet(uint32_t slot);
   void Emit(Set& s, bool timed_out);
   void Gc(uint64_t now);
 
@@ -144,7 +163,6 @@ class Extractor::Impl {
   // Records the connection `sk` stands for (now) among the set's.
   void NoteSock(Set& s, const Ctx& c, uint64_t sk);
   void OnSockInfo(const Ctx& c);
-  uint64_t TakeIrqCpu(const Ctx& c);
   Ev EventOf(const Ctx& c);
   void HoldEarlyPacket(const Ctx& c);
 
@@ -165,16 +183,13 @@ class Extractor::Impl {
   uint64_t next_gc_ = 0;
   uint64_t now_ = 0;
 
-  FlatMap<IKey, uint32_t, IKeyHash> live_;
-  std::vector<Set> sets_;
-  std::vector<uint32_t> free_sets_;
-  size_t live_sets_ = 0;
+  IntervalJoin join_;
 
   ThreadTracker threads_{stats_};
   SocketTracker socks_;
   FieldReader reader_{cs_, socks_, threads_};
 
-  FlatMap<IKey, PendingSync, IKeyHash> pending_sync_;
+  CausalityTracker causality_{cs_};
 
   // Futex wake calls and sleepers, for wakeups the kernel ran on the
   // wakee's idle CPU without naming the waker.
@@ -217,11 +232,12 @@ Extractor::Impl::Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options o
       time_(meta.time),
       opts_(opts),
       sink_(std::move(sink)),
-      reorder_(reorder::Reorderer::Options{.window = opts.reorder_window}) {
+      reorder_(reorder::Reorderer::Options{.window = opts.reorder_window}),
+      join_(cs_.cascade_table(), stats_, opts_.emit_timed_out, [this](Set& s, bool timed_out) { Emit(s, timed_out); }) {
   stats_.warnings = cs_.warnings();
   timeout_ns_ = opts_.timeout_ns ? opts_.timeout_ns : schema_.timeout_ns;
-  max_age_ns_ = opts_.max_set_age_ns ? opts_.max_set_age_ns : 6 * timeout_ns_;
-  gc_every_ns_ = std::max<uint64_t>(timeout_ns_ / 8, 1'000'000);
+  max_age_ns_ = opts_.max_set_age_ns ? opts_.max_set_age_ns : kMaxSetAge * timeout_ns_;
+  gc_every_ns_ = std::max<uint64_t>(timeout_ns_ / kGcPerTimeout, 1'000'000);
 }
 
 // ---------------------------------------------------------------------------
@@ -229,148 +245,6 @@ Extractor::Impl::Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options o
 
 // ---------------------------------------------------------------------------
 // sets
-
-uint32_t Extractor::Impl::NewSet(uint64_t ts) {
-  uint32_t slot;
-  if (!free_sets_.empty()) {
-    slot = free_sets_.back();
-    free_sets_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(sets_.size());
-    sets_.emplace_back();
-  }
-  Set& s = sets_[slot];
-  s.live = true;
-  s.open = 0;
-  s.seed = false;
-  s.seed_tgid = 0;
-  s.first_ts = s.last_ts = ts;
-  live_sets_++;
-  stats_.sets_created++;
-  stats_.peak_live_sets = std::max<uint64_t>(stats_.peak_live_sets, live_sets_);
-  return slot;
-}
-
-uint32_t Extractor::Impl::Union(uint32_t a, uint32_t b) {
-  if (a == b) return a;
-  stats_.sets_merged++;
-  if (sets_[a].events.size() + sets_[a].open_keys.size() < sets_[b].events.size() + sets_[b].open_keys.size())
-    std::swap(a, b);
-  Set& big = sets_[a];
-  Set& small = sets_[b];
-  const auto off_base = static_cast<uint32_t>(big.offs.size());
-  for (Ev e : small.events) {
-    if (e.off) e.off += off_base;
-    big.events.push_back(e);
-  }
-  big.offs.insert(big.offs.end(), small.offs.begin(), small.offs.end());
-  big.edges.insert(big.edges.end(), small.edges.begin(), small.edges.end());
-  for (const SetSock& ss : small.socks) {
-    bool dup = false;
-    for (const SetSock& b : big.socks) dup |= b.sk == ss.sk && b.conn.gen == ss.conn.gen;
-    if (!dup) big.socks.push_back(ss);
-  }
-  for (const IKey& k : small.open_keys) {
-    uint32_t* slot = live_.Find(k);
-    if (slot && *slot == b) {
-      *slot = a;
-      big.open_keys.push_back(k);
-    }
-  }
-  big.open += small.open;
-  if (small.seed && !big.seed) big.seed_tgid = small.seed_tgid;
-  big.seed |= small.seed;
-  big.first_ts = std::min(big.first_ts, small.first_ts);
-  big.last_ts = std::max(big.last_ts, small.last_ts);
-  small.open = 0;
-  FreeSet(b);
-  return a;
-}
-
-void Extractor::Impl::OpenInterval(const IKey& k, uint32_t set) {
-  live_.Set(k, set);
-  Set& s = sets_[set];
-  s.open++;
-  s.open_keys.push_back(k);
-  // Lazily drop keys of intervals that closed or moved, so a long-lived set
-  // that opens and closes many intervals stays small.
-  if (s.open_keys.size() > 32 && s.open_keys.size() > 4 * size_t{s.open}) {
-    size_t w = 0;
-    for (size_t r = 0; r < s.open_keys.size(); r++) {
-      const uint32_t* slot = live_.Find(s.open_keys[r]);
-      if (!slot || *slot != set) continue;
-      bool dup = false;
-      for (size_t i = 0; i < w && !dup; i++) dup = s.open_keys[i] == s.open_keys[r];
-      if (!dup) s.open_keys[w++] = s.open_keys[r];
-    }
-    s.open_keys.resize(w);
-  }
-  stats_.peak_live_intervals = std::max<uint64_t>(stats_.peak_live_intervals, live_.size());
-}
-
-bool Extractor::Impl::Cascade(uint32_t set, uint32_t attr) {
-  Set& s = sets_[set];
-  if (!s.live || s.open == 0) return false;
-  // Only the set's last interval of the trigger closes the targets: a
-  // request that also used a short-lived connection of its own (a backend
-  // query) keeps its threads until its own connection ends.
-  for (const IKey& k : s.open_keys) {
-    if (k.attr != attr) continue;
-    const uint32_t* cur = live_.Find(k);
-    if (cur && *cur == set) return false;
-  }
-  const std::vector<uint16_t>& targets = cs_.CascadeTargets(attr);
-  for (const IKey& k : s.open_keys) {
-    if (std::find(targets.begin(), targets.end(), k.attr) == targets.end()) continue;
-    const size_t at = live_.FindIndex(k);
-    if (at == live_.kNpos || live_.ValueAt(at) != set) continue;
-    live_.EraseAt(at);
-    s.open--;
-    stats_.intervals_cascaded++;
-  }
-  return s.open == 0;
-}
-
-void Extractor::Impl::FreeSet(uint32_t slot) {
-  Set& s = sets_[slot];
-  // Keep capacity for reuse (no allocation per request in steady state), but
-  // not a one-off giant's.
-  auto reset = [](auto& v) {
-    if (v.capacity() > 4096) {
-      std::remove_reference_t<decltype(v)>().swap(v);
-    } else {
-      v.clear();
-    }
-  };
-  reset(s.events);
-  reset(s.open_keys);
-  reset(s.offs);
-  reset(s.edges);
-  reset(s.socks);
-  s.live = false;
-  s.open = 0;
-  free_sets_.push_back(slot);
-  live_sets_--;
-}
-
-void Extractor::Impl::FinishSet(uint32_t slot, bool timed_out) {
-  Set& s = sets_[slot];
-  if (s.open > 0) {
-    for (const IKey& k : s.open_keys) {
-      const uint32_t* cur = live_.Find(k);
-      if (cur && *cur == slot) live_.Erase(k);
-    }
-    s.open = 0;
-  }
-  if (timed_out) stats_.sets_timed_out++;
-  if (s.seed && (!timed_out || opts_.emit_timed_out)) {
-    Emit(s, timed_out);
-  } else {
-    stats_.sets_discarded++;
-    stats_.events_discarded += s.events.size();
-  }
-  FreeSet(slot);
-}
 
 // ---------------------------------------------------------------------------
 // sockets
@@ -382,22 +256,6 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
   // after this record): that is this connection, not an older one.
   if (c.thread && c.thread->last_sock == si->sk) c.thread->last_sock_ts = c.ts;
   early_.Named(socks_.OnSockInfo(*si, c.ts), si->sk);
-}
-
-// Interrupt work charged to the event: the time since the previous
-// interrupt record of the same burst on this CPU (the first of a burst is
-// charged nothing: its start is unknown). Taken from the interrupted task.
-uint64_t Extractor::Impl::TakeIrqCpu(const Ctx& c) {
-  CpuState& cs = threads_.Cpu(c.rec->cpu);
-  if (!opts_.irq_burst_gap_ns || !cs.irq_run || c.ts < cs.last_irq_ts ||
-      c.ts - cs.last_irq_ts > opts_.irq_burst_gap_ns)
-    return 0;
-  const uint64_t ns = c.ts - cs.last_irq_ts;
-  if (c.rec->tid) {
-    Thread* victim = threads_.Get(c.rec->tid, c.rec->tgid, c.ts, true);
-    if (victim) victim->irq_steal += ns;
-  }
-  return ns;
 }
 
 // The event as a set stores it: what it is, and the bytes and interrupt
@@ -425,7 +283,7 @@ Ev Extractor::Impl::EventOf(const Ctx& c) {
   if (c.irq) {
     ev.flags |= kEvIrq;
     ev.tid = 0;  // not the interrupted task's event
-    ev.cpu_ns = TakeIrqCpu(c);
+    ev.cpu_ns = threads_.TakeIrqCpu(c.rec->cpu, c.rec->tid, c.rec->tgid, c.ts, opts_.irq_burst_gap_ns);
   }
   return ev;
 }
@@ -459,12 +317,8 @@ void Extractor::Impl::RunEvent(Ctx& c, const std::vector<uint16_t>* defs) {
 
 void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   const schema::EventDef& def = schema_.events[def_idx];
-  struct B {
-    IKey key;
-    schema::Binding type;
-  };
-  B bs[kMaxBindings];
-  size_t at_step1[kMaxBindings];  // live_ index found in step 1, valid while live_ is unchanged
+  IntervalJoin::Bound bs[kMaxBindings];
+  IKey keys[kMaxBindings];  // bs' keys, for the causality tracker
   size_t n = 0;
   for (const schema::AttrBinding& b : def.bindings) {
     bool ok = true;
@@ -473,7 +327,9 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
       stats_.bindings_skipped++;
       continue;
     }
-    bs[n++] = B{IKey{v, b.attr, 0}, b.type};
+    keys[n] = IKey{v, b.attr, 0};
+    bs[n] = IntervalJoin::Bound{keys[n], b.type};
+    n++;
   }
   if (n == 0) {
     stats_.events_unbound++;
@@ -483,85 +339,12 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     return;
   }
 
-  // 1. Union the sets of every open interval this event joins. Two sets
-  // that both hold a seed are two requests (a seed occurs once per
-  // request): evidence that would join them is wrong somewhere (a pool
-  // thread re-tasked without an event saying so), and merging would corrupt
-  // both. The event joins the request its first such binding reaches; the
-  // other request's interval is not joined (a STOP still closes it).
-  uint32_t target = kNone;
-  for (size_t i = 0; i < n; i++) {
-    at_step1[i] = live_.FindIndex(bs[i].key);
-    if (bs[i].type == schema::Binding::kStart || at_step1[i] == live_.kNpos) continue;
-    const uint32_t* s = &live_.ValueAt(at_step1[i]);
-    if (target == kNone) {
-      target = *s;
-    } else if (*s != target && sets_[target].seed && sets_[*s].seed) {
-      stats_.seed_conflicts++;
-    } else {
-      target = Union(target, *s);
-    }
-  }
-  if (target == kNone) target = NewSet(c.ts);
-  const uint64_t live_version = live_.version();
-
-  // 2. Update intervals in binding order. Closing an interval of a cascade
-  // trigger attribute is noted and applied after all bindings.
-  uint32_t finished[3 * kMaxBindings];
-  size_t nfinished = 0;
-  struct Closed1 {
-    uint32_t set;
-    uint32_t attr;
-  };
-  Closed1 cascades[kMaxBindings];
-  size_t ncascades = 0;
-  for (size_t i = 0; i < n; i++) {
-    const IKey& k = bs[i].key;
-    // Step 1's lookup, unless an earlier binding inserted or erased since.
-    const size_t at = live_.version() == live_version ? at_step1[i] : live_.FindIndex(k);
-    switch (bs[i].type) {
-      case schema::Binding::kStart:
-      case schema::Binding::kBasic:
-        // An open interval held by another set moves to this one, in the
-        // same slot. START: the old interval closes and the new one opens.
-        // BASIC: it belongs to the other request of a seed conflict (step
-        // 1); this event says the attribute has moved on to the request it
-        // joined. (A BASIC binding of the target's own interval, and a
-        // START it already holds, change nothing.)
-        if (at == live_.kNpos) {
-          OpenInterval(k, target);
-        } else if (uint32_t& slot = live_.ValueAt(at); slot != target) {
-          const uint32_t old = slot;
-          sets_[old].open--;
-          if (sets_[old].open == 0) finished[nfinished++] = old;
-          else if (!cs_.CascadeTargets(k.attr).empty()) cascades[ncascades++] = Closed1{old, k.attr};
-          slot = target;
-          sets_[target].open++;
-          sets_[target].open_keys.push_back(k);
-        }
-        break;
-      case schema::Binding::kStop:
-        if (at != live_.kNpos) {
-          // == target, unless a seed conflict kept it apart in step 1
-          const uint32_t old = live_.ValueAt(at);
-          live_.EraseAt(at);
-          sets_[old].open--;
-          if (old != target && sets_[old].open == 0) {
-            finished[nfinished++] = old;
-          } else if (sets_[old].open && !cs_.CascadeTargets(k.attr).empty()) {
-            cascades[ncascades++] = Closed1{old, k.attr};
-          }
-        }
-        break;
-    }
-  }
-  for (size_t i = 0; i < ncascades; i++) {
-    const uint32_t set = cascades[i].set;
-    if (Cascade(set, cascades[i].attr) && set != target) finished[nfinished++] = set;
-  }
+  // 1-2. Join the open intervals, open and close them.
+  IntervalJoin::Closed closed;
+  const uint32_t target = join_.Bind(bs, n, c.ts, &closed);
 
   // 3. The event itself, with what it consumed.
-  Set& s = sets_[target];
+  Set& s = join_.set(target);
   Ev ev = EventOf(c);
   if (def.wait) ev.flags |= kEvWait;
   // A task's run time since its last joined event (interrupt time: EventOf()).
@@ -581,42 +364,10 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
       t->wake_edge = false;
     }
     t->last_joined_seq = ev.seq;
-    for (size_t i = 0; i < n; i++) {
-      const uint32_t a = bs[i].key.attr;
-      if (!cs_.IsSyncAttr(a)) continue;
-      bool found = false;
-      for (SyncVal& sv : t->sync_vals) {
-        if (sv.attr == a) {
-          sv.value = bs[i].key.value;
-          found = true;
-        }
-      }
-      if (!found) t->sync_vals.push_back(SyncVal{a, bs[i].key.value});
-    }
+    causality_.NoteBindings(t, std::span<const IKey>(keys, n));
   }
-
-  // SYNC: destinations consume a pending source first, so an event that is
-  // both does not pair with itself.
-  for (size_t si = 0; cs_.InSync(def_idx) && si < schema_.syncs.size(); si++) {
-    const schema::SyncStmt& st = schema_.syncs[si];
-    if (st.dest != def_idx && st.source != def_idx) continue;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n && !v; i++)
-      if (bs[i].key.attr == st.attr) v = bs[i].key.value;
-    if (!v && c.thread) {
-      for (const SyncVal& sv : c.thread->sync_vals)
-        if (sv.attr == st.attr) v = sv.value;
-    }
-    if (!v) continue;
-    const IKey pk{v, static_cast<uint32_t>(si), 0};
-    if (st.dest == def_idx) {
-      if (const PendingSync* ps = pending_sync_.Find(pk)) {
-        s.edges.push_back(EdgeCand{ps->seq, ev.seq, ps->ts, ps->tid, ps->cpu, 1});
-        pending_sync_.Erase(pk);
-      }
-    }
-    if (st.source == def_idx) pending_sync_.Set(pk, PendingSync{ev.seq, c.ts, c.tid, c.rec->cpu});
-  }
+  causality_.Sync(def_idx, std::span<const IKey>(keys, n), c.thread,
+                  CausalityTracker::Source{ev.seq, c.ts, c.tid, c.rec->cpu}, &s.edges);
 
   const uint64_t event_sk = reader_.SockOf(c);
   if (event_sk) NoteSock(s, c, event_sk);
@@ -640,66 +391,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   if (event_sk && s.seed && early_.AnyNamed()) early_.JoinInto(s, event_sk);
 
   // 4. Finished sets.
-  for (size_t i = 0; i < nfinished; i++)
-    if (sets_[finished[i]].live && sets_[finished[i]].open == 0) FinishSet(finished[i], false);
-  if (sets_[target].open == 0) {
-    FinishSet(target, false);
-  } else if (sets_[target].events.size() > opts_.max_set_events) {
-    FinishSet(target, true);
-  }
-}
-
-void Extractor::Impl::StartRunning(Thread* t, uint64_t ts) {
-  if (t->off != Off::kNone) {
-    OffCpu o{};
-    o.off_from = t->off_since;
-    o.wake = t->off == Off::kBlocked ? ts : std::min(t->wake_ts, ts);  // never woken: blocked until now
-    o.run = ts;
-    o.reason = t->block_reason;
-    if (t->has_off) {
-      // fold the previous, never-charged period into the early sums
-      const OffCpu& p = t->pend_off;
-      o.early_from = p.early_from ? std::min(p.early_from, p.off_from) : p.off_from;
-      o.early_runq = p.early_runq + (p.run - p.wake);
-      for (int r = 0; r < kBlockReasons; r++) o.early_blocked[r] = p.early_blocked[r];
-      o.early_blocked[p.reason % kBlockReasons] += p.wake - p.off_from;
-    }
-    t->pend_off = o;
-    t->has_off = true;
-  }
-  t->off = Off::kNone;
-  t->on_cpu = true;
-  t->acct_from = ts;
-  t->wake_synth = false;
-  LeaveFutexSleep(t);
-}
-
-void Extractor::Impl::RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts) {
-  uint64_t from = ts;
-  if (t->off != Off::kNone) {
-    threads_.Account(t).running_inferred++;
-    // It was switched in on this CPU after the last record of another task
-    // here (the last switch, or a record of the task that ran), and after it
-    // became runnable (its wakeup, or its preemption). That bounds the run
-    // time the capture lost; how much of it was the thread's is not known:
-    // several switches may be missing, the task left on the CPU may have run
-    // (untraced tasks leave no records), a vCPU may take milliseconds to
-    // wake. Asleep with no wakeup seen while the CPU idled, there is no
-    // bound at all.
-    const CpuState* cs = threads_.FindCpu(cpu);
-    const bool runnable = t->off == Off::kRunnable;
-    if (cs && cs->last_task_ts && (runnable || cs->cur_tid != 0)) {
-      const uint64_t since = std::max(cs->last_task_ts, runnable ? t->wake_ts : t->off_since);
-      if (since < ts) {
-        threads_.Account(t).lost_bound_ns += ts - since;
-        if (opts_.infer_lost_switch_in) {
-          stats_.cpu_inferred_ns += ts - since;
-          from = since;
-        }
-      }
-    }
-  }
-  StartRunning(t, from);
+  join_.FinishClosed(closed, target, opts_.max_set_events);
 }
 
 void Extractor::Impl::LeaveFutexSleep(Thread* t) {
@@ -714,15 +406,7 @@ void Extractor::Impl::Wakeup(Ctx& c, Thread* wakee) {
   const bool joined = seq_ != before;
   Thread* waker = c.thread;
   if (!wakee || wakee->on_cpu) return;
-  if (wakee->off == Off::kBlocked) {
-    wakee->off = Off::kRunnable;
-    wakee->wake_ts = c.ts;
-  } else if (wakee->off == Off::kNone) {
-    // Never seen switching out: only the run-queue part is known.
-    wakee->off = Off::kRunnable;
-    wakee->off_since = c.ts;
-    wakee->wake_ts = c.ts;
-  }
+  ThreadTracker::Woken(wakee, c.ts);
   LeaveFutexSleep(wakee);
   wakee->wake_edge = false;
   if (!c.irq && waker) {
@@ -810,28 +494,13 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
       if (seen_leaving) acct.running_inferred--;  // counted as a chain break instead
     }
     threads_.ChargeRun(prev, ts);
-    Ctx c{.rec = rec,
-          .payload = reinterpret_cast<const uint8_t*>(sw),
-          .payload_len = rec->size - sizeof(*rec),
-          .ts = ts,
-          .kind = schema::EventKind::kSwitchOut,
-          .thread = prev,
-          .tid = prev->tid,
-          .tgid = prev->tgid,
-          .irq = false,
-          .after_block = blocked,
-          .in_syscall = prev->sys_nr};
+    Ctx c = SwitchCtx(rec, ts, schema::EventKind::kSwitchOut, prev, blocked);
     RunEvent(c, &cs_.ForSwitchOut());
     if (blocked && prev->cpu_pending) {
       stats_.cpu_dropped_ns += prev->cpu_pending;
       prev->cpu_pending = 0;
     }
-    prev->on_cpu = false;
-    prev->last_out_blocked = blocked;
-    prev->off = blocked ? Off::kBlocked : Off::kRunnable;
-    prev->off_since = ts;
-    prev->wake_ts = ts;  // preempted: runnable from now on
-    prev->block_reason = blocked ? reader_.BlockReasonOf(prev) : 0;
+    ThreadTracker::SwitchedOut(prev, ts, blocked, blocked ? reader_.BlockReasonOf(prev) : 0);
     LeaveFutexSleep(prev);
     if (blocked && prev->sys_nr == cs_.futex_nr() && prev->sys_obj && cs_.futex_nr() >= 0) {
       futex_.Sleep(prev->sys_obj, prev->tid);
@@ -848,17 +517,7 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     const bool after_block = next->last_out_blocked;
     StartRunning(next, ts);
     if (after_block) next->sock_used = false;
-    Ctx c{.rec = rec,
-          .payload = reinterpret_cast<const uint8_t*>(sw),
-          .payload_len = rec->size - sizeof(*rec),
-          .ts = ts,
-          .kind = schema::EventKind::kSwitchIn,
-          .thread = next,
-          .tid = next->tid,
-          .tgid = next->tgid,
-          .irq = false,
-          .after_block = after_block,
-          .in_syscall = next->sys_nr};
+    Ctx c = SwitchCtx(rec, ts, schema::EventKind::kSwitchIn, next, after_block);
     RunEvent(c, &cs_.ForSwitchIn());
   }
 }
@@ -935,17 +594,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
       if (t && e->nr == cs_.futex_nr() && e->obj && FutexTracker::IsWake(e->arg))
         futex_.NoteWake(e->obj, FutexTracker::Wake{ts, t->tid, t->tgid});
       if (t) {
-        t->sys_nr = e->nr;
-        t->sys_ts = ts;
-        t->sys_obj_kind = e->obj_kind;
-        t->sys_obj = e->obj;
-        t->sys_fd = e->fd;
-        t->sys_arg = e->arg;
-        if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
-          t->last_sock = e->obj;
-          t->last_sock_ts = ts;
-          t->sock_used = true;
-        }
+        ThreadTracker::EnterSyscall(t, *e, ts);
         if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
           if (const uint8_t dir = cs_.SysDirection(e->nr)) {
             socks_.NoteDirection(e->obj, dir);
@@ -964,17 +613,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
       RunEvent(c, cs_.ForSysExit(e->nr));
       if (t && e->nr == cs_.futex_nr() && t->sys_nr == cs_.futex_nr() && e->ret > 0 && FutexTracker::IsWake(t->sys_arg))
         FutexWoke(c, t, t->sys_obj);
-      if (t) {
-        if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
-          t->last_sock = e->obj;
-          t->last_sock_ts = ts;
-          t->sock_used = true;
-        }
-        t->sys_nr = -1;
-        t->sys_obj_kind = 0;
-        t->sys_obj = 0;
-        t->sys_fd = -1;
-      }
+      if (t) ThreadTracker::ExitSyscall(t, *e, ts);
       break;
     }
     case JDW_EVENT_SCHED_WAKEUP:
@@ -1040,14 +679,13 @@ void Extractor::Impl::Gc(uint64_t now) {
   if (now > timeout_ns_) {
     const uint64_t horizon = now - timeout_ns_;
     const uint64_t age_horizon = now > max_age_ns_ ? now - max_age_ns_ : 0;
-    for (uint32_t i = 0; i < sets_.size(); i++)
-      if (sets_[i].live && (sets_[i].last_ts < horizon || sets_[i].first_ts < age_horizon)) FinishSet(i, true);
-    pending_sync_.EraseIf([&](const IKey&, PendingSync& p) { return p.ts < horizon; });
+    join_.ExpireSets(horizon, age_horizon);
+    causality_.ExpireBefore(horizon);
     futex_.ExpireWakesBefore(horizon);
     blocks_.ExpireBefore(horizon);
     // Threads silent for long and off CPU: their state is stale anyway.
-    if (now > 8 * timeout_ns_) {
-      const uint64_t thread_horizon = now - 8 * timeout_ns_;
+    if (now > kThreadSilence * timeout_ns_) {
+      const uint64_t thread_horizon = now - kThreadSilence * timeout_ns_;
       threads_.ExpireSilent(thread_horizon, [&](Thread& t) { LeaveFutexSleep(&t); });
     }
   }
@@ -1055,8 +693,8 @@ void Extractor::Impl::Gc(uint64_t now) {
   // within the timeout.
   if (now > timeout_ns_) early_.ExpireBefore(now - timeout_ns_);
   // Sockets closed long ago: packets after close (FIN/ACK) had their chance.
-  socks_.ExpireClosed(now, 2 * timeout_ns_);
-  live_.MaybeShrink();
+  socks_.ExpireClosed(now, kClosedSocketKeep * timeout_ns_);
+  join_.Compact();
 }
 
 void Extractor::Impl::Emit(Set& s, bool timed_out) {
@@ -1106,15 +744,13 @@ void Extractor::Impl::Finish() {
   blocks_.Finish(now_);
   // End of trace: whatever is still open is cut by the end of the trace.
   // A request still in progress keeps its process' window open to here.
-  for (uint32_t i = 0; i < sets_.size(); i++) {
-    if (!sets_[i].live) continue;
-    if (sets_[i].seed && sets_[i].seed_tgid) {
-      ProcessAccount& a = threads_.Account(sets_[i].seed_tgid);
-      a.window_to_cpu = threads_.CumCpu(sets_[i].seed_tgid, now_);
+  join_.FinishAll([&](Set& s) {
+    if (s.seed && s.seed_tgid) {
+      ProcessAccount& a = threads_.Account(s.seed_tgid);
+      a.window_to_cpu = threads_.CumCpu(s.seed_tgid, now_);
       a.window_closed = true;
     }
-    FinishSet(i, true);
-  }
+  });
   threads_.ForEachSlot([&](Thread& t) {
     if (t.on_cpu && t.tid) threads_.ChargeRun(&t, now_);
   });
@@ -1122,19 +758,7 @@ void Extractor::Impl::Finish() {
   // capture follows other threads only where they meet those (their switch
   // into a traced thread is recorded, their switch back in is not), so
   // their counts say nothing about the capture.
-  stats_.cpu_observed_ns = 0;
-  stats_.cpu_observed_total_ns = 0;
-  for (uint32_t tgid : request_tgids_) {
-    ProcessAccount& a = threads_.Account(tgid);
-    stats_.sched_switches += a.switches;
-    stats_.sched_chain_breaks += a.chain_breaks;
-    stats_.sched_running_inferred += a.running_inferred;
-    stats_.cpu_lost_bound_ns += a.lost_bound_ns;
-    stats_.cpu_observed_total_ns += a.cpu_ns;
-    const uint64_t to = a.window_closed ? a.window_to_cpu : a.cpu_ns;
-    if (a.window_open && to > a.window_from_cpu) stats_.cpu_observed_ns += to - a.window_from_cpu;
-    stats_.cpu_observed_ns += a.pre_window_ns;
-  }
+  threads_.SumAccounts(request_tgids_);
   if (stats_.sched_chain_breaks * 100 > stats_.sched_switches) {
     char buf[256];
     snprintf(buf, sizeof(buf),

@@ -78,4 +78,130 @@ uint64_t ThreadTracker::CumCpu(uint32_t tgid, uint64_t now) const {
   return ns;
 }
 
+void ThreadTracker::StartRunning(Thread* t, uint64_t ts) {
+  if (t->off != Off::kNone) {
+    OffCpu o{};
+    o.off_from = t->off_since;
+    o.wake = t->off == Off::kBlocked ? ts : std::min(t->wake_ts, ts);  // never woken: blocked until now
+    o.run = ts;
+    o.reason = t->block_reason;
+    if (t->has_off) {
+      // fold the previous, never-charged period into the early sums
+      const OffCpu& p = t->pend_off;
+      o.early_from = p.early_from ? std::min(p.early_from, p.off_from) : p.off_from;
+      o.early_runq = p.early_runq + (p.run - p.wake);
+      for (int r = 0; r < kBlockReasons; r++) o.early_blocked[r] = p.early_blocked[r];
+      o.early_blocked[p.reason % kBlockReasons] += p.wake - p.off_from;
+    }
+    t->pend_off = o;
+    t->has_off = true;
+  }
+  t->off = Off::kNone;
+  t->on_cpu = true;
+  t->acct_from = ts;
+  t->wake_synth = false;
+}
+
+uint64_t ThreadTracker::RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts, bool infer) {
+  uint64_t from = ts;
+  if (t->off != Off::kNone) {
+    Account(t).running_inferred++;
+    // It was switched in on this CPU after the last record of another task
+    // here (the last switch, or a record of the task that ran), and after it
+    // became runnable (its wakeup, or its preemption). That bounds the run
+    // time the capture lost; how much of it was the thread's is not known:
+    // several switches may be missing, the task left on the CPU may have run
+    // (untraced tasks leave no records), a vCPU may take milliseconds to
+    // wake. Asleep with no wakeup seen while the CPU idled, there is no
+    // bound at all.
+    const CpuState* cs = FindCpu(cpu);
+    const bool runnable = t->off == Off::kRunnable;
+    if (cs && cs->last_task_ts && (runnable || cs->cur_tid != 0)) {
+      const uint64_t since = std::max(cs->last_task_ts, runnable ? t->wake_ts : t->off_since);
+      if (since < ts) {
+        Account(t).lost_bound_ns += ts - since;
+        if (infer) {
+          stats_.cpu_inferred_ns += ts - since;
+          from = since;
+        }
+      }
+    }
+  }
+  return from;
+}
+
+namespace {
+void UseSocket(Thread* t, uint8_t obj_kind, uint64_t obj, uint64_t ts) {
+  if (obj_kind != JDW_OBJ_SOCKET || !obj) return;
+  t->last_sock = obj;
+  t->last_sock_ts = ts;
+  t->sock_used = true;
+}
+}  // namespace
+
+void ThreadTracker::EnterSyscall(Thread* t, const jdw_sys_enter& e, uint64_t ts) {
+  t->sys_nr = e.nr;
+  t->sys_ts = ts;
+  t->sys_obj_kind = e.obj_kind;
+  t->sys_obj = e.obj;
+  t->sys_fd = e.fd;
+  t->sys_arg = e.arg;
+  UseSocket(t, e.obj_kind, e.obj, ts);
+}
+
+void ThreadTracker::ExitSyscall(Thread* t, const jdw_sys_exit& e, uint64_t ts) {
+  UseSocket(t, e.obj_kind, e.obj, ts);
+  t->sys_nr = -1;
+  t->sys_obj_kind = 0;
+  t->sys_obj = 0;
+  t->sys_fd = -1;
+}
+
+void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids) {
+  stats_.cpu_observed_ns = 0;
+  stats_.cpu_observed_total_ns = 0;
+  for (uint32_t tgid : tgids) {
+    const ProcessAccount& a = Account(tgid);
+    stats_.sched_switches += a.switches;
+    stats_.sched_chain_breaks += a.chain_breaks;
+    stats_.sched_running_inferred += a.running_inferred;
+    stats_.cpu_lost_bound_ns += a.lost_bound_ns;
+    stats_.cpu_observed_total_ns += a.cpu_ns;
+    const uint64_t to = a.window_closed ? a.window_to_cpu : a.cpu_ns;
+    if (a.window_open && to > a.window_from_cpu) stats_.cpu_observed_ns += to - a.window_from_cpu;
+    stats_.cpu_observed_ns += a.pre_window_ns;
+  }
+}
+
+uint64_t ThreadTracker::TakeIrqCpu(uint16_t cpu, uint32_t tid, uint32_t tgid, uint64_t ts, uint64_t gap_ns) {
+  CpuState& cs = Cpu(cpu);
+  if (!gap_ns || !cs.irq_run || ts < cs.last_irq_ts || ts - cs.last_irq_ts > gap_ns) return 0;
+  const uint64_t ns = ts - cs.last_irq_ts;
+  if (tid) {
+    Thread* victim = Get(tid, tgid, ts, true);
+    if (victim) victim->irq_steal += ns;
+  }
+  return ns;
+}
+
+void ThreadTracker::Woken(Thread* t, uint64_t ts) {
+  if (t->off == Off::kBlocked) {
+    t->off = Off::kRunnable;
+    t->wake_ts = ts;
+  } else if (t->off == Off::kNone) {
+    t->off = Off::kRunnable;
+    t->off_since = ts;
+    t->wake_ts = ts;
+  }
+}
+
+void ThreadTracker::SwitchedOut(Thread* t, uint64_t ts, bool blocked, uint8_t block_reason) {
+  t->on_cpu = false;
+  t->last_out_blocked = blocked;
+  t->off = blocked ? Off::kBlocked : Off::kRunnable;
+  t->off_since = ts;
+  t->wake_ts = ts;
+  t->block_reason = block_reason;
+}
+
 }  // namespace jackdaw::join

@@ -17,6 +17,7 @@
 #include <deque>
 #include <vector>
 
+#include "jackdaw/abi.h"
 #include "join/event_set.h"
 #include "join/flat_map.h"
 #include "join/stats.h"
@@ -151,6 +152,39 @@ class ThreadTracker {
     }
     return accounts_[t->acct_idx - 1];
   }
+
+  // The thread is on CPU from `ts` (a switch-in, or an inferred one): its
+  // off-CPU period closes and becomes its pending one, folding in an earlier
+  // pending period no joined event has taken yet.
+  void StartRunning(Thread* t, uint64_t ts);
+  // A record of `t` on `cpu` at `ts` while the sched records have it off
+  // CPU: its switch-in was lost. Counts it and bounds the run time lost;
+  // returns when it is taken to have started running: `ts`, or with `infer`
+  // the earliest time it can have (counted as cpu_inferred_ns).
+  uint64_t RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts, bool infer);
+
+  // The syscall the thread is in (its block reason if it sleeps, the
+  // object of events at its exit); a socket it names is its last socket.
+  static void EnterSyscall(Thread* t, const jdw_sys_enter& e, uint64_t ts);
+  static void ExitSyscall(Thread* t, const jdw_sys_exit& e, uint64_t ts);
+
+  // Sets the scheduling and CPU-observation counters of Stats to the sums
+  // over the accounts of `tgids` (the processes that served requests).
+  void SumAccounts(const std::vector<uint32_t>& tgids);
+
+  // Interrupt work charged to an interrupt-context event on `cpu` at `ts`:
+  // the time since the previous interrupt record of the same burst (no more
+  // than `gap_ns` before; 0 disables) on this CPU. The first of a burst is
+  // charged nothing: its start is unknown. Taken from the interrupted task
+  // `tid` (its irq_steal), which the header names.
+  uint64_t TakeIrqCpu(uint16_t cpu, uint32_t tid, uint32_t tgid, uint64_t ts, uint64_t gap_ns);
+
+  // A thread off CPU is woken at `ts`: runnable from then (one never seen
+  // switching out: only the run-queue part is known).
+  static void Woken(Thread* t, uint64_t ts);
+  // `t` switches out at `ts`: blocked (in `block_reason`) or preempted,
+  // runnable from now on.
+  static void SwitchedOut(Thread* t, uint64_t ts, bool blocked, uint8_t block_reason);
 
   // Charges the thread's run time up to `ts` (if on CPU) to its process and
   // to its pending CPU, less interrupt time already charged elsewhere.
