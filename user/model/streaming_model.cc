@@ -11,32 +11,6 @@
 namespace jackdaw::model {
 namespace {
 
-Resources FromDemand(const canonical::Demand& d) {
-  return Resources{static_cast<double>(d.cpu_ns), static_cast<double>(d.disk_bytes),
-                   static_cast<double>(d.net_bytes)};
-}
-
-Distribution Describe(std::vector<double> v) {
-  Distribution d;
-  if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
-  auto q = [&](double p) {
-    double pos = p * static_cast<double>(v.size() - 1);
-    size_t lo = static_cast<size_t>(std::floor(pos));
-    size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-  };
-  d.min = v.front();
-  d.p25 = q(0.25);
-  d.median = q(0.5);
-  d.p75 = q(0.75);
-  d.max = v.back();
-  double sum = 0;
-  for (double x : v) sum += x;
-  d.mean = sum / static_cast<double>(v.size());
-  return d;
-}
-
 RequestSummary Summarize(const Request& r, const canonical::CanonicalRequest& c) {
   RequestSummary s;
   s.id = r.id;

@@ -7,8 +7,6 @@
 #include "model/explain.h"
 
 namespace jackdaw::model {
-namespace {
-
 Resources FromDemand(const canonical::Demand& d) {
   return Resources{static_cast<double>(d.cpu_ns), static_cast<double>(d.disk_bytes),
                    static_cast<double>(d.net_bytes)};
@@ -36,7 +34,6 @@ Distribution Describe(std::vector<double> v) {
   return d;
 }
 
-}  // namespace
 
 const char* VerdictName(LatencyBreakdown::Verdict v) {
   switch (v) {

@@ -161,6 +161,11 @@ struct LatencyBreakdown {
 
 const char* VerdictName(LatencyBreakdown::Verdict v);
 
+// A request's canonical demand as the model's resource vector.
+Resources FromDemand(const canonical::Demand& d);
+// Min, quartiles (linear interpolation between order statistics), max, mean.
+Distribution Describe(std::vector<double> v);
+
 struct ModelStats {
   uint64_t dropped_scheduling_events = 0;
   uint64_t ignored_backward_edges = 0;
