@@ -77,7 +77,7 @@ set +e
 timeout "$vm_timeout" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1536 -nographic -no-reboot \
 	-kernel "/boot/vmlinuz-$krel" -initrd "$work/initramfs.cpio.gz" \
 	-drive "file=$work/disk.img,format=raw,if=virtio" \
-	-append "console=ttyS0 panic=-1 loglevel=4 ${CI:+jdw_ci=1}" </dev/null >"$work/console.log" 2>&1
+	-append "console=ttyS0 panic=-1 loglevel=4 ${CI:+jdw_ci=1} jdw_cycles=${VM_CYCLES:-20}" </dev/null >"$work/console.log" 2>&1
 rc=$?
 set -e
 grep -a "VMTEST" "$work/console.log" | tr -d '\r' || true
