@@ -362,44 +362,8 @@ StatusOr<WorkloadModel> StreamingModel::Snapshot(std::vector<Request>* requests_
   m.error.combined = total_norm > 0 ? abs_norm / total_norm : 0;
 
   // Anomalies, as BuildModel() defines them, among the retained requests.
-  const double noticeable = std::max(kNoticeableDelta, m.threshold.threshold / 2);
-  auto norm_of = [&](uint32_t p) { return cluster::Normalize(m.serialized[p], m.normalization); };
-  for (const ClusterSummary& cs : m.clusters) {
-    for (uint32_t i : cs.members) {
-      Anomaly a;
-      a.request = i;
-      a.request_id = m.requests[i].id;
-      a.cluster = cs.id;
-      if (cs.anomalous) {
-        a.kind = Anomaly::Kind::kSmallCluster;
-        a.compared_cluster = cs.nearest_cluster;
-        if (a.compared_cluster >= 0)
-          a.distance = cluster::Distance(norm_of(i), norm_of(m.clusters[a.compared_cluster].representative));
-      } else if (m.requests[i].distance > m.threshold.threshold) {
-        a.kind = Anomaly::Kind::kBeyondThreshold;
-        a.compared_cluster = static_cast<int32_t>(cs.id);
-        a.distance = m.requests[i].distance;
-      } else {
-        continue;
-      }
-      if (a.compared_cluster >= 0) {
-        uint32_t rep = m.clusters[a.compared_cluster].representative;
-        a.compared_request_id = m.requests[rep].id;
-        Explanation ex = Explain(m.serialized[i], norm_of(i), m.serialized[rep], norm_of(rep), m.symbols,
-                                 m.normalization, noticeable, options.max_reasons);
-        a.reasons = std::move(ex.reasons);
-        a.events = std::move(ex.events);
-      } else {
-        a.reasons.push_back("the only cluster: nothing to compare with");
-        for (const canonical::Token& t : m.serialized[i].tokens)
-          a.events.push_back(AnomalyEvent{m.symbols.Name(t.symbol), t.demand, false});
-      }
-      m.requests[i].anomaly = true;
-      m.anomalies.push_back(std::move(a));
-    }
-  }
-  std::stable_sort(m.anomalies.begin(), m.anomalies.end(),
-                   [](const Anomaly& a, const Anomaly& b) { return a.distance > b.distance; });
+  FindAnomalies(
+      m, [&](uint32_t p) { return cluster::Normalize(m.serialized[p], m.normalization); }, options.max_reasons);
   for (const ClusterSummary& cs : m.clusters) {
     if (cs.members.size() < 2) continue;
     m.breakdowns.push_back(AnalyzeLatency(cs.id, cs.members, requests, m.requests, options.breakdown_fraction));

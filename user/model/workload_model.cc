@@ -79,6 +79,52 @@ ModelError ComputeModelError(std::span<const RequestSummary> requests,
   return e;
 }
 
+void FindAnomalies(WorkloadModel& m, const std::function<cluster::NormString(uint32_t)>& norm_of,
+                   size_t max_reasons) {
+  const double noticeable = std::max(kNoticeableDelta, m.threshold.threshold / 2);
+  // Anomalies: members of small clusters, compared with the nearest other
+  // cluster; members of ordinary clusters beyond the threshold, compared
+  // with their own representative.
+  for (const ClusterSummary& cs : m.clusters) {
+    for (uint32_t i : cs.members) {
+      Anomaly a;
+      a.request = i;
+      a.request_id = m.requests[i].id;
+      a.cluster = cs.id;
+      if (cs.anomalous) {
+        a.kind = Anomaly::Kind::kSmallCluster;
+        a.compared_cluster = cs.nearest_cluster;
+        if (a.compared_cluster >= 0) {
+          uint32_t rep = m.clusters[a.compared_cluster].representative;
+          a.distance = cluster::Distance(norm_of(i), norm_of(rep));
+        }
+      } else if (m.requests[i].distance > m.threshold.threshold) {
+        a.kind = Anomaly::Kind::kBeyondThreshold;
+        a.compared_cluster = static_cast<int32_t>(cs.id);
+        a.distance = m.requests[i].distance;
+      } else {
+        continue;
+      }
+      if (a.compared_cluster >= 0) {
+        uint32_t rep = m.clusters[a.compared_cluster].representative;
+        a.compared_request_id = m.requests[rep].id;
+        Explanation ex = Explain(m.serialized[i], norm_of(i), m.serialized[rep], norm_of(rep), m.symbols,
+                                 m.normalization, noticeable, max_reasons);
+        a.reasons = std::move(ex.reasons);
+        a.events = std::move(ex.events);
+      } else {
+        a.reasons.push_back("the only cluster: nothing to compare with");
+        for (const canonical::Token& t : m.serialized[i].tokens)
+          a.events.push_back(AnomalyEvent{m.symbols.Name(t.symbol), t.demand, false});
+      }
+      m.requests[i].anomaly = true;
+      m.anomalies.push_back(std::move(a));
+    }
+  }
+  std::stable_sort(m.anomalies.begin(), m.anomalies.end(),
+                   [](const Anomaly& a, const Anomaly& b) { return a.distance > b.distance; });
+}
+
 StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const ModelOptions& options) {
   if (options.normalization) {
     const cluster::Normalization& n = *options.normalization;
@@ -182,48 +228,7 @@ StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const Mode
 
   m.error = ComputeModelError(m.requests, m.clusters, m.normalization);
 
-  const double noticeable = std::max(kNoticeableDelta, m.threshold.threshold / 2);
-  // Anomalies: members of small clusters, compared with the nearest other
-  // cluster; members of ordinary clusters beyond the threshold, compared
-  // with their own representative.
-  for (const ClusterSummary& cs : m.clusters) {
-    for (uint32_t i : cs.members) {
-      Anomaly a;
-      a.request = i;
-      a.request_id = m.requests[i].id;
-      a.cluster = cs.id;
-      if (cs.anomalous) {
-        a.kind = Anomaly::Kind::kSmallCluster;
-        a.compared_cluster = cs.nearest_cluster;
-        if (a.compared_cluster >= 0) {
-          uint32_t rep = m.clusters[a.compared_cluster].representative;
-          a.distance = cluster::Distance(norm[i], norm[rep]);
-        }
-      } else if (m.requests[i].distance > m.threshold.threshold) {
-        a.kind = Anomaly::Kind::kBeyondThreshold;
-        a.compared_cluster = static_cast<int32_t>(cs.id);
-        a.distance = m.requests[i].distance;
-      } else {
-        continue;
-      }
-      if (a.compared_cluster >= 0) {
-        uint32_t rep = m.clusters[a.compared_cluster].representative;
-        a.compared_request_id = m.requests[rep].id;
-        Explanation ex = Explain(m.serialized[i], norm[i], m.serialized[rep], norm[rep], m.symbols,
-                                 m.normalization, noticeable, options.max_reasons);
-        a.reasons = std::move(ex.reasons);
-        a.events = std::move(ex.events);
-      } else {
-        a.reasons.push_back("the only cluster: nothing to compare with");
-        for (const canonical::Token& t : m.serialized[i].tokens)
-          a.events.push_back(AnomalyEvent{m.symbols.Name(t.symbol), t.demand, false});
-      }
-      m.requests[i].anomaly = true;
-      m.anomalies.push_back(std::move(a));
-    }
-  }
-  std::stable_sort(m.anomalies.begin(), m.anomalies.end(),
-                   [](const Anomaly& a, const Anomaly& b) { return a.distance > b.distance; });
+  FindAnomalies(m, [&](uint32_t p) { return norm[p]; }, options.max_reasons);
 
   for (const ClusterSummary& cs : m.clusters) {
     if (cs.size < 2) continue;

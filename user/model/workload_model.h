@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -161,10 +162,17 @@ struct LatencyBreakdown {
 
 const char* VerdictName(LatencyBreakdown::Verdict v);
 
+struct WorkloadModel;
+
 // A request's canonical demand as the model's resource vector.
 Resources FromDemand(const canonical::Demand& d);
 // Min, quartiles (linear interpolation between order statistics), max, mean.
 Distribution Describe(std::vector<double> v);
+// Fills m.anomalies, most distant first: members of small clusters compared
+// with the nearest other cluster, members of ordinary clusters beyond the
+// threshold compared with their own representative; marks those requests.
+void FindAnomalies(WorkloadModel& m, const std::function<cluster::NormString(uint32_t)>& norm_of,
+                   size_t max_reasons);
 
 struct ModelStats {
   uint64_t dropped_scheduling_events = 0;
