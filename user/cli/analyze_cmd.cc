@@ -157,12 +157,37 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     }
     sm.Add(std::move(r));
   };
+  // Connection life (schemas with `messages`): a line each in --requests,
+  // counted in --json.
+  struct ConnCounts {
+    uint64_t connections = 0, requests = 0, one_way = 0, greetings = 0, pipelined = 0, eof_reads = 0,
+             empty_reads = 0, events = 0, idle_ns = 0, cpu_ns = 0, softirq_cpu_ns = 0;
+  } cc;
+  auto conn_sink = [&](model::Connection&& c) {
+    cc.connections++;
+    cc.requests += c.requests;
+    cc.one_way += c.one_way;
+    cc.greetings += c.greetings;
+    cc.pipelined += c.pipelined;
+    cc.eof_reads += c.eof_reads;
+    cc.empty_reads += c.empty_reads;
+    cc.events += c.events;
+    cc.idle_ns += c.idle_ns;
+    cc.cpu_ns += c.cpu_ns;
+    cc.softirq_cpu_ns += c.softirq_cpu_ns;
+    if (requests_file) {
+      line.clear();
+      join::WriteConnectionJson(&line, c);
+      if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
+    }
+  };
   if (extra.empty()) {
-    Status extracted = join::ExtractRequests(**reader, *schema, jo, sink, &st);
+    Status extracted = join::ExtractRequests(**reader, *schema, jo, sink, &st, conn_sink);
     if (!extracted.ok()) return PrintError(extracted.message()), 1;
   } else {
     auto ex = join::Extractor::Create(*schema, (*reader)->meta(), jo, sink);
     if (!ex.ok()) return PrintError(ex.status().message()), 1;
+    (*ex)->SetConnectionSink(conn_sink);
     pcap::ForEachRecordMerged(**reader, extra, [&](const jdw_record_header* h) { (*ex)->Push(h); });
     (*ex)->Finish();
     st = (*ex)->stats();
@@ -180,7 +205,8 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (requests_file) {
     if (fflush(requests_file.get()) != 0 || write_failed)
       return PrintError("writing " + a.requests_out + " failed: " + strerror(errno) + " (disk full?)"), 1;
-    fprintf(stderr, "jackdaw: %llu requests written to %s\n", static_cast<unsigned long long>(written),
+    fprintf(stderr, "jackdaw: %llu requests%s written to %s\n", static_cast<unsigned long long>(written),
+            cc.connections ? (" and " + std::to_string(cc.connections) + " connections").c_str() : "",
             a.requests_out.c_str());
   }
   if (sm.stats().requests == 0) {
@@ -196,6 +222,13 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (!model.ok()) return PrintError(model.status().message()), 1;
   if (st.cpu_observed_ns)
     model->accounted_cpu_fraction = double(st.cpu_charged_ns + st.softirq_charged_ns) / double(st.cpu_observed_ns);
+  if (cc.connections)
+    fprintf(stderr,
+            "jackdaw: %llu connections: %llu requests, %llu one-way messages, %llu greetings, %llu pipelined; "
+            "their life (accept, idle and end-of-file reads, close) took %.3f ms of CPU, not charged to requests\n",
+            static_cast<unsigned long long>(cc.connections), static_cast<unsigned long long>(cc.requests),
+            static_cast<unsigned long long>(cc.one_way), static_cast<unsigned long long>(cc.greetings),
+            static_cast<unsigned long long>(cc.pipelined), double(cc.cpu_ns + cc.softirq_cpu_ns) / 1e6);
   if (sm.warmed_up())
     fprintf(stderr,
             "jackdaw: streamed %llu requests (model from the first %u, then online; %llu kept as "
@@ -213,6 +246,13 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
        [&] {
          nlohmann::ordered_json j = report::ModelToJson(*model);
          j["join"] = JoinStatsJson(st);
+         if (schema->message_attr >= 0)
+           j["connections"] = {{"count", cc.connections},       {"requests", cc.requests},
+                               {"one_way", cc.one_way},         {"greetings", cc.greetings},
+                               {"pipelined", cc.pipelined},     {"eof_reads", cc.eof_reads},
+                               {"empty_reads", cc.empty_reads}, {"events", cc.events},
+                               {"idle_ns", cc.idle_ns},         {"cpu_ns", cc.cpu_ns},
+                               {"softirq_cpu_ns", cc.softirq_cpu_ns}};
          return report::WriteJsonFile(j, a.json_out);
        }},
       {a.csv_dir, "CSV tables", [&] { return report::WriteCsvReports(*model, a.csv_dir); }},

@@ -31,6 +31,7 @@ struct ReproduceArgs {
   bool verbose = false;
   std::vector<std::string> only;
   bool keep_traces = false;
+  bool reanalyze = false;
   bool real = false;
   int repeat = 1;
   bool requests_given = false, schemas_given = false;
@@ -49,7 +50,8 @@ nlohmann::json ToJson(const validate::SchemaResult& r) {
   return {{"schema", r.schema}, {"sent", r.sent}, {"extracted", r.extracted}, {"matched", r.matched},
           {"exact", r.exact}, {"extra", r.unmatched},
           {"merged", r.merged}, {"split", r.split}, {"missing", r.missing}, {"unmatched", r.unmatched},
-          {"accounted_cpu", r.accounted_cpu}, {"charged_vs_server_cpu", r.accounted_vs_server},
+          {"accounted_cpu", r.accounted_cpu}, {"connection_cpu", r.connection_cpu}, {"connections", r.connections},
+          {"charged_vs_server_cpu", r.accounted_vs_server},
           {"clusters", clusters}, {"avg_diameter", r.avg_diameter}, {"min_separation", r.min_separation},
           {"model_error_cpu", r.model_error_cpu}, {"model_error_disk", r.model_error_disk},
           {"model_error_net", r.model_error_net}, {"model_error", r.model_error}, {"purity", r.purity},
@@ -109,7 +111,7 @@ int RunReal(const ReproduceArgs& a) {
       fprintf(stderr, "[%zu/%zu] %s, %d clients, %d requests%s: recording...", ++i, total, w.name.c_str(),
               w.clients, w.requests, a.repeat > 1 ? (", run " + std::to_string(rep + 1)).c_str() : "");
       fflush(stderr);
-      auto run = validate::RecordRealWorkload(ro, w, rep);
+      auto run = a.reanalyze ? validate::KeptRealRun(ro, w, rep) : validate::RecordRealWorkload(ro, w, rep);
       if (!run.ok()) {
         fprintf(stderr, "\n");
         PrintError(run.status().message());
@@ -135,8 +137,8 @@ int RunReal(const ReproduceArgs& a) {
       fprintf(stderr, " done\n");
       out.push_back(jw);
       rows.push_back({*run, std::move(results)});
-      if (a.keep_traces) {
-        fprintf(stderr, "jackdaw: kept %s and %s\n", run->trace.c_str(), run->truth.c_str());
+      if (a.keep_traces || a.reanalyze) {
+        if (!a.reanalyze) fprintf(stderr, "jackdaw: kept %s and %s\n", run->trace.c_str(), run->truth.c_str());
       } else {
         std::filesystem::remove(run->trace, ec);
         std::filesystem::remove(run->truth, ec);
@@ -168,9 +170,11 @@ int RunReal(const ReproduceArgs& a) {
 int Run(const ReproduceArgs& a) {
   if (a.real) {
     if (a.quick) return PrintError("--quick and --real cannot be combined (shorten --real with -n)"), 2;
+    if (a.reanalyze && a.keep_traces) return PrintError("--reanalyze keeps the traces it reads; drop --keep-traces"), 2;
     return RunReal(a);
   }
   if (a.repeat != 1) return PrintError("--repeat applies to --real only"), 2;
+  if (a.reanalyze) return PrintError("--reanalyze applies to --real only"), 2;
   const std::string self = SelfPath();
   validate::RunOptions ro;
   ro.bin_dir = self.substr(0, self.rfind('/'));
@@ -294,6 +298,10 @@ Runner RegisterReproduce(CLI::App& app) {
   sub->add_flag("--keep-traces", args->keep_traces,
                 "keep each run's trace (NAME_cN.jdw) and ground truth (NAME_cN.truth.jsonl) in\n"
                 "--work-dir, for `jackdaw analyze` (otherwise both are deleted after analysis)");
+  sub->add_flag("--reanalyze", args->reanalyze,
+                "--real: analyse the traces an earlier --real --keep-traces run left in --work-dir\n"
+                "again (same --only and --repeat) instead of recording: compare schemas or join changes\n"
+                "on identical recordings");
   sub->add_flag("-v,--verbose", args->verbose, "show the server's and recorder's output");
   return [args, n, schemas] {
     args->requests_given = n->count() > 0;

@@ -57,7 +57,9 @@ void CompiledSchema::ClassifySyscalls() {
     if (n == "write" || n == "writev" || n == "sendto" || n == "sendmsg" || n == "sendmmsg" || n == "sendfile" ||
         n == "pwrite64")
       sys_dir_[nr] = kDirOut;
-    if (n == "close" || n == "shutdown") sys_close_[nr] = 1;
+    if (n == "close") sys_close_[nr] = kConnClose;
+    if (n == "shutdown") sys_close_[nr] = kConnShutdown;
+    if (n == "accept" || n == "accept4") sys_close_[nr] = kConnAccept;
     if (n == "futex") futex_nr_ = static_cast<int32_t>(nr);
     using model::BlockReason;
     BlockReason r = BlockReason::kOther;

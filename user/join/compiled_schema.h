@@ -62,7 +62,11 @@ class CompiledSchema {
 
   // By syscall number; 0 / false for numbers beyond the table.
   uint8_t SysDirection(uint32_t nr) const { return nr < sys_dir_.size() ? sys_dir_[nr] : 0; }
-  bool SysCloses(uint32_t nr) const { return nr < sys_close_.size() && sys_close_[nr]; }
+  bool SysCloses(uint32_t nr) const { return nr < sys_close_.size() && sys_close_[nr] != 0 && sys_close_[nr] != kConnAccept; }
+  // Connection life syscalls, for the message rule: kConnClose (close),
+  // kConnShutdown (shutdown: the socket stays open), kConnAccept; else 0.
+  static constexpr uint8_t kConnClose = 1, kConnShutdown = 2, kConnAccept = 3;
+  uint8_t SysConnOp(uint32_t nr) const { return nr < sys_close_.size() ? sys_close_[nr] : 0; }
   // model::BlockReason of sleeping in the syscall (its object aside).
   uint8_t SysBlockReason(uint32_t nr) const;
   int32_t futex_nr() const { return futex_nr_; }  // -1: not in this trace's table

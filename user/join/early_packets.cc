@@ -33,6 +33,16 @@ void EarlyPackets::JoinInto(Set& s, uint64_t sk) {
   by_sock_.erase(held);
 }
 
+std::vector<Ev> EarlyPackets::TakeNamed(uint64_t sk) {
+  std::vector<Ev> out;
+  auto held = by_sock_.find(sk);
+  if (held == by_sock_.end()) return out;
+  out.swap(held->second);
+  held_ -= out.size();
+  by_sock_.erase(held);
+  return out;
+}
+
 void EarlyPackets::ExpireBefore(uint64_t horizon) {
   if (!held_) return;
   for (auto* held_map : {&by_conn_, &by_sock_}) {

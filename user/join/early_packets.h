@@ -51,6 +51,9 @@ class EarlyPackets {
   void Named(uint64_t conn_key, uint64_t sk);
   // A request's first use of `sk`: appends the packets held for it to `s`.
   void JoinInto(Set& s, uint64_t sk);
+  // Takes the packets named for `sk` (the message rule hands them to the
+  // connection's messages instead of its first request).
+  std::vector<Ev> TakeNamed(uint64_t sk);
   // Any packets named and waiting for a request (the hot path's check).
   bool AnyNamed() const { return !by_sock_.empty(); }
 

@@ -34,6 +34,7 @@ enum EvFlags : uint8_t {
   kEvNetIn = 4,
   kEvNetOut = 8,
   kEvDisk = 16,
+  kEvPush = 32,  // a TCP segment with PSH (the end of a peer's write)
 };
 
 // Off-CPU time is split by model::BlockReason; this many reasons exist.
@@ -47,6 +48,7 @@ struct Ev {
   uint32_t tgid;
   uint32_t symbol;
   uint32_t bytes;
+  uint32_t payload;  // TCP payload bytes of a packet (in the struct's padding)
   uint32_t off;  // 1 + index into Set::offs, 0 = none
   uint16_t cpu;
   uint16_t record_type;
@@ -111,6 +113,16 @@ struct Set {
   bool seed = false;
   uint32_t seed_tgid = 0;
   uint64_t first_ts = 0, last_ts = 0;
+  // The message exchange this set is (schemas with `messages`), filled in
+  // when the exchange ends: a request's connection and place on it; or,
+  // for an exchange that is the connection's (a last message never
+  // answered), the socket whose connection takes its resources.
+  bool has_msg = false;
+  bool pipelined = false;
+  uint32_t msg_index = 0;
+  uint64_t msg_conn = 0;
+  uint64_t msg_in = 0, msg_out = 0;
+  uint64_t conn_sk = 0;
 };
 
 }  // namespace jackdaw::join

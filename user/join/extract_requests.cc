@@ -34,8 +34,10 @@ struct CpuCursor {
 }  // namespace
 
 Status ExtractRequests(const trace::TraceReader& reader, const schema::Schema& schema, Options opts,
-                       const Extractor::RequestSink& sink, Stats* stats) {
+                       const Extractor::RequestSink& sink, Stats* stats,
+                       const Extractor::ConnectionSink& conn_sink) {
   ASSIGN_OR_RETURN(std::unique_ptr<Extractor> ex, Extractor::Create(schema, reader.meta(), opts, sink));
+  if (conn_sink) ex->SetConnectionSink(conn_sink);
   // Per-CPU cursors merged by head timestamp: chunks of different CPUs cover
   // overlapping spans of time, so feeding them in file order would make the
   // reorder window see whole chunks out of order.
@@ -67,7 +69,7 @@ StatusOr<ExtractionResult> ExtractRequests(const trace::TraceReader& reader, con
   ExtractionResult result;
   RETURN_IF_ERROR(ExtractRequests(
       reader, schema, opts, [&](model::Request&& r) { result.requests.push_back(std::move(r)); },
-      &result.stats));
+      &result.stats, [&](model::Connection&& c) { result.connections.push_back(std::move(c)); }));
   return result;
 }
 

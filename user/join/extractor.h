@@ -74,6 +74,9 @@ struct Options {
 class Extractor {
  public:
   using RequestSink = std::function<void(model::Request&&)>;
+  // Connections whose life the message rule charged (schemas with
+  // `messages`), each once, when it closed or at Finish().
+  using ConnectionSink = std::function<void(model::Connection&&)>;
 
   // Binds the schema to the trace's tables (syscall numbers, USDT probe ids).
   // Fails only for schemas the join cannot run (too many bindings per event).
@@ -82,6 +85,7 @@ class Extractor {
                                                      RequestSink sink);
   ~Extractor();
 
+  void SetConnectionSink(ConnectionSink sink);
   void Push(const jdw_record_header* rec);
   // End of input: drains the reorder window and closes every live set.
   void Finish();
@@ -96,6 +100,7 @@ class Extractor {
 
 struct ExtractionResult {
   std::vector<model::Request> requests;
+  std::vector<model::Connection> connections;  // schemas with `messages`
   Stats stats;
 };
 
@@ -104,13 +109,16 @@ struct ExtractionResult {
 // irregularities, not chunk boundaries).
 StatusOr<ExtractionResult> ExtractRequests(const trace::TraceReader& reader, const schema::Schema& schema,
                                            Options opts);
-// Streaming variant: requests go to `sink` as they finish.
+// Streaming variant: requests go to `sink` as they finish (connections to
+// `conn_sink`, if given).
 Status ExtractRequests(const trace::TraceReader& reader, const schema::Schema& schema, Options opts,
-                       const Extractor::RequestSink& sink, Stats* stats);
+                       const Extractor::RequestSink& sink, Stats* stats,
+                       const Extractor::ConnectionSink& conn_sink = nullptr);
 
 // JSON lines, one request per line (format in request_writer.cc).
 Status WriteRequestsJsonl(const std::string& path, const std::vector<model::Request>& requests);
 void WriteRequestJson(std::string* out, const model::Request& request);  // appends one line
+void WriteConnectionJson(std::string* out, const model::Connection& conn);  // appends one line
 // "requests 500, events joined 18000 (in requests 17500, discarded 500),
 //  late records 0, unaccounted cpu 1.2% (3.4 ms of 280 ms)"
 std::string FormatSummary(const Stats& stats);

@@ -140,6 +140,10 @@ uint64_t FieldReader::Read(const schema::FieldRef& f, const RecordContext& c, bo
         return 0;
       return socks_.LastDirection(e->obj) == CompiledSchema::kDirOut ? 1 : 0;
     }
+    case FieldSource::kMsg:
+      return c.msg;
+    case FieldSource::kMsgStart:
+      return c.msg_start ? 1 : 0;
     case FieldSource::kWakeeSyscall:
     case FieldSource::kWakeeObj:
     case FieldSource::kWakeeArg: {

@@ -128,6 +128,9 @@ uint32_t IntervalJoin::NewSet(uint64_t ts) {
   s.seed = false;
   s.seed_tgid = 0;
   s.first_ts = s.last_ts = ts;
+  s.has_msg = s.pipelined = false;
+  s.msg_index = 0;
+  s.msg_conn = s.msg_in = s.msg_out = s.conn_sk = 0;
   live_sets_++;
   stats_.sets_created++;
   stats_.peak_live_sets = std::max<uint64_t>(stats_.peak_live_sets, live_sets_);
@@ -249,8 +252,20 @@ void IntervalJoin::FinishSet(uint32_t slot, bool timed_out) {
   } else {
     stats_.sets_discarded++;
     stats_.events_discarded += s.events.size();
+    if (on_discard_) on_discard_(s);
   }
   FreeSet(slot);
+}
+
+void IntervalJoin::CloseInterval(const IKey& k) {
+  const size_t at = live_.FindIndex(k);
+  if (at == live_.kNpos) return;
+  const uint32_t set = live_.ValueAt(at);
+  live_.EraseAt(at);
+  Set& s = sets_[set];
+  s.open--;
+  if (s.open && !CascadeTargets(k.attr).empty()) Cascade(set, k.attr);
+  if (s.live && s.open == 0) FinishSet(set, false);
 }
 
 }  // namespace jackdaw::join

@@ -85,6 +85,13 @@ class IntervalJoin {
   size_t open_intervals() const { return live_.size(); }
 
   void FinishSet(uint32_t slot, bool timed_out);
+  // Closes the open interval `k` without an event (the message rule ends an
+  // exchange when the next one begins): cascades, and finishes its set if
+  // that was the set's last open interval. No-op if `k` is not open.
+  void CloseInterval(const IKey& k);
+  // Called for every finished set that is discarded (no seed), before its
+  // slot is freed.
+  void set_on_discard(std::function<void(Set&)> f) { on_discard_ = std::move(f); }
 
  private:
   // open_keys is pruned once it holds more than kPruneMinKeys and more than
@@ -113,6 +120,7 @@ class IntervalJoin {
   Stats& stats_;
   const bool emit_timed_out_;
   EmitFn emit_;
+  std::function<void(Set&)> on_discard_;
   FlatMap<IKey, uint32_t, IKeyHash> live_;
   std::vector<Set> sets_;
   std::vector<uint32_t> free_sets_;

@@ -4,11 +4,20 @@
 
 namespace jackdaw::join {
 
-void MessageTracker::OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payload, bool push) {
+void MessageTracker::OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payload, bool push, uint64_t tag) {
   if (payload == 0) return;
   Conn& c = Get(conn);
   c.received += payload;
-  c.unread.push_back(Packet{c.received, ts, push});
+  c.unread.push_back(Packet{c.received, ts, tag, payload, push, false});
+}
+
+MessageAssignment MessageTracker::Current(uint64_t conn) const {
+  MessageAssignment a;
+  auto it = conns_.find(conn);
+  if (it == conns_.end() || !it->second.has_exchange) return a;
+  a.exchange = it->second.cur.index;
+  a.key = ExchangeKey(it->second.serial, a.exchange);
+  return a;
 }
 
 void MessageTracker::OnOutboundPacket(uint64_t, uint64_t, uint32_t) {
@@ -21,7 +30,8 @@ MessageAssignment MessageTracker::OnAccept(uint64_t conn, uint64_t) {
   return MessageAssignment{};
 }
 
-MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint64_t exit_ts, int64_t ret) {
+MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint64_t exit_ts, int64_t ret,
+                                         std::vector<uint64_t>* consumed) {
   Conn& c = Get(conn);
   MessageAssignment a;
   if (ret <= 0) {
@@ -43,13 +53,17 @@ MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint6
     arrival = c.unread.front().ts;
     from_packet = true;
   }
-  // Client pushes that end strictly inside the bytes returned: the read
-  // holds more than one client write.
+  // Packets whose first byte this read returns go with it; client pushes
+  // that end strictly inside the bytes returned mean the read holds more
+  // than one client write.
   bool several_pushes = false;
-  while (!c.unread.empty() && c.unread.front().end_offset <= last) {
-    if (c.unread.front().push && c.unread.front().end_offset < last) several_pushes = true;
-    c.unread.pop_front();
+  for (Packet& p : c.unread) {
+    if (p.end_offset - p.payload >= last) break;
+    if (!p.reported && p.tag && consumed) consumed->push_back(p.tag);
+    p.reported = true;
+    if (p.push && p.end_offset < last) several_pushes = true;
   }
+  while (!c.unread.empty() && c.unread.front().end_offset <= last) c.unread.pop_front();
   if (c.received < c.consumed) c.received = c.consumed;  // packets not captured
   if (c.last_out) {
     // A new inbound message: the previous exchange (if any) is complete.
@@ -62,6 +76,7 @@ MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint6
     c.cur.from_packet = from_packet;
     c.last_out = false;
     a.starts_exchange = true;
+    c.cur.serial = c.serial;
     // The read waited for the message: idle until it arrived.
     if (arrival > enter_ts) {
       a.idle_ns = arrival - enter_ts;
@@ -72,13 +87,14 @@ MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint6
   ++c.cur.reads;
   c.cur.pipelined |= several_pushes;
   a.exchange = c.cur.index;
+  a.key = ExchangeKey(c.serial, a.exchange);
   return a;
 }
 
 MessageAssignment MessageTracker::OnWrite(uint64_t conn, uint64_t ts, int64_t ret) {
   Conn& c = Get(conn);
   MessageAssignment a;
-  if (ret <= 0) return a;  // nothing moved: no message
+  if (ret <= 0) return Current(conn);  // nothing moved: the message goes on
   if (!c.has_exchange) {
     // Before any inbound message: the server speaks first (a greeting).
     if (!c.greeting) c.greeting_ts = ts;
@@ -92,12 +108,16 @@ MessageAssignment MessageTracker::OnWrite(uint64_t conn, uint64_t ts, int64_t re
   ++c.cur.writes;
   c.last_out = true;
   a.exchange = c.cur.index;
+  a.key = ExchangeKey(c.serial, a.exchange);
   return a;
 }
 
-MessageAssignment MessageTracker::OnClose(uint64_t conn, uint64_t) {
+MessageAssignment MessageTracker::OnClose(uint64_t conn, uint64_t, std::vector<uint64_t>* unread) {
   auto it = conns_.find(conn);
   if (it != conns_.end()) {
+    if (unread)
+      for (const Packet& p : it->second.unread)
+        if (p.tag && !p.reported) unread->push_back(p.tag);
     Close(conn, it->second);
     conns_.erase(it);
   }
@@ -123,6 +143,7 @@ void MessageTracker::EmitGreeting(uint64_t conn, Conn& c) {
   if (!c.greeting) return;
   Exchange g;
   g.conn = conn;
+  g.serial = c.serial;
   g.index = kConnectionOwned;
   g.kind = Exchange::Kind::kServerFirst;
   g.first_out_ns = g.last_out_ns = c.greeting_ts;

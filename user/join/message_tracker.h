@@ -49,6 +49,7 @@ struct MessageAssignment {
   uint32_t exchange = kConnectionOwned;  // per-connection index, or the connection
   bool starts_exchange = false;          // this event begins a new inbound message
   uint64_t idle_ns = 0;                  // part of a read that waited: connection time
+  uint64_t key = 0;                      // ExchangeKey() of `exchange`; 0 for the connection
 };
 
 struct Exchange {
@@ -58,6 +59,7 @@ struct Exchange {
     kServerFirst  // outbound before any inbound (a greeting): the connection's
   };
   uint64_t conn = 0;
+  uint64_t serial = 0;          // the connection's number in this tracker (from 1)
   uint32_t index = 0;
   Kind kind = Kind::kRequest;
   uint64_t start_ns = 0;        // first inbound bytes (packet, else read)
@@ -82,18 +84,35 @@ struct MessageStats {
 
 class MessageTracker {
  public:
+  // A value naming exchange `index` of connection `serial`, never 0 and
+  // unique within one tracker: the join's message attribute value.
+  static uint64_t ExchangeKey(uint64_t serial, uint32_t index) {
+    return (serial << 24 | (index & 0xffffff)) + 1;
+  }
+
   // Packets (net group): TCP payload bytes only; pure ACKs are ignored.
-  // `push`: the segment ended a client write (TCP PSH).
-  void OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payload, bool push);
+  // `push`: the segment ended a client write (TCP PSH). `tag` (non-zero):
+  // the caller's name for the packet, handed back by the read that returns
+  // its first byte (OnRead's `consumed`) or, never read, by the close.
+  void OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payload, bool push, uint64_t tag = 0);
   void OnOutboundPacket(uint64_t conn, uint64_t ts, uint32_t payload);
 
   MessageAssignment OnAccept(uint64_t conn, uint64_t ts);
   // A read on the connection: entered at enter_ts, returned ret at exit_ts
-  // (> 0 bytes, 0 end-of-file, < 0 no data / error).
-  MessageAssignment OnRead(uint64_t conn, uint64_t enter_ts, uint64_t exit_ts, int64_t ret);
-  // A write (send, sendfile...) that moved `ret` bytes (<= 0: nothing).
+  // (> 0 bytes, 0 end-of-file, < 0 no data / error). Tags of the packets
+  // whose first byte it returned are appended to `consumed`.
+  MessageAssignment OnRead(uint64_t conn, uint64_t enter_ts, uint64_t exit_ts, int64_t ret,
+                           std::vector<uint64_t>* consumed = nullptr);
+  // A write (send, sendfile...) that moved `ret` bytes (<= 0: nothing; it
+  // still belongs to the exchange being answered, if any).
   MessageAssignment OnWrite(uint64_t conn, uint64_t ts, int64_t ret);
-  MessageAssignment OnClose(uint64_t conn, uint64_t ts);
+  // Tags of packets never read are appended to `unread`.
+  MessageAssignment OnClose(uint64_t conn, uint64_t ts, std::vector<uint64_t>* unread = nullptr);
+  // The exchange that bytes moved on the connection now belong to (a write
+  // about to happen, a packet either way): the open one, or the connection
+  // when none is open (before the first inbound message, after the close).
+  MessageAssignment Current(uint64_t conn) const;
+  bool Knows(uint64_t conn) const { return conns_.count(conn) != 0; }
 
   // Ends every open exchange (end of the trace).
   void Finish();
@@ -105,7 +124,10 @@ class MessageTracker {
   struct Packet {
     uint64_t end_offset;  // inbound stream offset just past its payload
     uint64_t ts;
+    uint64_t tag;
+    uint32_t payload;
     bool push;
+    bool reported;        // its tag went to a read already
   };
   struct Conn {
     std::deque<Packet> unread;  // inbound packets not fully read yet
@@ -115,11 +137,16 @@ class MessageTracker {
     bool has_exchange = false;
     Exchange cur;
     uint32_t next_index = 0;
+    uint64_t serial = 0;
     bool greeting = false;      // outbound bytes before any inbound message
     uint64_t greeting_ts = 0;
   };
 
-  Conn& Get(uint64_t conn) { return conns_[conn]; }
+  Conn& Get(uint64_t conn) {
+    Conn& c = conns_[conn];
+    if (!c.serial) c.serial = ++serials_;
+    return c;
+  }
   void Close(uint64_t conn, Conn& c);
   void FinishExchange(Conn& c);
   void EmitGreeting(uint64_t conn, Conn& c);
@@ -127,6 +154,7 @@ class MessageTracker {
   std::unordered_map<uint64_t, Conn> conns_;
   std::vector<Exchange> finished_;
   MessageStats stats_;
+  uint64_t serials_ = 0;
 };
 
 }  // namespace jackdaw::join

@@ -32,6 +32,10 @@ struct RecordContext {
   // `ctx` as the schema sees it, where the join knows better than the
   // header (a remote wakeup attributed to its waker): -1 = the header's.
   int16_t ctx = -1;
+  // The message rule's verdict (schemas with `messages`): the exchange key,
+  // 0 for the connection's events; whether this event begins the exchange.
+  uint64_t msg = 0;
+  bool msg_start = false;
 };
 
 }  // namespace jackdaw::join

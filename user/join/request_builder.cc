@@ -192,6 +192,12 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
     r.connections.push_back(
         model::Endpoint{FormatAddr(e.family, e.saddr, e.sport), FormatAddr(e.family, e.daddr, e.dport)});
   }
+  r.has_message = s.has_msg;
+  r.connection_id = s.msg_conn;
+  r.exchange = s.msg_index;
+  r.msg_in_bytes = s.msg_in;
+  r.msg_out_bytes = s.msg_out;
+  r.pipelined = s.pipelined;
   return r;
 }
 

@@ -12,6 +12,16 @@
 //    "events":[{"ts_ns":..,"tsc":..,"tid":..,"cpu":..,"type":10,
 //               "symbol":"sys_enter:read","cpu_ns":..}, ...],
 //    "edges":[[from,to], [from,to,"wakeup"], ...]}
+// A request of a schema with `messages` also has
+//   "message":{"connection":3,"exchange":0,"in_bytes":..,"out_bytes":..,"pipelined":false}
+// and each connection whose life the join charged is one line of its own,
+// after its last request:
+//   {"type":"connection","id":3,"tgid":42,"local":"127.0.0.1:8080",
+//    "remote":"127.0.0.1:5000","start_ns":..,"end_ns":..,"closed":true,
+//    "requests":2,"one_way":0,"greetings":0,"pipelined":0,"eof_reads":1,
+//    "empty_reads":0,"events":9,"idle_ns":..,"cpu_ns":..,"softirq_cpu_ns":..,
+//    "net_bytes_in":..,"net_bytes_out":..}
+// (request lines have no "type").
 // Event fields that are zero or none (synthetic, cpu_ns, disk_bytes,
 // net_bytes) are left out to keep lines short; "synthetic" is one of
 // "signal", "resume", "wait", "io_start"; edges index "events", and an edge
@@ -58,6 +68,12 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
   j["end_wall_ns"] = r.end_wall_ns;
   j["timed_out"] = r.timed_out;
   j["threads"] = r.threads;
+  if (r.has_message)
+    j["message"] = {{"connection", r.connection_id},
+                    {"exchange", r.exchange},
+                    {"in_bytes", r.msg_in_bytes},
+                    {"out_bytes", r.msg_out_bytes},
+                    {"pipelined", r.pipelined}};
   auto& conns = j["connections"] = nlohmann::json::array();
   for (const model::Endpoint& e : r.connections) conns.push_back({{"local", e.local}, {"remote", e.remote}});
   const model::ResourceTotals& t = r.totals;
@@ -94,6 +110,24 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
     }
   }
   *out += j.dump();
+  *out += '\n';
+}
+
+nlohmann::ordered_json ConnectionJson(const model::Connection& c) {
+  return {{"type", "connection"},   {"id", c.id},
+          {"tgid", c.tgid},         {"local", c.endpoint.local},
+          {"remote", c.endpoint.remote}, {"start_ns", c.start_ns},
+          {"end_ns", c.end_ns},     {"closed", c.closed},
+          {"requests", c.requests}, {"one_way", c.one_way},
+          {"greetings", c.greetings}, {"pipelined", c.pipelined},
+          {"eof_reads", c.eof_reads}, {"empty_reads", c.empty_reads},
+          {"events", c.events},     {"idle_ns", c.idle_ns},
+          {"cpu_ns", c.cpu_ns},     {"softirq_cpu_ns", c.softirq_cpu_ns},
+          {"net_bytes_in", c.net_bytes_in}, {"net_bytes_out", c.net_bytes_out}};
+}
+
+void WriteConnectionJson(std::string* out, const model::Connection& c) {
+  *out += ConnectionJson(c).dump();
   *out += '\n';
 }
 

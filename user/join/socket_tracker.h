@@ -42,6 +42,12 @@ class SocketTracker {
     return idx ? socks_[*idx].since : 0;
   }
 
+  // The connection `sk` stands for now; nullptr for a socket never described.
+  const SockEntry* Current(uint64_t sk) const {
+    const uint32_t* idx = index_.Find(sk);
+    return idx ? &socks_[*idx] : nullptr;
+  }
+
   // Direction (CompiledSchema::kDirIn / kDirOut) of the last data syscall on
   // `sk` in its current connection; 0 if none.
   void NoteDirection(uint64_t sk, uint8_t dir) { dir_.Set(sk, dir); }

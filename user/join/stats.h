@@ -92,6 +92,19 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   X(cpu_charged_ns, kInfo, "on-CPU time charged to emitted requests (ns)")                                    \
   X(cpu_dropped_ns, kDataLoss, "run time of threads that blocked before a joined event: charged to none (ns)") \
   X(softirq_charged_ns, kInfo, "interrupt time charged to emitted requests (ns)")                             \
+  /* The message rule (schemas with `messages`): exchanges and connection life (LANGUAGE.md). */            \
+  X(msg_requests, kInfo, "message exchanges with bytes both ways (requests)")                                 \
+  X(msg_one_way, kInfo, "inbound messages never answered (a connection's last): the connection's")            \
+  X(msg_greetings, kInfo, "outbound messages before any inbound one: the connection's")                      \
+  X(msg_pipelined, kInfo, "requests whose first read returned several client writes (flagged)")              \
+  X(msg_eof_reads, kInfo, "socket reads that returned end-of-file: the connection's")                        \
+  X(msg_empty_reads, kInfo, "socket reads that returned no data (EAGAIN): the connection's")                 \
+  X(msg_idle_ns, kInfo, "time reads waited for the next message: connection idle time (ns)")                  \
+  X(msg_packets_held, kInfo, "inbound data packets joined to the read that returned their bytes")            \
+  X(msg_packets_unread, kInfo, "inbound data packets never read: charged to their connection")               \
+  X(connections_reported, kInfo, "connections reported (their life is not a request)")                      \
+  X(cpu_conn_ns, kInfo, "on-CPU time charged to connections' life (ns)")                                     \
+  X(softirq_conn_ns, kInfo, "interrupt time charged to connections' life (ns)")                             \
   /* memory high-water marks */                                                                              \
   X(peak_live_sets, kInfo, "most event sets open at once")                                                    \
   X(peak_live_intervals, kInfo, "most valid-intervals open at once")                                          \

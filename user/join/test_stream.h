@@ -136,6 +136,11 @@ class Stream {
     b.saddr[3] = b.daddr[3] = 1;
     Add(type, ts, cpu, ctx, interrupted_tid ? 4242 : 0, interrupted_tid, b);
   }
+  // Sets the TCP flags of the last record, a packet (0x08: PSH).
+  void PacketFlags(uint8_t flags) {
+    auto* h = const_cast<jdw_record_header*>(records_.back());  // the arena is ours
+    reinterpret_cast<jdw_net_packet*>(h + 1)->tcp_flags = flags;
+  }
   // header_tid: the task the completion ran in (0: none, e.g. the idle task
   // under a hardirq); with task context it is some unrelated running thread.
   void BlockComplete(uint64_t ts, uint16_t cpu, uint8_t ctx, uint64_t rq, uint32_t bytes, uint64_t issue_ts,

@@ -109,8 +109,44 @@ struct Request {
   // Closed by the GC timeout or by the end of the trace while some of its
   // valid-intervals were still open (so it may be missing its tail).
   bool timed_out = false;
+  // The message exchange the request is (schemas with `messages`; see
+  // Connection below): its connection's id, its index on that connection
+  // (0 = the connection's first request), the payload bytes of the inbound
+  // and outbound message as the server read and wrote them, and whether
+  // the read that began it returned several client writes at once
+  // (pipelined requests the bytes could not separate).
+  bool has_message = false;
+  uint64_t connection_id = 0;
+  uint32_t exchange = 0;
+  uint64_t msg_in_bytes = 0, msg_out_bytes = 0;
+  bool pipelined = false;
 
   uint64_t latency_ns() const { return end_ns - start_ns; }
+};
+
+// A connection's life, as the message rule charges it (schemas with
+// `messages`; user/schemas/LANGUAGE.md, "Messages and interactions"): what
+// the connection did that is not a request — the accept, reads that returned
+// end-of-file or no data, the close, a greeting, a last message without an
+// answer, packets outside any exchange — and how many requests it carried.
+// Reported once per connection, when it closes or the trace ends.
+struct Connection {
+  uint64_t id = 0;          // Request::connection_id of its requests
+  uint32_t tgid = 0;        // the serving process (0 if no task event named it)
+  Endpoint endpoint;        // empty when no sock_info described it
+  uint64_t start_ns = 0;    // first event seen on it (accept, else first use)
+  uint64_t end_ns = 0;      // its close, else its last event
+  bool closed = false;      // false: still open at the end of the trace
+  uint32_t requests = 0;    // exchanges with bytes both ways
+  uint32_t one_way = 0;     // inbound messages never answered (a goodbye)
+  uint32_t greetings = 0;   // outbound before any inbound message
+  uint32_t pipelined = 0;   // requests flagged pipelined
+  uint32_t eof_reads = 0, empty_reads = 0;
+  uint32_t events = 0;      // syscalls and packets charged to the connection
+  uint64_t idle_ns = 0;     // reads waiting for the next message
+  uint64_t cpu_ns = 0;      // task CPU of those events
+  uint64_t softirq_cpu_ns = 0;
+  uint64_t net_bytes_in = 0, net_bytes_out = 0;  // packets outside any exchange
 };
 
 }  // namespace jackdaw::model

@@ -96,6 +96,8 @@ std::vector<EventTypeSpec> BuildEventTypes() {
         e.fields.push_back(Derived("sock", FieldSource::kSock));
         e.fields.push_back(Derived("new_sock", FieldSource::kNewSock));
         e.fields.push_back(Derived("new_msg", FieldSource::kNewMsg));
+        e.fields.push_back(Derived("msg", FieldSource::kMsg));
+        e.fields.push_back(Derived("msg_start", FieldSource::kMsgStart));
         break;
       case JDW_EVENT_SYS_EXIT:
         e.takes_syscalls = true;
@@ -105,6 +107,8 @@ std::vector<EventTypeSpec> BuildEventTypes() {
         e.fields.push_back(Derived("arg", FieldSource::kEnterArg));
         e.fields.push_back(Derived("sock", FieldSource::kSock));
         e.fields.push_back(Derived("new_sock", FieldSource::kNewSock));
+        e.fields.push_back(Derived("msg", FieldSource::kMsg));
+        e.fields.push_back(Derived("msg_start", FieldSource::kMsgStart));
         break;
       case JDW_EVENT_SCHED_WAKEUP:
       case JDW_EVENT_SCHED_WAKEUP_NEW:
@@ -116,6 +120,10 @@ std::vector<EventTypeSpec> BuildEventTypes() {
       case JDW_EVENT_NET_XMIT:
       case JDW_EVENT_NET_RECV:
         e.fields.push_back(Derived("sock", FieldSource::kSock));
+        if (e.record_type != JDW_EVENT_SOCK_INFO) {
+          e.fields.push_back(Derived("msg", FieldSource::kMsg));
+          e.fields.push_back(Derived("msg_start", FieldSource::kMsgStart));
+        }
         break;
       default:
         break;

@@ -55,6 +55,8 @@ enum class FieldSource : uint8_t {
   kSockUsed,      // 1 if the event's thread made a socket syscall since it last woke from a sleep
   kBlockReason,   // switch_out: why it goes to sleep; switch_in: why it slept (BlockReason)
   kConnOpen,      // 1 if the thread's last socket read/write was on a socket it has not closed since
+  kMsg,           // the message exchange the event belongs to (schemas with `messages`), 0 = the connection's
+  kMsgStart,      // 1 if the event begins an exchange (the read returning its first inbound bytes)
 };
 
 // What a sleeping thread waits for, judged from the syscall it sleeps in

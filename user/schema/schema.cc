@@ -164,7 +164,7 @@ class Parser {
     RETURN_IF_ERROR(Advance());
     while (tok_.kind != Tok::kEnd) {
       if (tok_.kind != Tok::kIdent)
-        return Expected("a statement (event, seed, sync, wait, cascade, timeout)");
+        return Expected("a statement (event, seed, sync, wait, cascade, messages, timeout)");
       if (tok_.text == "event") {
         RETURN_IF_ERROR(ParseEvent());
       } else if (tok_.text == "seed") {
@@ -177,8 +177,12 @@ class Parser {
         RETURN_IF_ERROR(ParseCascade());
       } else if (tok_.text == "timeout") {
         RETURN_IF_ERROR(ParseTimeout());
+      } else if (tok_.text == "messages") {
+        RETURN_IF_ERROR(Advance());
+        if (!messages_.text.empty()) return At(tok_, "messages: given twice (one message attribute per schema)");
+        RETURN_IF_ERROR(ExpectIdent("the attribute whose values are message exchanges (messages Msg)", &messages_));
       } else {
-        return Expected("a statement (event, seed, sync, wait, cascade, timeout)");
+        return Expected("a statement (event, seed, sync, wait, cascade, messages, timeout)");
       }
     }
     RETURN_IF_ERROR(ResolveRefs());
@@ -200,6 +204,7 @@ class Parser {
   struct PendingCascade {
     std::vector<Token> attrs;  // trigger first
   };
+  Token messages_;  // `messages ATTR`, resolved at the end
 
   Status Advance() {
     Token bad;
@@ -224,6 +229,7 @@ class Parser {
   }
   static bool IsKeyword(std::string_view s) {
     return s == "event" || s == "seed" || s == "sync" || s == "wait" || s == "cascade" || s == "timeout" ||
+           s == "messages" ||
            s == "where" ||
            s == "and" || s == "start" || s == "stop" || s == "basic" || s == "usdt";
   }
@@ -517,6 +523,12 @@ class Parser {
   }
 
   Status ResolveRefs() {
+    if (!messages_.text.empty()) {
+      schema_.message_attr = FindAttributeIndex(messages_.text);
+      if (schema_.message_attr < 0)
+        return At(messages_, "unknown attribute '" + messages_.text + "' in messages; attributes bound by events: " +
+                                 (schema_.attributes.empty() ? std::string("none") : JoinNames(schema_.attributes)));
+    }
     for (const EventRef& r : seeds_) {
       const int i = FindEventIndex(r.name);
       if (i < 0) return UnknownEvent(r);

@@ -98,6 +98,12 @@ struct Schema {
   std::vector<EventDef> events;         // first match wins, in file order
   std::vector<SyncStmt> syncs;
   std::vector<CascadeStmt> cascades;
+  // MESSAGES(attr): the join applies SysProf's message rule on connections
+  // (LANGUAGE.md, "Messages and interactions") and the attribute's values are
+  // its exchanges (the `msg` field): an exchange's interval closes when the
+  // next inbound message begins or the connection ends; connection life is
+  // the connection's, not a request's. -1: no message rule.
+  int message_attr = -1;
   uint64_t timeout_ns = 10'000'000'000;  // GC bound for sets that never finish
 
   int FindEvent(std::string_view name) const;      // -1 if absent

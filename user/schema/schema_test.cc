@@ -85,6 +85,23 @@ seed a
   EXPECT_EQ(s->events[1].bindings[0].value.offset, offsetof(jdw_block_complete, issue_tid));
 }
 
+TEST(Schema, MessagesNamesTheExchangeAttribute) {
+  auto s = ParseSchema(
+      "messages Msg\nseed r\n"
+      "event r = sys_exit read where msg_start == 1 { start Msg = msg  basic Thread = tid }\n"
+      "event p = net_recv { basic Msg = msg }\n",
+      "t.schema");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->message_attr, s->FindAttribute("Msg"));
+  auto plain = ParseSchema("seed a event a = usdt p:n { basic X = arg0 }", "t.schema");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->message_attr, -1);
+  EXPECT_EQ(ParseError("messages Nope\nseed a\nevent a = usdt p:n { basic X = arg0 }"),
+            "t.schema:1:10: unknown attribute 'Nope' in messages; attributes bound by events: X");
+  EXPECT_EQ(ParseError("messages X messages X\nevent a = usdt p:n { basic X = arg0 }"),
+            "t.schema:1:21: messages: given twice (one message attribute per schema)");
+}
+
 TEST(SchemaErrors, SyntaxErrorsNameFileLineColumn) {
   EXPECT_EQ(ParseError("event a = usdt p:n {\n  basic X arg0\n}\n"), "t.schema:2:11: expected '=', found 'arg0'");
   EXPECT_EQ(ParseError("event a usdt p:n {}"), "t.schema:1:9: expected '=', found 'usdt'");
@@ -92,7 +109,7 @@ TEST(SchemaErrors, SyntaxErrorsNameFileLineColumn) {
             "t.schema:3:1: expected '}' closing event 'a', found end of file");
   EXPECT_EQ(ParseError("seed\n"), "t.schema:2:1: expected an event name, found end of file");
   EXPECT_EQ(ParseError("bogus a"),
-            "t.schema:1:1: expected a statement (event, seed, sync, wait, cascade, timeout), found 'bogus'");
+            "t.schema:1:1: expected a statement (event, seed, sync, wait, cascade, messages, timeout), found 'bogus'");
   EXPECT_EQ(ParseError("event a = usdt p:n { keep X = tid }"),
             "t.schema:1:22: expected a binding (basic, start or stop) or '}', found 'keep'");
   EXPECT_EQ(ParseError("timeout 5 parsecs"), "t.schema:1:11: expected a time unit (ns, us, ms, s, min), found 'parsecs'");

@@ -218,9 +218,15 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
   const auto& st = extraction.stats;
   res.extracted = reqs.size();
   res.summary = join::FormatSummary(st);
-  res.accounted_cpu = st.cpu_observed_ns
-                          ? double(st.cpu_charged_ns + st.softirq_charged_ns) / double(st.cpu_observed_ns)
-                          : 0;
+  // Connection life (schemas with `messages`) is accounted too: charged to
+  // the connection it belongs to, not lost; its share is reported apart.
+  res.accounted_cpu = st.cpu_observed_ns ? double(st.cpu_charged_ns + st.softirq_charged_ns + st.cpu_conn_ns +
+                                                  st.softirq_conn_ns) /
+                                               double(st.cpu_observed_ns)
+                                         : 0;
+  res.connection_cpu =
+      st.cpu_observed_ns ? double(st.cpu_conn_ns + st.softirq_conn_ns) / double(st.cpu_observed_ns) : 0;
+  res.connections = extraction.connections.size();
 
   // Match by client port, and by time among entries that reused the port.
   std::unordered_multimap<uint16_t, size_t> by_port;

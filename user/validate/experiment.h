@@ -93,7 +93,9 @@ struct SchemaResult {
   uint64_t sent = 0, extracted = 0, matched = 0, merged = 0, split = 0, missing = 0, unmatched = 0;
   // Truth entries matched by exactly one request that matches nothing else.
   uint64_t exact = 0;
-  double accounted_cpu = 0;       // fraction
+  double accounted_cpu = 0;       // fraction: requests and connection life
+  double connection_cpu = 0;      // fraction charged to connection life (schemas with `messages`)
+  uint64_t connections = 0;       // connections reported
   double accounted_vs_server = 0; // charged CPU of matched requests / server's own spin CPU
   std::vector<ClusterRow> clusters;
   double avg_diameter = 0, min_separation = 0;

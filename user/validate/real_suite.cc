@@ -95,6 +95,20 @@ StatusOr<std::vector<RealWorkload>> SelectRealWorkloads(const std::vector<RealWo
   return out;
 }
 
+StatusOr<RecordedRun> KeptRealRun(const RealRunOptions& o, const RealWorkload& w, int repeat) {
+  const std::string stem = o.work_dir + "/" + w.name + "_r" + std::to_string(repeat);
+  RecordedRun run;
+  run.workload = Workload{"real", w.name, ServerName(w.server), w.clients, w.requests};
+  run.trace = stem + ".jdw";
+  run.truth = stem + ".truth.jsonl";
+  run.shared_connections = w.keep_alive;
+  for (const std::string& f : {run.trace, run.truth})
+    if (access(f.c_str(), R_OK) != 0)
+      return ErrStatus("--reanalyze: %s: %s (record it first with --keep-traces and the same --work-dir)", f.c_str(),
+                       strerror(errno));
+  return run;
+}
+
 StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWorkload& w, int repeat) {
   const std::string stem = o.work_dir + "/" + w.name + "_r" + std::to_string(repeat);
   std::error_code ec;
@@ -134,8 +148,8 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
 
 void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaResult>>>& rows, FILE* out) {
   fprintf(out, "\nReal servers (Debian packages, loopback, recorded with jackdaw record --pid)\n");
-  fprintf(out, "%-17s %-15s %9s %6s %5s %5s %6s %6s %7s %7s %5s  %s\n", "workload", "schema", "exact", "merged",
-          "split", "extra", "acct%", "purity", "ARI", "clusters", "out%", "clusters (size: make-up)");
+  fprintf(out, "%-17s %-15s %9s %6s %5s %5s %6s %5s %6s %7s %7s %5s  %s\n", "workload", "schema", "exact", "merged",
+          "split", "extra", "acct%", "conn%", "purity", "ARI", "clusters", "out%", "clusters (size: make-up)");
   for (const auto& [run, results] : rows) {
     for (const auto& r : results) {
       std::string cl;
@@ -150,17 +164,19 @@ void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaR
       char ex[32];
       snprintf(ex, sizeof(ex), "%llu/%llu", static_cast<unsigned long long>(r.exact),
                static_cast<unsigned long long>(r.sent));
-      fprintf(out, "%-17s %-15s %9s %6llu %5llu %5llu %6.1f %6.3f %7.3f %7zu %4.1f%%  %s\n",
+      fprintf(out, "%-17s %-15s %9s %6llu %5llu %5llu %6.1f %5.1f %6.3f %7.3f %7zu %4.1f%%  %s\n",
               run.workload.name.c_str(), r.schema.c_str(), ex, static_cast<unsigned long long>(r.merged),
               static_cast<unsigned long long>(r.split), static_cast<unsigned long long>(r.unmatched),
-              100 * r.accounted_cpu, r.purity, r.ari, r.clusters.size(), 100 * r.outside_type_cluster, cl.c_str());
+              100 * r.accounted_cpu, 100 * r.connection_cpu, r.purity, r.ari, r.clusters.size(), 100 * r.outside_type_cluster, cl.c_str());
     }
   }
   fprintf(out,
           "\nexact: client requests matched by exactly one extracted request that matches nothing else / sent;\n"
           "merged: extracted requests holding several client requests; split: client requests over several\n"
           "extracted ones; extra: extracted requests matching no client request (connection set-up or\n"
-          "teardown, idle reads); acct%%: CPU charged to requests / on-CPU time of the server's threads.\n");
+          "teardown, idle reads); acct%%: CPU charged to requests or to their connections' life / on-CPU\n"
+          "time of the server's threads; conn%%: the part charged to connection life (accept, idle and\n"
+          "end-of-file reads, close: not requests).\n");
 }
 
 }  // namespace jackdaw::validate

@@ -47,6 +47,11 @@ struct RealRunOptions {
 // files do not collide).
 StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWorkload& w, int repeat = 0);
 
+// The files RecordRealWorkload() writes for (w, repeat), kept by
+// --keep-traces: analysed again without recording (--reanalyze). Fails
+// naming the missing file.
+StatusOr<RecordedRun> KeptRealRun(const RealRunOptions& o, const RealWorkload& w, int repeat = 0);
+
 // One table: per run and schema, exact/merged/split/extra, purity, ARI,
 // accounted CPU, clusters.
 void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaResult>>>& rows, FILE* out);

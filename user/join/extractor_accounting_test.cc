@@ -1,0 +1,439 @@
+// The join's resource accounting, causality and scheduling corner cases.
+#include "join/extractor.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "join/extractor_test_util.h"
+
+namespace jackdaw::join {
+namespace {
+
+using testing::Extract;
+using testing::MustParse;
+using testing::Result;
+using testing::RunRecords;
+using testing::Stream;
+using testing::Symbols;
+
+// --- resource accounting, exact to the nanosecond --------------------------
+
+constexpr char kAcctSchema[] = R"(
+event woken = switch_in where after_block == 1 { start Tid = tid }
+event blocked = switch_out where blocked == 1 { stop Tid = tid }
+event preempted = switch_out { basic Tid = tid }
+event begin = usdt app:begin { basic Tid = tid  start Req = arg0 }
+event work = usdt app:work { basic Tid = tid  basic Req = arg0 }
+event end = usdt app:end { basic Tid = tid  stop Req = arg0 }
+event fread = sys_enter read where obj_kind == file { basic Tid = tid }
+event fread_done = sys_exit read { basic Tid = tid }
+event io_start = io_start { basic Tid = tid  start Disk = rq }
+event io_done = block_complete { stop Disk = rq }
+event wakeup = sched_wakeup where ctx == task { basic Tid = tid }
+seed begin
+)";
+
+constexpr uint64_t kAcctB = 100000;
+constexpr uint32_t kAcctW = 20, kAcctA = 10, kAcctT = 30;
+
+// One request over two threads with every kind of resource: CPU, run-queue
+// waits, futex and disk blocking, a disk read.
+void AcctStream(Stream& s) {
+  constexpr uint64_t B = kAcctB;
+  constexpr uint32_t W = kAcctW, A = kAcctA, T = kAcctT;
+  // A runs briefly and blocks on a futex before the request exists.
+  s.Switch(B - 200, 1, 0, A, 0);
+  s.SysEnter(B - 150, 1, A, "futex", -1, JDW_OBJ_FUTEX, 0x7000, 0);
+  s.Switch(B - 140, 1, A, 0, 1);
+  // W starts the request and wakes A.
+  s.Switch(B + 0, 0, 0, W, 0);
+  s.Usdt(B + 100, 0, W, "app:begin", 1);
+  s.Wakeup(B + 300, 0, W, A);
+  s.Switch(B + 350, 0, W, 0, 1);
+  // A runs, reads a file, is preempted by T, issues a disk read, blocks.
+  s.Switch(B + 500, 1, 0, A, 0);
+  s.Usdt(B + 600, 1, A, "app:work", 1);
+  s.SysEnter(B + 700, 1, A, "read", 3, JDW_OBJ_FILE, 0xf11e, 4096);
+  s.Switch(B + 800, 1, A, T, 0);
+  s.Switch(B + 1000, 1, T, A, 0);
+  s.Switch(B + 1300, 1, A, 0, 1);
+  // The disk completes in hardirq on CPU 0 (idle); the irq wakes A.
+  s.BlockComplete(B + 5000, 0, JDW_CTX_HARDIRQ, 0xabc, 4096, B + 1200, A);
+  s.Wakeup(B + 5100, 0, 0, A, JDW_CTX_HARDIRQ);
+  s.Switch(B + 5400, 1, 0, A, 0);
+  s.SysExit(B + 5500, 1, A, "read", 4096);
+  s.Usdt(B + 5600, 1, A, "app:end", 1);
+  s.Switch(B + 5700, 1, A, 0, 1);
+}
+
+TEST(ResourceAccounting, ExactOnSyntheticStream) {
+  constexpr uint64_t B = kAcctB;
+  constexpr uint32_t W = kAcctW, A = kAcctA;
+  Stream s;
+  AcctStream(s);
+  Result r = Extract(kAcctSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  const model::Request& q = r.reqs[0];
+  EXPECT_EQ(q.start_ns, B);
+  EXPECT_EQ(q.end_ns, B + 5700);
+  EXPECT_EQ(q.threads, (std::vector<uint32_t>{W, A}));
+  // CPU: W 0..350 (350), A 500..800 + 1000..1300 + 5400..5700 (900).
+  EXPECT_EQ(q.totals.cpu_ns, 1250u);
+  // Run queue: A woken at 300 runs at 500 (200); preempted 800..1000 (200);
+  // woken at 5100 runs at 5400 (300).
+  EXPECT_EQ(q.totals.runq_wait_ns, 700u);
+  // Blocked: futex from B-140, clipped to the request's start B, to B+300;
+  // disk (blocked inside read of a file) 1300..5100.
+  EXPECT_EQ(q.totals.blocked_futex_ns, 300u);
+  EXPECT_EQ(q.totals.blocked_disk_ns, 3800u);
+  EXPECT_EQ(q.totals.blocked_ns, 4100u);
+  EXPECT_EQ(q.totals.blocked_other_ns, 0u);
+  EXPECT_EQ(q.totals.disk_bytes, 4096u);
+  EXPECT_EQ(q.totals.disk_ios, 1u);
+  EXPECT_EQ(q.totals.softirq_cpu_ns, 0u);
+
+  // Event-level view, and the synthetic io_start placed at the issue time.
+  std::vector<std::pair<std::string, uint64_t>> got;
+  for (const auto& e : q.events) got.emplace_back(e.symbol, e.cpu_ns);
+  const std::vector<std::pair<std::string, uint64_t>> want = {
+      {"switch_in", 0},           {"usdt:app:begin", 100},      {"sched_wakeup", 200},
+      {"signal", 0},              {"switch_out:blocked", 50},   {"resume", 0},
+      {"switch_in", 0},           {"usdt:app:work", 100},       {"sys_enter:read", 100},
+      {"switch_out:preempted", 100}, {"io_start:read", 200},    {"switch_out:blocked", 100},
+      {"block_complete:read", 0}, {"switch_in", 0},             {"sys_exit:read", 100},
+      {"usdt:app:end", 100},      {"switch_out:blocked", 100}};
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(q.edges.size(), 1u);
+  EXPECT_EQ(q.events[q.edges[0].from].synthetic, model::SyntheticKind::kSignal);
+  EXPECT_EQ(q.events[q.edges[0].from].tid, W);
+  EXPECT_EQ(q.events[q.edges[0].to].synthetic, model::SyntheticKind::kResume);
+  EXPECT_EQ(q.events[q.edges[0].to].tid, A);
+  EXPECT_EQ(q.edges[0].kind, model::EdgeKind::kWakeup);  // from the kernel's wake-up
+  EXPECT_EQ(q.events[10].synthetic, model::SyntheticKind::kIoStart);
+  EXPECT_EQ(q.events[10].ts_ns, B + 1200);
+
+  // Totals for the whole trace: tgid 1000 ran A 60 + 900, W 350, T 200.
+  EXPECT_EQ(r.stats.cpu_observed_total_ns, 1510u);
+  // While serving requests: from the seed (app:begin, B+100) to the end of
+  // the request, A's 60 ns before it left out; W's 100 ns before the seed
+  // are inside the request, so they count too.
+  EXPECT_EQ(r.stats.cpu_observed_ns, 1450u);
+  EXPECT_EQ(r.stats.cpu_charged_ns, 1250u);
+  EXPECT_EQ(r.stats.io_starts, 1u);
+}
+
+// Records that name no process (tgid 0 everywhere: a crafted or damaged
+// trace) still make a request; it has no process whose CPU it could be
+// compared with, so it charges none to the accounting ratio.
+TEST(ResourceAccounting, RequestWithoutProcessIsEmittedNotCompared) {
+  Stream s;
+  AcctStream(s);
+  s.ZeroTgids();
+  Result r = Extract(kAcctSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].tgid, 0u);
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 1250u);
+  EXPECT_EQ(r.stats.cpu_charged_ns, 0u);
+  EXPECT_EQ(r.stats.cpu_observed_ns, 0u);
+}
+
+
+// --- causality ---------------------------------------------------------------
+
+TEST(Causality, SyncAndWaitInsertSyntheticEvents) {
+  Stream s;
+  s.Usdt(100, 0, 1, "app:start", 9);
+  s.Usdt(200, 0, 1, "app:signal", 9);
+  s.Usdt(300, 0, 1, "app:wait", 9);
+  s.Usdt(400, 1, 2, "app:begin", 9);
+  s.Usdt(500, 1, 2, "app:finish", 9);
+  s.Usdt(600, 0, 1, "app:t1done", 0);
+  Result r = Extract(R"(
+event st = usdt app:start { start Tid = tid  start Req = arg0 }
+event sig = usdt app:signal { basic Tid = tid  basic Req = arg0 }
+event wt = usdt app:wait { basic Tid = tid  basic Req = arg0 }
+event beg = usdt app:begin { start Tid = tid  basic Req = arg0 }
+event fin = usdt app:finish { stop Tid = tid  stop Req = arg0 }
+event t1done = usdt app:t1done { stop Tid = tid }
+seed st
+sync(sig, Req, beg)
+wait(wt)
+)",
+                 s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  const model::Request& q = r.reqs[0];
+  EXPECT_EQ(Symbols(q), (std::vector<std::string>{"usdt:app:start", "usdt:app:signal", "signal", "usdt:app:wait",
+                                                  "wait", "resume", "usdt:app:begin", "usdt:app:finish",
+                                                  "usdt:app:t1done"}));
+  ASSERT_EQ(q.edges.size(), 1u);
+  EXPECT_EQ(q.edges[0].from, 2u);
+  EXPECT_EQ(q.edges[0].to, 5u);
+  EXPECT_EQ(q.edges[0].kind, model::EdgeKind::kSync);
+  EXPECT_EQ(q.events[2].tid, 1u);
+  EXPECT_EQ(q.events[5].tid, 2u);
+  EXPECT_EQ(r.stats.edges_sync, 1u);
+}
+
+TEST(Causality, WakeupAcrossRequestsIsNotAnEdge) {
+  // Thread 1 (request A) wakes thread 2, which then works on request B:
+  // the candidate edge has its ends in different requests and is dropped.
+  Stream s;
+  s.Switch(50, 0, 0, 1, 0);
+  s.Usdt(100, 0, 1, "app:seed", 1);
+  s.Wakeup(150, 0, 1, 2);
+  s.Usdt(160, 0, 1, "app:end", 1);
+  s.Switch(200, 1, 0, 2, 0);
+  s.Usdt(300, 1, 2, "app:seed", 2);
+  s.Usdt(400, 1, 2, "app:end", 2);
+  Result r = Extract(R"(
+event sd = usdt app:seed { start Tid = tid  start Req = arg0 }
+event end = usdt app:end { stop Tid = tid  stop Req = arg0 }
+seed sd
+)",
+                 s);
+  ASSERT_EQ(r.reqs.size(), 2u);
+  EXPECT_TRUE(r.reqs[0].edges.empty());
+  EXPECT_TRUE(r.reqs[1].edges.empty());
+}
+
+
+// --- what a record is about -------------------------------------------------
+
+TEST(ResourceAccounting, BlockCompletionInTaskContextIsNotThatTasksEvent) {
+  // The disk completes while thread 77 (another process) runs: neither its
+  // CPU nor its tid belong to the request that issued the read.
+  Stream s;
+  s.Switch(1000, 0, 0, 10, 0);
+  s.Usdt(1100, 0, 10, "app:begin", 1);
+  s.SysEnter(1200, 0, 10, "read", 3, JDW_OBJ_FILE, 0xf11e, 4096);
+  s.Switch(1300, 0, 10, 77, 1, Stream::kTgid, 5000);
+  s.BlockComplete(6000, 0, JDW_CTX_TASK, 0xabc, 4096, 1250, 10, 77, 5000);
+  s.Switch(6100, 0, 77, 10, 0, 5000, Stream::kTgid);
+  s.Usdt(6200, 0, 10, "app:end", 1);
+  Result r = Extract(R"(
+event begin = usdt app:begin { basic T = tid  basic R = arg0 }
+event file = sys_enter read { basic T = tid }
+event io_start = io_start { basic T = tid  start Disk = rq }
+event io_done = block_complete { stop Disk = rq  basic T = tid }
+event out = switch_out where blocked == 1 { basic T = tid }
+event end = usdt app:end { stop T = tid  stop R = arg0 }
+seed begin
+)",
+                     s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  const model::Request& q = r.reqs[0];
+  EXPECT_EQ(q.totals.disk_bytes, 4096u);
+  EXPECT_EQ(q.totals.cpu_ns, 400u);  // 10's 1000..1300 and 6100..6200; 77 ran 1300..6100
+  EXPECT_EQ(q.threads, (std::vector<uint32_t>{10}));
+  for (const auto& e : q.events) {
+    if (e.symbol == "block_complete:read") {
+      EXPECT_EQ(e.tid, 0u);
+    }
+  }
+}
+
+TEST(SchemaFields, BlockReasonAndConnOpen) {
+  // Thread 10 sleeps on a file read (disk), then in a futex while its
+  // connection is open, then in a futex after closing it.
+  Stream s;
+  s.Switch(1000, 0, 0, 10, 0);
+  s.SysEnter(1100, 0, 10, "read", 3, JDW_OBJ_FILE, 0xf11e, 4096);
+  s.Switch(1200, 0, 10, 0, 2);
+  s.Switch(1300, 0, 0, 10, 0);
+  s.SysExit(1310, 0, 10, "read", 4096);
+  s.SysEnter(1400, 0, 10, "write", 5, JDW_OBJ_SOCKET, 0x50c, 100);
+  s.SysExit(1410, 0, 10, "write", 100);
+  s.SysEnter(1500, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0x9000, 128 | 9);
+  s.Switch(1600, 0, 10, 0, 1);
+  s.Switch(1700, 0, 0, 10, 0);
+  s.SysExit(1710, 0, 10, "futex", 0);
+  s.SysEnter(1800, 0, 10, "close", 5, JDW_OBJ_SOCKET, 0x50c);
+  s.SysExit(1810, 0, 10, "close", 0);
+  s.SysEnter(1900, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0x9000, 128 | 9);
+  s.Switch(2000, 0, 10, 0, 1);
+  s.Switch(2100, 0, 0, 10, 0);
+  Result r = Extract(R"(
+event disk_out = switch_out where blocked == 1 and block_reason == disk { basic X = tid }
+event disk_in  = switch_in where after_block == 1 and block_reason == disk { basic X = tid }
+event mid_out  = switch_out where blocked == 1 and block_reason == futex and conn_open == 1 { basic Y = tid }
+event mid_in   = switch_in where after_block == 1 and block_reason == futex and conn_open == 1 { basic Y = tid }
+event idle_out = switch_out where blocked == 1 and block_reason == futex { basic Z = tid }
+event idle_in  = switch_in where after_block == 1 and block_reason == futex { basic Z = tid }
+seed disk_out, mid_out, idle_out
+)",
+                     s);
+  ASSERT_EQ(r.reqs.size(), 3u);
+  EXPECT_EQ(Symbols(r.reqs[0]), (std::vector<std::string>{"switch_out:blocked", "switch_in"}));
+  for (const auto& q : r.reqs) EXPECT_EQ(q.events.size(), 2u) << ::testing::PrintToString(Symbols(q));
+  EXPECT_EQ(r.stats.events_matched, 6u);
+}
+
+// --- the capture's missing switch-ins ---------------------------------------
+
+TEST(SchedAnomalies, CountedForRequestProcessesOnly) {
+  Stream s;
+  // Another process' thread 900 is only ever seen leaving the CPU: its
+  // switch-ins (from threads of other untraced processes) are not captured.
+  s.Switch(1000, 1, 900, 10, 0, 4000, Stream::kTgid);
+  s.Switch(1100, 1, 10, 900, 0, Stream::kTgid, 4000);
+  s.Switch(1200, 1, 900, 11, 0, 4000, Stream::kTgid);
+  // Thread 10 of the server: preempted at 1100; its switch back in on CPU 0,
+  // after 900 got CPU 0 at 1400, is lost. Its syscall at 1500 shows it runs.
+  s.Usdt(1050, 1, 10, "app:begin", 1);
+  s.Switch(1400, 0, 0, 900, 0, Stream::kTgid, 4000);
+  s.SysEnter(1500, 0, 10, "getpid");
+  s.Usdt(1600, 0, 10, "app:end", 1);
+  s.Switch(1700, 0, 10, 0, 1);
+  // Thread 12: switched out twice, never seen running between.
+  s.Switch(1800, 0, 0, 12, 0);
+  s.Switch(1900, 0, 12, 0, 0);
+  s.Switch(2000, 0, 12, 0, 0);
+  constexpr char kSchema[] = R"(
+event begin = usdt app:begin { basic T = tid }
+event end = usdt app:end { stop T = tid }
+seed begin
+)";
+  Result r = Extract(kSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.stats.sched_running_inferred, 1u);  // thread 10 at 1500
+  EXPECT_EQ(r.stats.sched_chain_breaks, 1u);      // thread 12 at 2000; 900 is not counted
+  EXPECT_EQ(r.stats.sched_switches, 4u);          // switch-outs of tgid 1000's threads
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 200u);       // 1000..1100, then from the syscall on
+  // At most lost: 1400..1500 for thread 10 (after the last switch on CPU 0),
+  // 1900..2000 for thread 12 (after CPU 0 went idle; it was runnable).
+  EXPECT_EQ(r.stats.cpu_lost_bound_ns, 100u + 100u);
+  EXPECT_EQ(r.stats.cpu_inferred_ns, 0u);
+
+  Options infer;
+  infer.infer_lost_switch_in = true;
+  r = Extract(kSchema, s, infer);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 300u);  // + 1400..1500
+  EXPECT_EQ(r.stats.cpu_inferred_ns, 200u);
+}
+
+TEST(SchedAnomalies, LostBlockCompletionsAreCounted) {
+  Stream s;
+  auto issue = [&](uint64_t ts, uint64_t rq) {
+    jdw_block_issue b{};
+    b.dev = 8;
+    b.bytes = 4096;
+    b.submit_tid = 10;
+    b.rq = rq;
+    s.Add(JDW_EVENT_BLOCK_ISSUE, ts, 0, JDW_CTX_TASK, Stream::kTgid, 10, b);
+  };
+  issue(1000, 0xa);
+  s.BlockComplete(2000, 0, JDW_CTX_HARDIRQ, 0xa, 4096, 1000, 10);  // completed
+  issue(3000, 0xb);
+  issue(4000, 0xb);  // reused without a completion: one lost
+  s.BlockComplete(5000, 0, JDW_CTX_HARDIRQ, 0xb, 4096, 4000, 10);
+  issue(6000, 0xc);  // never completes: lost, the trace goes on for 2 s
+  issue(1'999'000'000, 0xd);  // still in flight when the trace ends
+  s.Usdt(2'000'000'000, 0, 10, "app:x", 1);
+  Result r = Extract("event x = usdt app:x { basic T = tid }\nseed x\n", s);
+  EXPECT_EQ(r.stats.block_completions_missing, 2u);
+  EXPECT_EQ(r.stats.block_completions_unseen_at_end, 1u);  // 0xd
+}
+
+// --- remote wakeups: delivered on the idle wakee's CPU, in interrupt context
+
+constexpr char kCondSchema[] = R"(
+event begin = usdt app:begin { basic T = tid }
+event handoff = sched_wakeup where ctx == task and in_syscall == futex and wakee_syscall == futex {
+  basic T = tid
+  start Wake = wakee_tid
+}
+event sleep = switch_out where blocked == 1 { stop T = tid }
+event woken = switch_in where after_block == 1 { start T = tid  stop Wake = tid }
+event end = usdt app:end { stop T = tid }
+seed begin
+)";
+
+// Worker 10 on CPU 0 hands work to helper 20, asleep on futex 0xf00 with
+// CPU 1 idle; the kernel runs the wakeup on CPU 1 (idle task, softirq).
+// Every sched_wakeup of the request is the given thread's, at the given time.
+void ExpectWakeupsAre(const model::Request& q, uint32_t tid, uint64_t ts_ns) {
+  for (const auto& e : q.events) {
+    if (e.symbol != "sched_wakeup") continue;
+    EXPECT_EQ(e.tid, tid);
+    EXPECT_EQ(e.ts_ns, ts_ns);
+  }
+}
+
+void RemoteHandoff(Stream& s, bool worker_sleeps_first) {
+  s.Switch(900, 1, 0, 20, 0);
+  s.SysEnter(950, 1, 20, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);
+  s.Switch(990, 1, 20, 0, 1);
+  s.Switch(1000, 0, 0, 10, 0);
+  s.Usdt(1100, 0, 10, "app:begin", 1);
+  s.SysEnter(1200, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 1);  // FUTEX_WAKE_PRIVATE
+  s.SysExit(1210, 0, 10, "futex", 1);
+  if (worker_sleeps_first) {
+    s.SysEnter(1220, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0xbbb, 128 | 9);
+    s.Switch(1230, 0, 10, 0, 1);
+  }
+  s.Wakeup(1250, 1, 0, 20, JDW_CTX_SOFTIRQ);  // the IPI on the helper's CPU
+  s.Switch(1260, 1, 0, 20, 0);
+  s.SysExit(1270, 1, 20, "futex", 0);
+  s.Usdt(1400, 1, 20, "app:end", 1);
+  s.Switch(1500, 1, 20, 0, 1);
+  if (!worker_sleeps_first) s.Switch(1600, 0, 10, 0, 1);
+}
+
+TEST(RemoteWakeup, AttributedToTheFutexWaker) {
+  for (bool sleeps_first : {false, true}) {
+    SCOPED_TRACE(sleeps_first ? "waker asleep before the record" : "waker still running");
+    Stream s;
+    RemoteHandoff(s, sleeps_first);
+    Result r = Extract(kCondSchema, s);
+    ASSERT_EQ(r.reqs.size(), 1u);
+    const model::Request& q = r.reqs[0];
+    EXPECT_EQ(q.threads, (std::vector<uint32_t>{10, 20}));
+    EXPECT_EQ(r.stats.wakeups_attributed, 1u);
+    // The edge runs from the worker to the helper's first event.
+    ASSERT_EQ(q.edges.size(), 1u);
+    EXPECT_EQ(q.events[q.edges[0].from].tid, 10u);
+    EXPECT_EQ(q.events[q.edges[0].to].tid, 20u);
+    // The wakeup is the worker's event, made up when its futex call returned.
+    ExpectWakeupsAre(q, 10, 1210);
+  }
+}
+
+TEST(RemoteWakeup, SeveralSleepersWaitForTheKernelsRecord) {
+  // Two helpers asleep on the same futex: the futex call cannot say which
+  // one it woke; the interrupt-context record names it, and is then
+  // attributed to the waker.
+  Stream s;
+  s.Switch(800, 1, 0, 21, 0);
+  s.SysEnter(850, 1, 21, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);
+  s.Switch(890, 1, 21, 0, 1);
+  RemoteHandoff(s, false);
+  Result r = Extract(kCondSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].threads, (std::vector<uint32_t>{10, 20}));
+  EXPECT_EQ(r.stats.wakeups_attributed, 1u);
+  ExpectWakeupsAre(r.reqs[0], 10, 1250);
+}
+
+TEST(RemoteWakeup, NotAttributedWithoutAFutexWake) {
+  // A timer or I/O wakeup: nobody called futex wake on that address.
+  Stream s;
+  s.Switch(900, 1, 0, 20, 0);
+  s.SysEnter(950, 1, 20, "futex", -1, JDW_OBJ_FUTEX, 0xf00, 128 | 9);
+  s.Switch(990, 1, 20, 0, 1);
+  s.Switch(1000, 0, 0, 10, 0);
+  s.Usdt(1100, 0, 10, "app:begin", 1);
+  s.SysEnter(1200, 0, 10, "futex", -1, JDW_OBJ_FUTEX, 0xaaa, 128 | 1);  // another address
+  s.SysExit(1210, 0, 10, "futex", 1);
+  s.Wakeup(1250, 1, 0, 20, JDW_CTX_SOFTIRQ);
+  s.Usdt(1300, 0, 10, "app:end", 1);
+  Result r = Extract(kCondSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].threads, (std::vector<uint32_t>{10}));
+  EXPECT_EQ(r.stats.wakeups_attributed, 0u);
+}
+
+}  // namespace
+}  // namespace jackdaw::join

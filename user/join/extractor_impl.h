@@ -1,0 +1,283 @@
+// Extractor::Impl, the join context: its definition, shared by the files
+// that implement it (extractor.cc: dispatch, sets, emission;
+// extractor_sched.cc: switches and wakeups; extractor_messages.cc: the
+// message rule and connection life). Private to user/join.
+#pragma once
+
+#include "join/extractor.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "join/block_tracker.h"
+#include "join/causality_tracker.h"
+#include "join/compiled_schema.h"
+#include "join/early_packets.h"
+#include "join/endpoint_format.h"
+#include "join/event_set.h"
+#include "join/field_reader.h"
+#include "join/flat_map.h"
+#include "join/futex_tracker.h"
+#include "join/interval_join.h"
+#include "join/record_context.h"
+#include "join/request_builder.h"
+#include "join/socket_tracker.h"
+#include "join/symbol_table.h"
+#include "join/thread_tracker.h"
+#include "reorder/reorderer.h"
+#include "join/message_tracker.h"
+
+namespace jackdaw::join {
+
+
+// Extractor::Impl — the join context: it owns the sorter and one tracker
+// per concept, and dispatches each record, in timestamp order, to the
+// trackers it concerns and to the schema's matching definitions. The
+// trackers, each in its own file with its own test:
+//  - IntervalJoin: valid-intervals per (attribute, value), the union-find of
+//    event sets, cascades, set GC (a set owns its events, open-interval
+//    keys, off-CPU records, causal-edge candidates and sockets);
+//  - CompiledSchema: the schema bound to the trace (dispatch tables);
+//  - FieldReader: the schema's fields of a record, derived ones included;
+//  - SymbolTable: event symbols; RequestBuilder: finished set -> Request;
+//  - ThreadTracker: per-thread kernel state kept regardless of the schema
+//    (run state, syscall, last socket, pending wakeup edge, SYNC values),
+//    CPUs, per-process CPU accounts;
+//  - SocketTracker: sockets and connections; EarlyPackets: packets before
+//    accept(); FutexTracker: futex wakes and sleepers (remote wakeups);
+//  - BlockTracker: block requests in flight; CausalityTracker: SYNC;
+//  - Stats (stats.h): every counter, with its severity.
+// What stays here is the scheduling state machine (switches, wakeups),
+// resource accounting and the dispatch.
+//
+// Per record, in global timestamp order:
+//  1. kernel bookkeeping that must precede the event (CPU charged up to now);
+//  2. match the schema's definitions for this record (first match wins) and
+//     read each binding's value; value 0 means "absent" and skips the binding
+//     (tid 0 is the idle task, arg0 = 0 is "no request id yet", obj 0 is "no
+//     object"); header tid/tgid are absent in interrupt context (they name
+//     the interrupted task, not the event's owner);
+//  3. join: the sets of every open interval hit by a BASIC or STOP binding
+//     are unioned (a START does not join the interval it replaces); if there
+//     is none a new set is created. Then intervals are updated in binding
+//     order: START closes the open interval (its old set may finish) and
+//     opens a new one in this set; BASIC with no open interval opens one (so
+//     a thread already running when tracing began, or an attribute whose
+//     first sighting is not a START, still joins what follows — until a STOP
+//     or a START closes it); STOP closes the interval it joined, and is a
+//     no-op (joins nothing) when none is open;
+//  4. charge resources to the event (below) and append it to its set;
+//  5. if the set has no open interval left it is finished: emitted iff it
+//     holds a seed event, otherwise discarded.
+//
+// Resource accounting:
+//  - CPU: a thread's run time (between its switch-in and switch-out) accrues
+//    as "pending"; each event of that thread that joins a set takes the
+//    pending time (RequestEvent::cpu_ns). Pending time does not survive a
+//    blocking switch-out that was not itself joined: it is dropped and
+//    counted (cpu_dropped_ns), because it is not known to belong to the set
+//    the thread joins after it wakes. Preemption keeps it.
+//  - Off-CPU: a thread's last off-CPU period before a joined event (blocked
+//    from switch-out to wakeup, runnable from wakeup or preemption to
+//    switch-in) is attached to that event; when the request is emitted the
+//    period is clipped to the request's start, so idle time of a pool thread
+//    waiting for work is not charged to the request that wakes it. Blocked
+//    time is split by the syscall the thread was in when it blocked.
+//  - Interrupt context: records with ctx != TASK never charge the
+//    interrupted task's CPU to their set; see Options::irq_burst_gap_ns.
+//  - Disk bytes from block_complete, packet bytes from net_xmit/net_recv, to
+//    the set that record joins.
+//
+// Causality: a sched_wakeup in task context records (waker event, ts) on the
+// wakee; the wakee's next joined event becomes the edge's target. SYNC
+// sources leave (statement, attribute value) -> source event; a destination
+// with the same value consumes it. Either way the candidate edge is stored in
+// the target's set and materialised (Signal after the source, Resume before
+// the target, CausalEdge between them) only if both ends are in the emitted
+// request.
+//
+// Memory: sets, intervals, pending syncs and sockets are freed when they
+// finish or time out; thread state on task_exit or after a long silence.
+// Nothing grows with trace length.
+class Extractor::Impl {
+ public:
+  Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options opts, RequestSink sink);
+  void Push(const jdw_record_header* rec);
+  void Finish();
+  const Stats& stats() const { return stats_; }
+
+ private:
+  // GC timing, in units of the set timeout: a set older than kMaxSetAge
+  // timeouts is cut even if still active (a runaway set that joins
+  // everything would otherwise grow forever); the GC runs kGcPerTimeout times
+  // per timeout, so an idle set outlives its timeout by at most 1/8 of it;
+  // thread state is dropped only after kThreadSilence timeouts of silence,
+  // long enough that no request can still be waiting on it; a closed socket
+  // is kept kClosedSocketKeep timeouts for packets after close (FIN/ACK).
+  static constexpr uint64_t kMaxSetAge = 6;
+  static constexpr uint64_t kGcPerTimeout = 8;
+  static constexpr uint64_t kThreadSilence = 8;
+  static constexpr uint64_t kClosedSocketKeep = 2;
+  // The sorter's tag of a synthetic block-request start (its record is the
+  // block_complete it comes from).
+  static constexpr uint8_t kTagIoStart = 1;
+  static constexpr size_t kMaxBindings = CompiledSchema::kMaxBindings;
+  static_assert(kMaxBindings == IntervalJoin::kMaxBindings);
+  using Ctx = RecordContext;
+
+  // --- per record
+  void Process(const reorder::SortedRecord& sr);
+  void HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts);
+  // The context of a sched_switch record as the event of `t` switching.
+  static Ctx SwitchCtx(const jdw_record_header* rec, uint64_t ts, schema::EventKind kind, Thread* t, bool after_block) {
+    return Ctx{.rec = rec,
+               .payload = reinterpret_cast<const uint8_t*>(rec + 1),
+               .payload_len = rec->size - sizeof(*rec),
+               .ts = ts,
+               .kind = kind,
+               .thread = t,
+               .tid = t->tid,
+               .tgid = t->tgid,
+               .irq = false,
+               .after_block = after_block,
+               .in_syscall = t->sys_nr};
+  }
+  void RunEvent(Ctx& c, const std::vector<uint16_t>* defs);
+  void Join(Ctx& c, uint16_t def_idx);
+
+  // --- threads
+  // The thread is on CPU from `ts` (a switch-in, or an inferred one): closes
+  // its off-CPU period.
+  void StartRunning(Thread* t, uint64_t ts) {
+    threads_.StartRunning(t, ts);
+    LeaveFutexSleep(t);
+  }
+  // A record of `t` on `cpu` at `ts` while the sched records have it off
+  // CPU: its switch-in was lost. See Options::infer_lost_switch_in.
+  void RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts) {
+    StartRunning(t, threads_.RunningWithoutSwitchIn(t, cpu, ts, opts_.infer_lost_switch_in));
+  }
+
+  // --- sets
+  void Emit(Set& s, bool timed_out);
+  void Gc(uint64_t now);
+
+  // --- sockets
+  // Records the connection `sk` stands for (now) among the set's.
+  void NoteSock(Set& s, const Ctx& c, uint64_t sk);
+  void OnSockInfo(const Ctx& c);
+  Ev EventOf(const Ctx& c);
+  void HoldEarlyPacket(const Ctx& c);
+
+  uint64_t ToNs(uint64_t ts) const {
+    return time_.base == trace::Timebase::kMonoNs ? ts : time_.ToMonoNs(ts);
+  }
+
+  Stats stats_;  // first: the trackers below count into it
+  const CompiledSchema cs_;
+  const schema::Schema& schema_ = cs_.schema();
+  trace::TimeConverter time_;
+  Options opts_;
+  RequestSink sink_;
+  reorder::Reorderer reorder_;
+  uint64_t timeout_ns_;
+  uint64_t max_age_ns_;
+  uint64_t gc_every_ns_;
+  uint64_t next_gc_ = 0;
+  uint64_t now_ = 0;
+
+  IntervalJoin join_;
+
+  ThreadTracker threads_{stats_};
+  SocketTracker socks_;
+  FieldReader reader_{cs_, socks_, threads_};
+
+  CausalityTracker causality_{cs_};
+
+  // Futex wake calls and sleepers, for wakeups the kernel ran on the
+  // wakee's idle CPU without naming the waker.
+  FutexTracker futex_;
+  // A sched_wakeup in interrupt context of a thread asleep in a futex that
+  // some thread woke just before: rewrites `c` to be that thread's event.
+  void AttributeRemoteWakeup(Ctx& c, Thread* wakee);
+  // The schema's sched_wakeup events, causal edge and the wakee's state,
+  // for a wakeup record (or one made up by FutexWoke); c.thread is the
+  // waker where known.
+  void Wakeup(Ctx& c, Thread* wakee);
+  // `waker` returns from a futex wake of `uaddr` that woke someone. If one
+  // thread sleeps there and its wakeup record has not come yet (it will,
+  // later, from the wakee's idle CPU), the wakeup is made up now, in the
+  // waker's context: by the time the record comes the waker may be asleep
+  // and its part of the request closed.
+  void FutexWoke(const Ctx& c, Thread* waker, uint64_t uaddr);
+  void LeaveFutexSleep(Thread* t);
+
+  BlockTracker blocks_{stats_};
+  // Packets of connections not accepted yet, joined once a request uses
+  // their socket.
+  EarlyPackets early_{stats_};
+
+  SymbolTable symbols_{cs_.syscall_names(), cs_.app_probes()};
+  RequestBuilder builder_{symbols_, time_.clock};
+
+
+  std::vector<uint32_t> request_tgids_;
+  uint64_t seq_ = 0;
+  uint64_t next_request_id_ = 1;
+
+ public:
+  void SetConnectionSink(ConnectionSink sink) { conn_sink_ = std::move(sink); }
+
+ private:
+  // --- the message rule (extractor_messages.cc), for schemas with
+  // `messages`: MessageTracker decides, per socket event, which exchange it
+  // belongs to (Ctx::msg, msg_start) or whether it is the connection's; the
+  // connection's events do not reach the schema, their resources go to the
+  // connection's life (model::Connection). Inbound data packets are held
+  // and joined to the request of the read that returns their bytes.
+  bool messages_on() const { return msg_attr_ >= 0; }
+  // false: the event is the connection's (the schema does not see it).
+  bool MessageSysEnter(Ctx& c, const jdw_sys_enter& e);
+  bool MessageSysExit(Ctx& c, const jdw_sys_exit& e);
+  bool MessagePacket(Ctx& c);
+  void MessageSockInfo(uint64_t sk, uint64_t ts);
+  // After a read joined: its packets into its exchange's set.
+  void JoinReadPackets(const Ctx& c);
+  // Exchanges the tracker finished: their sets learn what they were, and
+  // their message intervals close.
+  void EndExchanges();
+  void ChargeConnection(const Ctx& c, uint64_t sk);
+  void DropHeld(const std::vector<uint64_t>& tags);
+  void OnDiscard(Set& s);
+  void MessagesGc(uint64_t now);
+  void MessagesFinish();
+  struct ConnLife {
+    model::Connection c;
+    bool has_syscall = false;  // a syscall of the serving process used it
+    uint32_t data_tgid = 0;    // the process that last read or wrote it
+  };
+  ConnLife& Life(uint64_t sk, uint64_t ts);
+  void ReportConnection(uint64_t sk);
+  struct HeldPacket {
+    Ev ev;
+    uint64_t sk;
+  };
+  // Bound on inbound packets held for reads (a server that never reads a
+  // connection must not grow the join): beyond it they go to the
+  // connection at once.
+  static constexpr size_t kMaxHeldPackets = 1 << 16;
+  int msg_attr_ = -1;
+  MessageTracker msgs_;
+  std::unordered_map<uint64_t, ConnLife> lives_;   // sk -> its current connection
+  std::unordered_map<uint64_t, HeldPacket> held_;  // packet tag (its seq) -> packet
+  std::vector<uint64_t> tags_;                     // scratch
+  uint64_t next_conn_id_ = 1;
+  ConnectionSink conn_sink_;
+};
+
+}  // namespace jackdaw::join

@@ -1,0 +1,341 @@
+// Extractor::Impl: the message rule in the join (schemas with `messages`).
+//
+// MessageTracker holds the rule (SysProf's messages; LANGUAGE.md, "Messages
+// and interactions"); this file only applies its verdicts to the join:
+//  - a socket event of an exchange gets Ctx::msg (the exchange's key, the
+//    schema's message attribute value) and msg_start, and goes on to the
+//    schema's definitions;
+//  - an event of the connection (accept, close, shutdown, a read returning
+//    end-of-file or no data, a greeting, a packet outside any exchange)
+//    does not reach the schema: its thread's pending CPU (or its interrupt
+//    time) and its bytes are charged to the connection's life, reported as
+//    a model::Connection when the connection is done;
+//  - an inbound data packet is held until the read that returns its first
+//    byte, then joined to that read's exchange (so a request begins at the
+//    arrival of its first byte, and the bytes of request N+1 are never
+//    charged to request N); packets never read go to the connection;
+//  - when the tracker finishes an exchange its message interval is closed
+//    (the set then finishes once its threads are done): a request's set
+//    learns its connection and place on it, a one-way exchange's set loses
+//    its seed and its resources go to the connection.
+#include <algorithm>
+
+#include "join/endpoint_format.h"
+#include "join/extractor_impl.h"
+
+namespace jackdaw::join {
+namespace {
+
+constexpr uint8_t kTcpPsh = 0x08;
+
+}  // namespace
+
+Extractor::Impl::ConnLife& Extractor::Impl::Life(uint64_t sk, uint64_t ts) {
+  auto [it, fresh] = lives_.try_emplace(sk);
+  ConnLife& l = it->second;
+  if (fresh) {
+    l.c.id = next_conn_id_++;
+    l.c.start_ns = l.c.end_ns = ts;
+  }
+  if (l.c.endpoint.local.empty()) {
+    if (const SockEntry* e = socks_.Current(sk); e && e->family) {
+      l.c.endpoint.local = FormatAddr(e->family, e->saddr, e->sport);
+      l.c.endpoint.remote = FormatAddr(e->family, e->daddr, e->dport);
+    }
+  }
+  l.c.end_ns = std::max(l.c.end_ns, ts);
+  return l;
+}
+
+void Extractor::Impl::ReportConnection(uint64_t sk) {
+  auto it = lives_.find(sk);
+  if (it == lives_.end()) return;
+  stats_.connections_reported++;
+  if (conn_sink_) conn_sink_(std::move(it->second.c));
+  lives_.erase(it);
+}
+
+void Extractor::Impl::ChargeConnection(const Ctx& c, uint64_t sk) {
+  ConnLife& l = Life(sk, c.ts);
+  l.c.events++;
+  if (c.irq) {
+    const uint64_t ns = threads_.TakeIrqCpu(c.rec->cpu, c.rec->tid, c.rec->tgid, c.ts, opts_.irq_burst_gap_ns);
+    l.c.softirq_cpu_ns += ns;
+    stats_.softirq_conn_ns += ns;
+  } else if (Thread* t = c.thread) {
+    threads_.ChargeRun(t, c.ts);
+    l.c.cpu_ns += t->cpu_pending;
+    stats_.cpu_conn_ns += t->cpu_pending;
+    t->cpu_pending = 0;
+    if (!l.c.tgid) l.c.tgid = c.tgid;
+    l.has_syscall = true;
+  }
+  if (c.kind == schema::EventKind::kRecord &&
+      (c.rec->type == JDW_EVENT_NET_RECV || c.rec->type == JDW_EVENT_NET_XMIT)) {
+    const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
+    (c.rec->type == JDW_EVENT_NET_RECV ? l.c.net_bytes_in : l.c.net_bytes_out) += p->len;
+  }
+}
+
+void Extractor::Impl::DropHeld(const std::vector<uint64_t>& tags) {
+  for (uint64_t tag : tags) {
+    auto it = held_.find(tag);
+    if (it == held_.end()) continue;
+    ConnLife& l = Life(it->second.sk, it->second.ev.ts);
+    l.c.events++;
+    l.c.net_bytes_in += it->second.ev.bytes;
+    l.c.softirq_cpu_ns += it->second.ev.cpu_ns;
+    stats_.softirq_conn_ns += it->second.ev.cpu_ns;
+    stats_.msg_packets_unread++;
+    held_.erase(it);
+  }
+}
+
+void Extractor::Impl::EndExchanges() {
+  for (const Exchange& e : msgs_.TakeFinished()) {
+    ConnLife& l = Life(e.conn, std::max(e.last_out_ns, e.start_ns));
+    switch (e.kind) {
+      case Exchange::Kind::kRequest:
+        l.c.requests++;
+        if (e.pipelined) l.c.pipelined++;
+        break;
+      case Exchange::Kind::kOneWay:
+        l.c.one_way++;
+        break;
+      case Exchange::Kind::kServerFirst:
+        l.c.greetings++;
+        break;
+    }
+    if (e.index == kConnectionOwned) continue;
+    const IKey k{MessageTracker::ExchangeKey(e.serial, e.index), static_cast<uint32_t>(msg_attr_), 0};
+    const uint32_t slot = join_.SetOf(k);
+    if (slot == IntervalJoin::kNone) continue;  // the schema joined nothing through it
+    Set& s = join_.set(slot);
+    if (e.kind == Exchange::Kind::kRequest) {
+      s.has_msg = true;
+      s.msg_conn = l.c.id;
+      s.msg_index = e.index;
+      s.msg_in = e.in_bytes;
+      s.msg_out = e.out_bytes;
+      s.pipelined = e.pipelined;
+    } else {
+      // Never answered: not a request (its resources: OnDiscard()).
+      s.seed = false;
+      s.conn_sk = e.conn;
+    }
+    join_.CloseInterval(k);
+  }
+}
+
+void Extractor::Impl::OnDiscard(Set& s) {
+  if (!s.conn_sk) return;
+  ConnLife& l = Life(s.conn_sk, s.last_ts);
+  for (const Ev& ev : s.events) {
+    l.c.events++;
+    if (ev.flags & kEvIrq) {
+      l.c.softirq_cpu_ns += ev.cpu_ns;
+      stats_.softirq_conn_ns += ev.cpu_ns;
+    } else {
+      l.c.cpu_ns += ev.cpu_ns;
+      stats_.cpu_conn_ns += ev.cpu_ns;
+    }
+  }
+}
+
+void Extractor::Impl::MessageSockInfo(uint64_t sk, uint64_t ts) {
+  auto it = lives_.find(sk);
+  if (it != lives_.end() && (it->second.c.closed || it->second.has_syscall)) {
+    // The socket's memory serves a new connection: the old one is over,
+    // whether or not its close was seen.
+    if (!it->second.c.closed) {
+      tags_.clear();
+      msgs_.OnClose(sk, ts, &tags_);
+      DropHeld(tags_);
+      EndExchanges();
+    }
+    ReportConnection(sk);
+  }
+  // Packets that arrived before the accept: the handshake is the
+  // connection's; data waits for the read that returns it.
+  for (const Ev& ev : early_.TakeNamed(sk)) {
+    if (ev.payload && (ev.flags & kEvNetIn) && held_.size() < kMaxHeldPackets) {
+      msgs_.OnInboundPacket(sk, ev.ts, ev.payload, (ev.flags & kEvPush) != 0, ev.seq);
+      held_.emplace(ev.seq, HeldPacket{ev, sk});
+      Life(sk, ev.ts);
+      continue;
+    }
+    ConnLife& l = Life(sk, ev.ts);
+    l.c.start_ns = std::min(l.c.start_ns, ev.ts);
+    l.c.events++;
+    ((ev.flags & kEvNetOut) ? l.c.net_bytes_out : l.c.net_bytes_in) += ev.bytes;
+    l.c.softirq_cpu_ns += ev.cpu_ns;
+    stats_.softirq_conn_ns += ev.cpu_ns;
+  }
+}
+
+bool Extractor::Impl::MessageSysEnter(Ctx& c, const jdw_sys_enter& e) {
+  if (e.obj_kind != JDW_OBJ_SOCKET || !e.obj) return true;
+  const uint64_t sk = e.obj;
+  switch (cs_.SysConnOp(e.nr)) {
+    case CompiledSchema::kConnClose: {
+      ChargeConnection(c, sk);
+      // A close by a process that does not serve the connection (a parent
+      // that handed it to a child it forked, before or after the child's
+      // first read) closes that process' copy only: the connection goes on.
+      if (const ConnLife& l = Life(sk, c.ts); !l.data_tgid || l.data_tgid != c.tgid) return false;
+      tags_.clear();
+      msgs_.OnClose(sk, c.ts, &tags_);
+      DropHeld(tags_);
+      EndExchanges();
+      ConnLife& l = Life(sk, c.ts);
+      l.c.closed = true;
+      return false;
+    }
+    case CompiledSchema::kConnShutdown:
+      ChargeConnection(c, sk);
+      return false;
+    default:
+      break;
+  }
+  const uint8_t dir = cs_.SysDirection(e.nr);
+  if (!dir) return true;
+  // A data syscall on a socket whose last connection closed: a new one.
+  if (auto it = lives_.find(sk); it != lives_.end() && it->second.c.closed) ReportConnection(sk);
+  if (dir == CompiledSchema::kDirIn) return true;  // may wait: decided at its return
+  const MessageAssignment a = msgs_.Current(sk);
+  if (!a.key) {
+    ChargeConnection(c, sk);  // before any inbound message: a greeting
+    return false;
+  }
+  c.msg = a.key;
+  return true;
+}
+
+bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
+  const Thread* t = c.thread;
+  if (!t || t->sys_nr != static_cast<int32_t>(e.nr)) return true;  // unpaired: as the schema says
+  const uint8_t op = cs_.SysConnOp(e.nr);
+  if (op == CompiledSchema::kConnAccept) {
+    if (e.ret < 0 || !e.obj) return true;
+    if (auto it = lives_.find(e.obj); it != lives_.end() && it->second.c.closed) ReportConnection(e.obj);
+    msgs_.OnAccept(e.obj, c.ts);
+    ChargeConnection(c, e.obj);
+    ConnLife& l = Life(e.obj, c.ts);
+    l.c.start_ns = std::min(l.c.start_ns, c.ts);
+    return false;
+  }
+  if (t->sys_obj_kind != JDW_OBJ_SOCKET) return true;
+  const uint64_t sk = reader_.SockOf(c);
+  if (!sk) return true;
+  if (op == CompiledSchema::kConnClose || op == CompiledSchema::kConnShutdown) {
+    ChargeConnection(c, sk);
+    return false;
+  }
+  const uint8_t dir = cs_.SysDirection(e.nr);
+  if (dir) Life(sk, c.ts).data_tgid = c.tgid;
+  if (dir == CompiledSchema::kDirIn) {
+    tags_.clear();
+    const MessageAssignment a = msgs_.OnRead(sk, t->sys_ts, c.ts, e.ret, &tags_);
+    EndExchanges();
+    ConnLife& l = Life(sk, c.ts);
+    l.c.idle_ns += a.idle_ns;
+    if (!a.key) {
+      ++(e.ret == 0 ? l.c.eof_reads : l.c.empty_reads);
+      ChargeConnection(c, sk);
+      return false;
+    }
+    c.msg = a.key;
+    c.msg_start = a.starts_exchange;
+    return true;
+  }
+  if (dir == CompiledSchema::kDirOut) {
+    const MessageAssignment a = msgs_.OnWrite(sk, c.ts, e.ret);
+    if (!a.key) {
+      ChargeConnection(c, sk);
+      return false;
+    }
+    c.msg = a.key;
+  }
+  return true;
+}
+
+bool Extractor::Impl::MessagePacket(Ctx& c) {
+  const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
+  if (p->protocol != kIpProtoTcp) return true;
+  const uint64_t sk = reader_.SockOf(c);
+  if (!sk) return true;  // not a known connection yet: held as an early packet
+  auto it = lives_.find(sk);
+  const bool closed = it != lives_.end() && it->second.c.closed;
+  if (!closed && c.rec->type == JDW_EVENT_NET_RECV && p->payload_len > 0 &&
+      held_.size() < kMaxHeldPackets) {
+    Ev ev = EventOf(c);
+    msgs_.OnInboundPacket(sk, c.ts, p->payload_len, (p->tcp_flags & kTcpPsh) != 0, ev.seq);
+    held_.emplace(ev.seq, HeldPacket{ev, sk});
+    Life(sk, c.ts);
+    return false;
+  }
+  if (!closed) {
+    const MessageAssignment a = msgs_.Current(sk);
+    if (a.key) {
+      c.msg = a.key;
+      return true;
+    }
+  }
+  ChargeConnection(c, sk);
+  return false;
+}
+
+void Extractor::Impl::JoinReadPackets(const Ctx& c) {
+  if (tags_.empty()) return;
+  const uint32_t slot = c.msg ? join_.SetOf(IKey{c.msg, static_cast<uint32_t>(msg_attr_), 0}) : IntervalJoin::kNone;
+  if (slot == IntervalJoin::kNone) {
+    DropHeld(tags_);  // the schema did not join the read
+    tags_.clear();
+    return;
+  }
+  Set& s = join_.set(slot);
+  for (uint64_t tag : tags_) {
+    auto it = held_.find(tag);
+    if (it == held_.end()) continue;
+    const Ev& ev = it->second.ev;
+    s.events.push_back(ev);  // earlier seq: emission restores the order
+    s.first_ts = std::min(s.first_ts, ev.ts);
+    stats_.events_joined++;
+    stats_.msg_packets_held++;
+    held_.erase(it);
+  }
+  tags_.clear();
+}
+
+void Extractor::Impl::MessagesGc(uint64_t now) {
+  // Closed connections whose late packets (FIN, ACK) had their chance.
+  const uint64_t keep = kClosedSocketKeep * timeout_ns_;
+  if (now <= keep) return;
+  std::vector<uint64_t> done;
+  for (const auto& [sk, l] : lives_)
+    if (l.c.closed && l.c.end_ns < now - keep) done.push_back(sk);
+  for (uint64_t sk : done) ReportConnection(sk);
+}
+
+void Extractor::Impl::MessagesFinish() {
+  msgs_.Finish();
+  EndExchanges();
+  tags_.clear();
+  for (const auto& [tag, h] : held_) tags_.push_back(tag);
+  DropHeld(tags_);
+  tags_.clear();
+  std::vector<uint64_t> all;
+  for (const auto& [sk, l] : lives_) all.push_back(sk);
+  std::sort(all.begin(), all.end(), [&](uint64_t a, uint64_t b) { return lives_[a].c.id < lives_[b].c.id; });
+  for (uint64_t sk : all) ReportConnection(sk);
+  const MessageStats& ms = msgs_.stats();
+  stats_.msg_requests = ms.requests;
+  stats_.msg_one_way = ms.one_way;
+  stats_.msg_greetings = ms.server_first;
+  stats_.msg_pipelined = ms.pipelined;
+  stats_.msg_eof_reads = ms.eof_reads;
+  stats_.msg_empty_reads = ms.empty_reads;
+  stats_.msg_idle_ns = ms.idle_ns;
+}
+
+}  // namespace jackdaw::join

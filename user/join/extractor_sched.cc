@@ -1,0 +1,135 @@
+// Extractor::Impl: context switches and wakeups (the scheduling state
+// machine, see the class comment in extractor_impl.h).
+#include "join/extractor_impl.h"
+
+namespace jackdaw::join {
+
+void Extractor::Impl::LeaveFutexSleep(Thread* t) {
+  if (!t->sleep_futex) return;
+  futex_.Leave(t->sleep_futex);
+  t->sleep_futex = 0;
+}
+
+void Extractor::Impl::Wakeup(Ctx& c, Thread* wakee) {
+  const uint64_t before = seq_;
+  RunEvent(c, &cs_.ForType(c.rec->type));
+  const bool joined = seq_ != before;
+  Thread* waker = c.thread;
+  if (!wakee || wakee->on_cpu) return;
+  ThreadTracker::Woken(wakee, c.ts);
+  LeaveFutexSleep(wakee);
+  wakee->wake_edge = false;
+  if (!c.irq && waker) {
+    const uint64_t from = joined ? seq_ : waker->last_joined_seq;
+    if (from) {
+      wakee->wake_edge = true;
+      wakee->wake = EdgeCand{from, 0, c.ts, waker->tid, c.rec->cpu, 0};
+    }
+  }
+}
+
+void Extractor::Impl::FutexWoke(const Ctx& c, Thread* waker, uint64_t uaddr) {
+  const uint32_t sleeper = futex_.SoleSleeper(uaddr);
+  if (!sleeper || sleeper == waker->tid) return;  // several: the kernel's record says which
+  Thread* wakee = threads_.Find(sleeper);
+  if (!wakee) return;
+  if (wakee->on_cpu || wakee->off != Off::kBlocked) return;  // its record came already (a local wakeup)
+  struct {
+    jdw_record_header h;
+    jdw_sched_wakeup b;
+  } rec{};
+  rec.h = *c.rec;
+  rec.h.type = JDW_EVENT_SCHED_WAKEUP;
+  rec.h.size = sizeof(rec);
+  rec.b.wakee_tid = wakee->tid;
+  rec.b.wakee_tgid = wakee->tgid;
+  rec.b.target_cpu = c.rec->cpu;
+  Ctx w{.rec = &rec.h,
+        .payload = reinterpret_cast<const uint8_t*>(&rec.b),
+        .payload_len = sizeof(rec.b),
+        .ts = c.ts,
+        .kind = schema::EventKind::kRecord,
+        .thread = waker,
+        .tid = waker->tid,
+        .tgid = waker->tgid,
+        .irq = false,
+        .after_block = false,
+        .in_syscall = cs_.futex_nr()};  // still inside futex() as it asks
+  stats_.wakeups_attributed++;
+  Wakeup(w, wakee);
+  wakee->wake_synth = true;
+}
+
+void Extractor::Impl::AttributeRemoteWakeup(Ctx& c, Thread* wakee) {
+  // A wakeup of a thread whose CPU is idle is queued to that CPU and runs
+  // there in the IPI handler (ttwu_queue): the record names the idle task,
+  // not the waker. For a futex sleeper the futex address names it: the last
+  // thread that woke that address, after the wakee went to sleep on it and
+  // shortly before (the IPI is quick; a vCPU can take milliseconds to wake).
+  static constexpr uint64_t kWindowNs = 10'000'000;
+  if (cs_.futex_nr() < 0 || wakee->on_cpu || wakee->off != Off::kBlocked || wakee->sys_nr != cs_.futex_nr() ||
+      !wakee->sys_obj)
+    return;
+  const FutexTracker::Wake* fw = futex_.LastWake(wakee->sys_obj);
+  if (!fw || fw->ts < wakee->off_since || fw->ts > c.ts || c.ts - fw->ts > kWindowNs || fw->tid == wakee->tid)
+    return;
+  Thread* waker = threads_.Get(fw->tid, fw->tgid, c.ts, true);
+  if (!waker) return;
+  stats_.wakeups_attributed++;
+  c.irq = false;
+  c.ctx = JDW_CTX_TASK;
+  c.thread = waker;
+  c.tid = waker->tid;
+  c.tgid = waker->tgid;
+  c.in_syscall = cs_.futex_nr();  // it was inside futex() when it asked
+}
+
+void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts) {
+  const jdw_record_header* rec = sr.rec;
+  const auto* sw = reinterpret_cast<const jdw_sched_switch*>(rec + 1);
+  const bool blocked = sw->prev_state != 0;
+
+  // prev: charge its run time, then the switch_out event takes it if joined.
+  Thread* prev = threads_.Get(sw->prev_tid, sw->prev_tgid, ts, true);
+  if (prev) {
+    // Switched out while we had it off CPU, with no record of it running
+    // since: its switch-in is missing from the trace.
+    const bool chain_break = !prev->on_cpu;
+    const bool seen_leaving = prev->off != Off::kNone;
+    if (chain_break && seen_leaving) RunningWithoutSwitchIn(prev, rec->cpu, ts);
+    ProcessAccount& acct = threads_.Account(prev);
+    acct.switches++;
+    if (chain_break) {
+      acct.chain_breaks++;
+      if (seen_leaving) acct.running_inferred--;  // counted as a chain break instead
+    }
+    threads_.ChargeRun(prev, ts);
+    Ctx c = SwitchCtx(rec, ts, schema::EventKind::kSwitchOut, prev, blocked);
+    RunEvent(c, &cs_.ForSwitchOut());
+    if (blocked && prev->cpu_pending) {
+      stats_.cpu_dropped_ns += prev->cpu_pending;
+      prev->cpu_pending = 0;
+    }
+    ThreadTracker::SwitchedOut(prev, ts, blocked, blocked ? reader_.BlockReasonOf(prev) : 0);
+    LeaveFutexSleep(prev);
+    if (blocked && prev->sys_nr == cs_.futex_nr() && prev->sys_obj && cs_.futex_nr() >= 0) {
+      futex_.Sleep(prev->sys_obj, prev->tid);
+      prev->sleep_futex = prev->sys_obj;
+    }
+  }
+
+  if (CpuState* cpu = threads_.FindCpu(rec->cpu)) {
+    cpu->cur_tid = sw->next_tid;
+    cpu->last_task_ts = ts;
+  }
+  Thread* next = threads_.Get(sw->next_tid, sw->next_tgid, ts, false);
+  if (next) {
+    const bool after_block = next->last_out_blocked;
+    StartRunning(next, ts);
+    if (after_block) next->sock_used = false;
+    Ctx c = SwitchCtx(rec, ts, schema::EventKind::kSwitchIn, next, after_block);
+    RunEvent(c, &cs_.ForSwitchIn());
+  }
+}
+
+}  // namespace jackdaw::join
