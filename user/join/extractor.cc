@@ -119,6 +119,15 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     bs[n] = IntervalJoin::Bound{keys[n], b.type};
     n++;
   }
+  if (c.conn_owned) {
+    // The connection's event: its intervals change as the schema says (a
+    // thread re-tasked by an accept, done at a close), but it is in no set.
+    if (n == 0) return;
+    IntervalJoin::Closed closed;
+    const uint32_t target = join_.Bind(bs, n, c.ts, &closed);
+    join_.FinishClosed(closed, target, opts_.max_set_events);
+    return;
+  }
   if (n == 0) {
     stats_.events_unbound++;
     if (c.irq && c.kind == schema::EventKind::kRecord &&
@@ -251,7 +260,8 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
   switch (rec->type) {
     case JDW_EVENT_SYS_ENTER: {
       const auto* e = reinterpret_cast<const jdw_sys_enter*>(c.payload);
-      if (!messages_on() || MessageSysEnter(c, *e)) RunEvent(c, cs_.ForSysEnter(e->nr));
+      if (messages_on() && !MessageSysEnter(c, *e)) c.conn_owned = true;
+      RunEvent(c, cs_.ForSysEnter(e->nr));
       if (t && e->nr == cs_.futex_nr() && e->obj && FutexTracker::IsWake(e->arg))
         futex_.NoteWake(e->obj, FutexTracker::Wake{ts, t->tid, t->tgid});
       if (t) {
@@ -271,12 +281,9 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
     }
     case JDW_EVENT_SYS_EXIT: {
       const auto* e = reinterpret_cast<const jdw_sys_exit*>(c.payload);
-      if (!messages_on()) {
-        RunEvent(c, cs_.ForSysExit(e->nr));
-      } else if (MessageSysExit(c, *e)) {
-        RunEvent(c, cs_.ForSysExit(e->nr));
-        JoinReadPackets(c);
-      }
+      if (messages_on() && !MessageSysExit(c, *e)) c.conn_owned = true;
+      RunEvent(c, cs_.ForSysExit(e->nr));
+      if (messages_on()) JoinReadPackets(c);
       if (t && e->nr == cs_.futex_nr() && t->sys_nr == cs_.futex_nr() && e->ret > 0 && FutexTracker::IsWake(t->sys_arg))
         FutexWoke(c, t, t->sys_obj);
       if (t) ThreadTracker::ExitSyscall(t, *e, ts);

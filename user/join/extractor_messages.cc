@@ -28,6 +28,11 @@ namespace {
 
 constexpr uint8_t kTcpPsh = 0x08;
 
+bool IsPacket(const RecordContext& c) {
+  return c.kind == schema::EventKind::kRecord &&
+         (c.rec->type == JDW_EVENT_NET_RECV || c.rec->type == JDW_EVENT_NET_XMIT);
+}
+
 }  // namespace
 
 Extractor::Impl::ConnLife& Extractor::Impl::Life(uint64_t sk, uint64_t ts) {
@@ -62,7 +67,9 @@ void Extractor::Impl::ChargeConnection(const Ctx& c, uint64_t sk) {
     const uint64_t ns = threads_.TakeIrqCpu(c.rec->cpu, c.rec->tid, c.rec->tgid, c.ts, opts_.irq_burst_gap_ns);
     l.c.softirq_cpu_ns += ns;
     stats_.softirq_conn_ns += ns;
-  } else if (Thread* t = c.thread) {
+  } else if (Thread* t = c.thread; t && !IsPacket(c)) {
+    // (A packet sent in task context leaves the thread's run time to the
+    // syscall it is sent in.)
     threads_.ChargeRun(t, c.ts);
     l.c.cpu_ns += t->cpu_pending;
     stats_.cpu_conn_ns += t->cpu_pending;
@@ -70,8 +77,7 @@ void Extractor::Impl::ChargeConnection(const Ctx& c, uint64_t sk) {
     if (!l.c.tgid) l.c.tgid = c.tgid;
     l.has_syscall = true;
   }
-  if (c.kind == schema::EventKind::kRecord &&
-      (c.rec->type == JDW_EVENT_NET_RECV || c.rec->type == JDW_EVENT_NET_XMIT)) {
+  if (IsPacket(c)) {
     const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
     (c.rec->type == JDW_EVENT_NET_RECV ? l.c.net_bytes_in : l.c.net_bytes_out) += p->len;
   }
@@ -265,6 +271,10 @@ bool Extractor::Impl::MessagePacket(Ctx& c) {
   const uint64_t sk = reader_.SockOf(c);
   if (!sk) return true;  // not a known connection yet: held as an early packet
   auto it = lives_.find(sk);
+  // A socket no traced process set up or used (the peer's end of a
+  // loopback connection, whose sent packets name its own socket): not a
+  // connection of the server's.
+  if (it == lives_.end() && !msgs_.Knows(sk) && !socks_.Current(sk)) return true;
   const bool closed = it != lives_.end() && it->second.c.closed;
   if (!closed && c.rec->type == JDW_EVENT_NET_RECV && p->payload_len > 0 &&
       held_.size() < kMaxHeldPackets) {
@@ -275,7 +285,7 @@ bool Extractor::Impl::MessagePacket(Ctx& c) {
     return false;
   }
   if (!closed) {
-    const MessageAssignment a = msgs_.Current(sk);
+    const MessageAssignment a = p->payload_len ? msgs_.Current(sk) : msgs_.ForAck(sk);
     if (a.key) {
       c.msg = a.key;
       return true;

@@ -25,6 +25,17 @@ void MessageTracker::OnOutboundPacket(uint64_t, uint64_t, uint32_t) {
   // decides the message boundary, its packets only follow it.
 }
 
+MessageAssignment MessageTracker::ForAck(uint64_t conn) const {
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return MessageAssignment{};
+  const Conn& c = it->second;
+  if (!(c.has_exchange || c.greeting) || !c.last_out || c.received <= c.consumed) return Current(conn);
+  MessageAssignment a;
+  a.exchange = c.next_index;
+  a.key = ExchangeKey(c.serial, a.exchange);
+  return a;
+}
+
 MessageAssignment MessageTracker::OnAccept(uint64_t conn, uint64_t) {
   Get(conn);
   return MessageAssignment{};

@@ -112,6 +112,11 @@ class MessageTracker {
   // about to happen, a packet either way): the open one, or the connection
   // when none is open (before the first inbound message, after the close).
   MessageAssignment Current(uint64_t conn) const;
+  // The exchange a packet without payload (an acknowledgement) belongs to:
+  // once the first bytes of the next inbound message have arrived after
+  // the response, the next exchange (which the read returning them will
+  // begin), else Current(). An ACK of request N+1's bytes is not request N's.
+  MessageAssignment ForAck(uint64_t conn) const;
   bool Knows(uint64_t conn) const { return conns_.count(conn) != 0; }
 
   // Ends every open exchange (end of the trace).

@@ -261,5 +261,35 @@ TEST(MessageTracker, APacketAfterTheReadIsNotItsArrival) {
   EXPECT_EQ(done[0].start_ns, 200u);
 }
 
+// Exchange keys: the key a write, an ACK and the read agree on. An ACK of
+// the next request's first bytes, sent before the server reads them, is
+// the next request's; one of the response is the current one's.
+TEST(MessageTracker, AcksOfTheNextMessageBelongToIt) {
+  MessageTracker t;
+  t.OnAccept(9, 0);
+  t.OnInboundPacket(9, 10, 100, true, 1);
+  std::vector<uint64_t> consumed;
+  auto r0 = t.OnRead(9, 5, 20, 100, &consumed);
+  EXPECT_EQ(consumed, (std::vector<uint64_t>{1}));
+  EXPECT_NE(r0.key, 0u);
+  EXPECT_EQ(t.Current(9).key, r0.key);
+  EXPECT_EQ(t.OnWrite(9, 30, 500).key, r0.key);
+  EXPECT_EQ(t.ForAck(9).key, r0.key) << "an ACK of the response";
+  t.OnInboundPacket(9, 40, 50000, false, 2);  // the next upload begins
+  const MessageAssignment ack = t.ForAck(9);
+  EXPECT_NE(ack.key, r0.key);
+  EXPECT_EQ(t.Current(9).key, r0.key) << "a write still answers request 0";
+  consumed.clear();
+  auto r1 = t.OnRead(9, 45, 50, 50000, &consumed);
+  EXPECT_TRUE(r1.starts_exchange);
+  EXPECT_EQ(r1.key, ack.key);
+  EXPECT_EQ(consumed, (std::vector<uint64_t>{2}));
+  std::vector<uint64_t> unread;
+  t.OnInboundPacket(9, 60, 10, true, 3);
+  t.OnClose(9, 70, &unread);
+  EXPECT_EQ(unread, (std::vector<uint64_t>{3}));
+  EXPECT_EQ(t.Current(9).key, 0u) << "closed: the connection's";
+}
+
 }  // namespace
 }  // namespace jackdaw::join

@@ -36,6 +36,9 @@ struct RecordContext {
   // 0 for the connection's events; whether this event begins the exchange.
   uint64_t msg = 0;
   bool msg_start = false;
+  // The connection's event (its resources went to the connection): its
+  // bindings still start and stop intervals, but it joins no set.
+  bool conn_owned = false;
 };
 
 }  // namespace jackdaw::join
