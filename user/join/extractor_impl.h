@@ -252,6 +252,7 @@ class Extractor::Impl {
   // their message intervals close.
   void EndExchanges();
   void ChargeConnection(const Ctx& c, uint64_t sk);
+  void CloseConnection(const Ctx& c, uint64_t sk);
   void DropHeld(const std::vector<uint64_t>& tags);
   void OnDiscard(Set& s);
   void MessagesGc(uint64_t now);

@@ -26,7 +26,7 @@
 namespace jackdaw::join {
 namespace {
 
-constexpr uint8_t kTcpPsh = 0x08;
+constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08;
 
 bool IsPacket(const RecordContext& c) {
   return c.kind == schema::EventKind::kRecord &&
@@ -148,6 +148,21 @@ void Extractor::Impl::OnDiscard(Set& s) {
   }
 }
 
+// The connection ends when close() returns, not when it is called: data the
+// response left in the socket (a corked sendfile, TCP_NOPUSH) is sent
+// inside close(), and those packets are the response's bytes.
+void Extractor::Impl::CloseConnection(const Ctx& c, uint64_t sk) {
+  // A close by a process that does not serve the connection (a parent that
+  // handed it to a child it forked, before or after the child's first
+  // read) closes that process' copy only: the connection goes on.
+  if (const ConnLife& l = Life(sk, c.ts); !l.data_tgid || l.data_tgid != c.tgid) return;
+  tags_.clear();
+  msgs_.OnClose(sk, c.ts, &tags_);
+  DropHeld(tags_);
+  EndExchanges();
+  Life(sk, c.ts).c.closed = true;
+}
+
 void Extractor::Impl::MessageSockInfo(uint64_t sk, uint64_t ts) {
   auto it = lives_.find(sk);
   if (it != lives_.end() && (it->second.c.closed || it->second.has_syscall)) {
@@ -183,20 +198,7 @@ bool Extractor::Impl::MessageSysEnter(Ctx& c, const jdw_sys_enter& e) {
   if (e.obj_kind != JDW_OBJ_SOCKET || !e.obj) return true;
   const uint64_t sk = e.obj;
   switch (cs_.SysConnOp(e.nr)) {
-    case CompiledSchema::kConnClose: {
-      ChargeConnection(c, sk);
-      // A close by a process that does not serve the connection (a parent
-      // that handed it to a child it forked, before or after the child's
-      // first read) closes that process' copy only: the connection goes on.
-      if (const ConnLife& l = Life(sk, c.ts); !l.data_tgid || l.data_tgid != c.tgid) return false;
-      tags_.clear();
-      msgs_.OnClose(sk, c.ts, &tags_);
-      DropHeld(tags_);
-      EndExchanges();
-      ConnLife& l = Life(sk, c.ts);
-      l.c.closed = true;
-      return false;
-    }
+    case CompiledSchema::kConnClose:  // the connection ends at its return: CloseConnection()
     case CompiledSchema::kConnShutdown:
       ChargeConnection(c, sk);
       return false;
@@ -235,6 +237,7 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
   if (!sk) return true;
   if (op == CompiledSchema::kConnClose || op == CompiledSchema::kConnShutdown) {
     ChargeConnection(c, sk);
+    if (op == CompiledSchema::kConnClose) CloseConnection(c, sk);
     return false;
   }
   const uint8_t dir = cs_.SysDirection(e.nr);
@@ -284,7 +287,9 @@ bool Extractor::Impl::MessagePacket(Ctx& c) {
     Life(sk, c.ts);
     return false;
   }
-  if (!closed) {
+  // SYN, FIN and RST without data set the connection up or tear it down.
+  const bool control = !p->payload_len && (p->tcp_flags & (kTcpFin | kTcpSyn | kTcpRst));
+  if (!closed && !control) {
     const MessageAssignment a = p->payload_len ? msgs_.Current(sk) : msgs_.ForAck(sk);
     if (a.key) {
       c.msg = a.key;

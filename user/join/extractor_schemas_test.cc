@@ -207,6 +207,38 @@ TEST(ShippedSchemas, ProcessPerConnectionParentIsTheConnections) {
   EXPECT_GT(r.conns[0].cpu_ns, 0u);
 }
 
+// A corked response (sendfile with TCP_NOPUSH, as nginx sends files): the
+// data leaves inside close(). Those packets are the response's bytes, so
+// every request of the kind carries the same net demand; the close itself
+// is the connection's.
+TEST(ShippedSchemas, ResponseFlushedByTheCloseIsTheRequests) {
+  constexpr uint32_t kWrk = 801;
+  constexpr uint64_t kSk = 0xffff888000f20000;
+  Stream s;
+  uint64_t t = 1000;
+  s.SockInfo(t, 0, kWrk, kSk, 80, 7005);
+  s.Switch(t, 0, 0, kWrk, 0);
+  s.SysExit(t += 10, 0, kWrk, "accept4", 7, JDW_OBJ_SOCKET, kSk);
+  s.Packet(JDW_EVENT_NET_RECV, t += 10, 1, JDW_CTX_SOFTIRQ, 0, kSk, 7005, 80, 152);
+  s.SysEnter(t += 10, 0, kWrk, "recvfrom", 7, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysExit(t += 10, 0, kWrk, "recvfrom", 100);
+  s.SysEnter(t += 10, 0, kWrk, "sendfile", 7, JDW_OBJ_SOCKET, kSk, 12288);
+  s.SysExit(t += 10, 0, kWrk, "sendfile", 12288);  // queued, corked: nothing sent yet
+  s.SysEnter(t += 10, 0, kWrk, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.Packet(JDW_EVENT_NET_XMIT, t += 5, 0, JDW_CTX_TASK, kWrk, kSk, 80, 7005, 12288 + 52);
+  s.Packet(JDW_EVENT_NET_XMIT, t += 5, 0, JDW_CTX_TASK, kWrk, kSk, 80, 7005, 52);
+  s.PacketFlags(0x11);  // FIN
+  s.SysExit(t += 10, 0, kWrk, "close", 0);
+  s.Switch(t += 10, 0, kWrk, 0, 1);
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].totals.net_bytes_out, 12288u + 52u);  // the data segment
+  EXPECT_EQ(r.reqs[0].msg_out_bytes, 12288u);
+  for (const auto& e : r.reqs[0].events) EXPECT_EQ(std::string(e.symbol).find("close"), std::string::npos);
+  ASSERT_EQ(r.conns.size(), 1u);
+  EXPECT_EQ(r.conns[0].net_bytes_out, 52u);  // the FIN
+}
+
 // Two requests a client pushed back to back and the server read in one
 // call: one extracted request, flagged.
 TEST(ShippedSchemas, PipelinedRequestsInOneReadAreFlagged) {
