@@ -325,6 +325,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
     case JDW_EVENT_NET_XMIT:
     case JDW_EVENT_NET_RECV:
       if (!messages_on() || MessagePacket(c)) RunEvent(c, &cs_.ForType(rec->type));
+      if (messages_on()) MessagePacketDone(c);
       break;
     case JDW_EVENT_USDT: {
       const auto* u = reinterpret_cast<const jdw_usdt*>(c.payload);

@@ -245,6 +245,8 @@ class Extractor::Impl {
   bool MessageSysEnter(Ctx& c, const jdw_sys_enter& e);
   bool MessageSysExit(Ctx& c, const jdw_sys_exit& e);
   bool MessagePacket(Ctx& c);
+  void MessagePacketDone(const Ctx& c);
+  uint64_t pending_end_ = 0;  // a connection to end once its last packet joined
   void MessageSockInfo(uint64_t sk, uint64_t ts);
   // After a read joined: its packets into its exchange's set.
   void JoinReadPackets(const Ctx& c);
@@ -253,6 +255,7 @@ class Extractor::Impl {
   void EndExchanges();
   void ChargeConnection(const Ctx& c, uint64_t sk);
   void CloseConnection(const Ctx& c, uint64_t sk);
+  void EndConnection(uint64_t sk, uint64_t ts);
   void DropHeld(const std::vector<uint64_t>& tags);
   void OnDiscard(Set& s);
   void MessagesGc(uint64_t now);
@@ -261,6 +264,11 @@ class Extractor::Impl {
     model::Connection c;
     bool has_syscall = false;  // a syscall of the serving process used it
     uint32_t data_tgid = 0;    // the process that last read or wrote it
+    // Bytes the server wrote, and payload bytes its packets carried out:
+    // a close that returns before the kernel sent everything the
+    // application wrote ends the connection at its FIN (closing below).
+    uint64_t written = 0, sent = 0;
+    bool closing = false;
   };
   ConnLife& Life(uint64_t sk, uint64_t ts);
   void ReportConnection(uint64_t sk);

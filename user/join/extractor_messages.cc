@@ -155,12 +155,27 @@ void Extractor::Impl::CloseConnection(const Ctx& c, uint64_t sk) {
   // A close by a process that does not serve the connection (a parent that
   // handed it to a child it forked, before or after the child's first
   // read) closes that process' copy only: the connection goes on.
-  if (const ConnLife& l = Life(sk, c.ts); !l.data_tgid || l.data_tgid != c.tgid) return;
+  ConnLife& l = Life(sk, c.ts);
+  if (!l.data_tgid || l.data_tgid != c.tgid) return;
+  // What the application wrote and the kernel has not sent yet (its
+  // packets are seen: l.sent) leaves after close() returned, as the peer
+  // acknowledges: still the response's bytes. The connection ends with its
+  // FIN, or once everything written is out.
+  if (l.sent && l.sent < l.written) {
+    l.closing = true;
+    return;
+  }
+  EndConnection(sk, c.ts);
+}
+
+void Extractor::Impl::EndConnection(uint64_t sk, uint64_t ts) {
   tags_.clear();
-  msgs_.OnClose(sk, c.ts, &tags_);
+  msgs_.OnClose(sk, ts, &tags_);
   DropHeld(tags_);
   EndExchanges();
-  Life(sk, c.ts).c.closed = true;
+  ConnLife& l = Life(sk, ts);
+  l.c.closed = true;
+  l.closing = false;
 }
 
 void Extractor::Impl::MessageSockInfo(uint64_t sk, uint64_t ts) {
@@ -258,6 +273,7 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
     return true;
   }
   if (dir == CompiledSchema::kDirOut) {
+    if (e.ret > 0) Life(sk, c.ts).written += uint64_t(e.ret);
     const MessageAssignment a = msgs_.OnWrite(sk, c.ts, e.ret);
     if (!a.key) {
       ChargeConnection(c, sk);
@@ -289,15 +305,34 @@ bool Extractor::Impl::MessagePacket(Ctx& c) {
   }
   // SYN, FIN and RST without data set the connection up or tear it down.
   const bool control = !p->payload_len && (p->tcp_flags & (kTcpFin | kTcpSyn | kTcpRst));
+  const bool out = c.rec->type == JDW_EVENT_NET_XMIT;
   if (!closed && !control) {
     const MessageAssignment a = p->payload_len ? msgs_.Current(sk) : msgs_.ForAck(sk);
     if (a.key) {
       c.msg = a.key;
+      if (out && p->payload_len) {
+        ConnLife& l = Life(sk, c.ts);
+        l.sent += p->payload_len;
+        // The last of a response sent after close() returned: the join
+        // runs this packet first, then ends the connection (Process()
+        // calls MessagePacketDone()).
+        if (l.closing && l.sent >= l.written) pending_end_ = sk;
+      }
       return true;
     }
   }
   ChargeConnection(c, sk);
+  if (out && (p->tcp_flags & kTcpFin)) {
+    if (auto l = lives_.find(sk); l != lives_.end() && l->second.closing) EndConnection(sk, c.ts);
+  }
   return false;
+}
+
+void Extractor::Impl::MessagePacketDone(const Ctx& c) {
+  if (!pending_end_) return;
+  const uint64_t sk = pending_end_;
+  pending_end_ = 0;
+  EndConnection(sk, c.ts);
 }
 
 void Extractor::Impl::JoinReadPackets(const Ctx& c) {
@@ -328,8 +363,11 @@ void Extractor::Impl::MessagesGc(uint64_t now) {
   if (now <= keep) return;
   std::vector<uint64_t> done;
   for (const auto& [sk, l] : lives_)
-    if (l.c.closed && l.c.end_ns < now - keep) done.push_back(sk);
-  for (uint64_t sk : done) ReportConnection(sk);
+    if ((l.c.closed || l.closing) && l.c.end_ns < now - keep) done.push_back(sk);
+  for (uint64_t sk : done) {
+    if (lives_[sk].closing) EndConnection(sk, now);  // its FIN was never seen
+    ReportConnection(sk);
+  }
 }
 
 void Extractor::Impl::MessagesFinish() {

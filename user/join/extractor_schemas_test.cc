@@ -239,6 +239,44 @@ TEST(ShippedSchemas, ResponseFlushedByTheCloseIsTheRequests) {
   EXPECT_EQ(r.conns[0].net_bytes_out, 52u);  // the FIN
 }
 
+// The same, when close() returns before the kernel sent the response: the
+// rest leaves as the peer acknowledges (softirq), and the request holds it
+// all, up to the FIN.
+TEST(ShippedSchemas, ResponseSentAfterCloseReturnedIsTheRequests) {
+  constexpr uint32_t kWrk = 802;
+  constexpr uint64_t kSk = 0xffff888000f30000;
+  Stream s;
+  uint64_t t = 1000;
+  s.SockInfo(t, 0, kWrk, kSk, 80, 7006);
+  s.Switch(t, 0, 0, kWrk, 0);
+  s.SysExit(t += 10, 0, kWrk, "accept4", 7, JDW_OBJ_SOCKET, kSk);
+  s.Packet(JDW_EVENT_NET_RECV, t += 10, 1, JDW_CTX_SOFTIRQ, 0, kSk, 7006, 80, 152);
+  s.SysEnter(t += 10, 0, kWrk, "recvfrom", 7, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysExit(t += 10, 0, kWrk, "recvfrom", 100);
+  s.SysEnter(t += 10, 0, kWrk, "sendfile", 7, JDW_OBJ_SOCKET, kSk, 200000);
+  s.Packet(JDW_EVENT_NET_XMIT, t += 5, 0, JDW_CTX_TASK, kWrk, kSk, 80, 7006, 65536 + 52);
+  s.SysExit(t += 10, 0, kWrk, "sendfile", 200000);
+  s.SysEnter(t += 10, 0, kWrk, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(t += 10, 0, kWrk, "close", 0);
+  s.Switch(t += 10, 0, kWrk, 0, 1);
+  for (uint32_t left = 200000 - 65536; left;) {
+    const uint32_t n = std::min<uint32_t>(left, 65536);
+    s.Packet(JDW_EVENT_NET_RECV, t += 100, 1, JDW_CTX_SOFTIRQ, 0, kSk, 7006, 80, 52);  // the peer's ACK
+    s.Packet(JDW_EVENT_NET_XMIT, t += 5, 1, JDW_CTX_SOFTIRQ, 0, kSk, 80, 7006, n + 52);
+    left -= n;
+  }
+  s.Packet(JDW_EVENT_NET_XMIT, t += 5, 1, JDW_CTX_SOFTIRQ, 0, kSk, 80, 7006, 52);
+  s.PacketFlags(0x11);  // FIN
+  const uint64_t fin = t;
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].msg_out_bytes, 200000u);
+  EXPECT_EQ(r.reqs[0].totals.net_bytes_out, 200000u + 4 * 52u);
+  EXPECT_LT(r.reqs[0].end_ns, fin);
+  ASSERT_EQ(r.conns.size(), 1u);
+  EXPECT_TRUE(r.conns[0].closed);
+}
+
 // Two requests a client pushed back to back and the server read in one
 // call: one extracted request, flagged.
 TEST(ShippedSchemas, PipelinedRequestsInOneReadAreFlagged) {
