@@ -59,6 +59,6 @@ for round in $(seq 1 "$rounds"); do
 		wait "$load" "$live" "$server" 2>/dev/null || true
 		awk -v b="$bin" -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" -v s="$secs" -v t="$tick" 'BEGIN {
 			cpu = (c1 - c0) / t; rps = (r1 - r0) / s; core = 100 * cpu / s;
-			printf "%-40s %8.1f %10.2f %8.2f %14.2f\n", b, rps, cpu, core, rps > 0 ? core * 1000 / rps : 0 }'
+			printf "%-40s %8.1f %10.2f %8.2f %14.2f\n", b, rps, cpu, core, (rps > 0 ? core * 1000 / rps : 0) }'
 	done
 done
