@@ -25,6 +25,9 @@ packages=(
 	# on loopback with generated configs; their packaged services are left
 	# stopped (see below)
 	nginx memcached apache2
+	# jackdaw live --metrics test: a private Prometheus on loopback (own
+	# config and data dir) scrapes a live session; its service stays stopped
+	prometheus
 	# kernel-module backend (make kmod) and its VM test (make vm-test): the
 	# metapackages keep Debian's kernel image and its headers at one version
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio

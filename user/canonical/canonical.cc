@@ -39,18 +39,44 @@ bool IsSchedulingArtefact(const model::RequestEvent& e, const CanonicalOptions& 
 // A wake-up edge into the first event its target thread has in the request:
 // the thread entered the request there (a pool thread handed work). The
 // join observes such a hand-off only when the thread was asleep.
+// tid -> an event index, for the handful of threads of one request: a flat
+// vector searched linearly from the last hit (consecutive events are mostly
+// on one thread). Canonicalize runs once per request in `jackdaw live`; a
+// hash map here cost an allocation per thread per request.
+class TidIndex {
+ public:
+  void KeepFirst(uint32_t tid, uint32_t i) {
+    if (!Find(tid)) v_.emplace_back(tid, i);
+  }
+  void Set(uint32_t tid, uint32_t i) {
+    if (uint32_t* p = Find(tid)) *p = i;
+    else v_.emplace_back(tid, i);
+  }
+  const uint32_t* Get(uint32_t tid) const {
+    if (hint_ < v_.size() && v_[hint_].first == tid) return &v_[hint_].second;
+    for (size_t k = 0; k < v_.size(); ++k)
+      if (v_[k].first == tid) return hint_ = k, &v_[k].second;
+    return nullptr;
+  }
+
+ private:
+  uint32_t* Find(uint32_t tid) { return const_cast<uint32_t*>(Get(tid)); }
+  std::vector<std::pair<uint32_t, uint32_t>> v_;
+  mutable size_t hint_ = 0;
+};
+
 bool IsWakeupFork(const model::CausalEdge& e, const std::vector<model::RequestEvent>& events,
-                  const std::unordered_map<uint32_t, uint32_t>& first_of_thread) {
+                  const TidIndex& first_of_thread) {
   if (e.kind != model::EdgeKind::kWakeup || e.from >= e.to || e.to >= events.size()) return false;
   const uint32_t to_tid = events[e.to].tid;
   if (to_tid == kInterruptTid || events[e.from].tid == to_tid) return false;
-  auto it = first_of_thread.find(to_tid);
-  return it != first_of_thread.end() && it->second == e.to;
+  const uint32_t* first = first_of_thread.Get(to_tid);
+  return first && *first == e.to;
 }
 
-std::unordered_map<uint32_t, uint32_t> FirstOfThread(const std::vector<model::RequestEvent>& events) {
-  std::unordered_map<uint32_t, uint32_t> first;
-  for (uint32_t i = 0; i < events.size(); ++i) first.emplace(events[i].tid, i);
+TidIndex FirstOfThread(const std::vector<model::RequestEvent>& events) {
+  TidIndex first;
+  for (uint32_t i = 0; i < events.size(); ++i) first.KeepFirst(events[i].tid, i);
   return first;
 }
 
@@ -141,8 +167,8 @@ bool InferUnobservedJoins(const model::Request& request, const CanonicalOptions&
   for (const model::CausalEdge& e : request.edges) any_wakeup |= e.kind == model::EdgeKind::kWakeup;
   if (!any_wakeup) return false;
   const auto first = FirstOfThread(events);
-  std::unordered_map<uint32_t, uint32_t> last;
-  for (uint32_t i = 0; i < n; ++i) last[events[i].tid] = i;
+  TidIndex last;
+  for (uint32_t i = 0; i < n; ++i) last.Set(events[i].tid, i);
   std::vector<char> fork_endpoint(n, 0);
   for (const model::CausalEdge& e : request.edges)
     if (IsWakeupFork(e, events, first)) fork_endpoint[e.from] = fork_endpoint[e.to] = 1;
@@ -162,7 +188,7 @@ bool InferUnobservedJoins(const model::Request& request, const CanonicalOptions&
     for (const model::CausalEdge& b : request.edges)
       answered |= b.from < n && b.to < n && events[b.from].tid == t && events[b.to].tid == p;
     if (answered) continue;
-    const uint32_t t_last = last[t];
+    const uint32_t t_last = *last.Get(t);  // t is a tid of the request's events
     for (uint32_t j = t_last + 1; j < n; ++j) {
       const model::RequestEvent& ev = events[j];
       if (ev.tid != p || fork_endpoint[j] || IsSchedulingArtefact(ev, options)) continue;
@@ -231,8 +257,13 @@ struct Node {
   TreeRole role = TreeRole::kRoot;
   int32_t continuation = -1;    // child on the same thread
   std::vector<uint32_t> forks;  // children via causal edges
-  // Ordering key of the subtree rooted here.
-  std::vector<const std::string*> prefix;
+  // Ordering key of the subtree rooted here (inline: no allocation per node).
+  struct Prefix {
+    std::array<const std::string*, kOrderPrefix> s{};
+    uint32_t n = 0;
+    size_t size() const { return n; }
+    const std::string* operator[](size_t i) const { return s[i]; }
+  } prefix;
   uint32_t size = 1;
   Demand subtree_demand;
   uint64_t hash = 0;
@@ -521,16 +552,15 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     std::sort(node.forks.begin(), node.forks.end(),
               [&](uint32_t a, uint32_t b) { return SubtreeLess(nodes, a, b); });
     const std::string& sym = node.interrupt ? kInterruptSymbolStr : events[node.source].symbol;
-    node.prefix.assign(1, &sym);
+    node.prefix.s[0] = &sym;
+    node.prefix.n = 1;
     node.subtree_demand = node.demand;
     node.size = 1;
     uint64_t h = Fnv1a(sym);
     auto absorb = [&](uint32_t c, uint64_t role_tag) {
       const Node& child = nodes[c];
-      for (const std::string* s : child.prefix) {
-        if (node.prefix.size() >= kOrderPrefix) break;
-        node.prefix.push_back(s);
-      }
+      for (uint32_t i = 0; i < child.prefix.n && node.prefix.n < kOrderPrefix; ++i)
+        node.prefix.s[node.prefix.n++] = child.prefix.s[i];
       node.size += child.size;
       node.subtree_demand += child.subtree_demand;
       h = Mix(Mix(h, role_tag), child.hash);

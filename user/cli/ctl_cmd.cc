@@ -14,6 +14,7 @@ struct CtlArgs {
   std::string run_dir = control::kDefaultRunDir;
   std::vector<std::string> request;
   bool raw = false;
+  double window = 0;
 };
 
 void PrintStatus(const nlohmann::json& j) {
@@ -30,13 +31,26 @@ void PrintStatus(const nlohmann::json& j) {
   if (j.contains("memory"))
     printf("memory: rss %.1f MB (peak %.1f MB)\n", j["memory"].value("rss_bytes", 0.0) / 1e6,
            j["memory"].value("peak_rss_bytes", 0.0) / 1e6);
+  if (j.contains("interact")) {
+    const auto& ia = j["interact"];
+    printf("interact: granularity %s, class window %.1f s, %s connections followed\n",
+           ia.value("granularity", "?").c_str(), ia.value("window_s", 0.0), ia["connections"].dump().c_str());
+    if (ia.contains("last_window") && ia["last_window"].contains("classes"))
+      printf("last class window: %.1f s, %s classes, %s interactions\n", ia["last_window"].value("window_s", 0.0),
+             ia["last_window"]["classes"].dump().c_str(), ia["last_window"]["interactions"].dump().c_str());
+  }
   if (j.contains("pipeline_delay_ms"))
     printf("pipeline delay: %.1f ms (max %.1f ms); requests %s, clusters %s\n", j.value("pipeline_delay_ms", 0.0),
            j.value("pipeline_delay_max_ms", 0.0), j["requests"].dump().c_str(), j["clusters"].dump().c_str());
 }
 
 int Run(const CtlArgs& a) {
-  if (a.request.empty()) return PrintError("no request: jackdaw ctl list|status|enable GROUP|disable GROUP|filter ...|snapshot FILE"), 1;
+  if (a.request.empty())
+    return PrintError("no request: jackdaw ctl list|status|enable GROUP|disable GROUP|filter ...|granularity "
+                      "interaction|class|snapshot FILE"),
+           1;
+  if (a.window > 0 && a.request[0] != "granularity")
+    return PrintError("--window goes with granularity class: jackdaw ctl granularity class --window 5"), 1;
   if (geteuid() != 0) return PrintError("jackdaw ctl needs root (the control sockets are root-only): run it with sudo"), 2;
   auto sessions = control::ListSessions(a.run_dir);
   if (a.request[0] == "list" && a.session.empty()) {
@@ -58,6 +72,7 @@ int Run(const CtlArgs& a) {
   }
   std::string line;
   for (const auto& w : a.request) line += (line.empty() ? "" : " ") + w;
+  if (a.window > 0) line += " --window " + std::to_string(a.window);
   auto reply = control::SendRequest(socket, line);
   if (!reply.ok()) return PrintError(reply.status().message()), 1;
   auto j = nlohmann::json::parse(*reply, nullptr, false);
@@ -82,11 +97,16 @@ Runner RegisterCtl(CLI::App& app) {
       "  sudo jackdaw ctl enable net                attach them again\n"
       "  sudo jackdaw ctl filter syscalls read,write|all\n"
       "  sudo jackdaw ctl filter pid 1234           add a process (sessions started with --pid)\n"
+      "  sudo jackdaw ctl granularity class --window 5   interact group: sums per client class,\n"
+      "                                             a window every 5 s (shown in status)\n"
+      "  sudo jackdaw ctl granularity interaction   interact group: one record per interaction\n"
       "  sudo jackdaw ctl snapshot /tmp/last.jdw    write the flight recorder (jackdaw live)");
   sub->add_option("--session", args->session, "session id (the pid in jackdaw ctl list)");
   sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
   sub->add_flag("--raw", args->raw, "print the reply as JSON");
-  sub->add_option("request", args->request, "list, status, enable GROUP, disable GROUP, filter ..., snapshot FILE");
+  sub->add_option("--window", args->window, "with granularity class: seconds per class window")
+      ->check(CLI::Range(0.1, 3600.0));
+  sub->add_option("request", args->request, "list, status, enable GROUP, disable GROUP, filter ..., granularity interaction|class, snapshot FILE");
   return [args] { return Run(*args); };
 }
 

@@ -9,17 +9,19 @@
 #include <cinttypes>
 #include <cstring>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "capture/clock_sync.h"
 #include "capture/recorder.h"
+#include "cli/capture_args.h"
 #include "cli/commands.h"
 #include "cli/live_pipeline.h"
 #include "control/control_socket.h"
 #include "control/controller.h"
 #include "control/pins.h"
+#include "metrics/http_endpoint.h"
+#include "metrics/live_metrics.h"
 #include "model/explain.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
@@ -27,40 +29,27 @@
 namespace jackdaw::cli {
 namespace {
 
+constexpr int kPollMs = 100;
+
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
 struct LiveArgs {
   std::string schema;
-  std::string probes = "sched,syscall,block,net";
-  std::vector<uint32_t> pids;
+  CaptureArgs cap;
   double duration = 0;
   double interval = 1;
   double window = 0.25;
   double idle = 60;
   double flight = 5;
   std::string flight_dir;
+  std::string metrics;
   uint32_t warmup = 512;
   double warmup_s = 2;
   bool json = false;
   std::string run_dir = control::kDefaultRunDir;
   std::string pin_root = control::kDefaultPinRoot;
 };
-
-StatusOr<uint32_t> ParseGroupList(const std::string& list) {
-  uint32_t mask = 0;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
-    uint32_t g;
-    if (!trace::ParseGroup(item, &g))
-      return ErrStatus("unknown probe group '%s'; valid groups: %s", item.c_str(), trace::GroupList().c_str());
-    mask |= 1u << g;
-  }
-  if (mask == 0) return ErrStatus("--probes is empty; valid groups: %s", trace::GroupList().c_str());
-  return mask;
-}
 
 std::string Ms(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
 
@@ -74,16 +63,9 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   if (!priv.ok()) return PrintError(priv.message()), 2;
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
-  auto groups = ParseGroupList(a.probes);
-  if (!groups.ok()) return PrintError(groups.status().message()), 1;
   capture::CaptureOptions co;
-  co.groups = *groups;
-  for (uint32_t p : a.pids) {
-    if (kill(static_cast<pid_t>(p), 0) != 0 && errno == ESRCH)
-      return PrintError("--pid " + std::to_string(p) + ": no such process"), 1;
-    co.tgids.push_back(p);
-  }
-  co.filter_tgid = !co.tgids.empty();
+  auto sel = Resolve(a.cap, &co);
+  if (!sel.ok()) return PrintError(sel.status().message()), 1;
   auto session = capture::CaptureSession::Create(co);
   if (!session.ok()) return PrintError(session.status().message()), 1;
   capture::CaptureSession& cs = **session;
@@ -96,8 +78,11 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   po.model.warmup_ns = static_cast<uint64_t>(a.warmup_s * 1e9);
   po.model.idle_ns = static_cast<uint64_t>(a.idle * 1e9);
   std::vector<NewAnomaly> anomalies;
+  metrics::LiveMetrics live_metrics(schema->name);
   po.on_assign = [&](const model::StreamingModel::Assigned& as) {
-    if (as.founded && anomalies.size() < 64) anomalies.push_back({as.request_id, as.cluster_id, as.distance});
+    if (!as.founded) return;
+    live_metrics.OnAnomaly();
+    if (anomalies.size() < 64) anomalies.push_back({as.request_id, as.cluster_id, as.distance});
   };
   auto pipeline = LivePipeline::Create(*schema, LiveMeta(cs, co.usdt), po);
   if (!pipeline.ok()) return PrintError(pipeline.status().message()), 1;
@@ -142,6 +127,25 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   };
   control::Controller controller(&cs, hooks, co.filter_tgid);
   pl.set_record_hook([&](const jdw_record_header& h) { controller.CountRecord(h.type); });
+  std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
+  if (!a.metrics.empty()) {
+    pl.set_request_hook([&](const model::Request& r) { live_metrics.OnRequest(r); });
+    auto ep = metrics::HttpEndpoint::Create(a.metrics, [&] {
+      metrics::LiveState s;
+      s.clusters = pl.model().Running();
+      const auto lost = controller.Losses();
+      for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g)
+        if (cs.available_groups() & (1u << g))
+          s.groups.push_back({trace::GroupName(g), (cs.enabled_groups() & (1u << g)) != 0, controller.events(g), lost[g]});
+      s.records = pl.records();
+      s.pipeline_delay_s = double(last_delay_ns) / 1e9;
+      s.rss_bytes = control::ResidentBytes();
+      s.warmed_up = pl.model().stats().warmed_up;
+      return live_metrics.Render(s);
+    });
+    if (!ep.ok()) return PrintError(ep.status().message()), 1;
+    metrics_endpoint = std::move(*ep);
+  }
 
   control::CleanStaleSessions(a.run_dir);
   auto server = control::ControlServer::Create(
@@ -156,21 +160,32 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   sigaction(SIGTERM, &sa, nullptr);
   Status st = cs.EnableAll();
   if (!st.ok()) return PrintError(st.message()), 1;
-  fprintf(stderr, "jackdaw: live session %s: control socket %s, maps pinned in %s\n", session_id.c_str(),
-          (*server)->path().c_str(), (*pins)->dir().c_str());
+  // Processes that appeared while the probes were being attached.
+  for (uint32_t p : sel->Scan()) {
+    st = cs.AddTgid(p);
+    if (!st.ok()) return PrintError(st.message()), 1;
+  }
+  fprintf(stderr, "jackdaw: live session %s (%s): control socket %s, maps pinned in %s\n", session_id.c_str(),
+          sel->Describe().c_str(), (*server)->path().c_str(), (*pins)->dir().c_str());
+  if (metrics_endpoint)
+    fprintf(stderr, "jackdaw: Prometheus metrics at http://%s/metrics\n", metrics_endpoint->bound().c_str());
 
   const bool tty = isatty(STDOUT_FILENO) && !a.json;
   const uint64_t start = capture::MonoNowNs();
   uint64_t last_view = start, last_requests = 0, last_records = 0, last_flight = 0;
   std::map<uint64_t, uint64_t> last_count;
   while (!g_stop) {
-    auto polled = cs.Poll(pl, 20);
+    // 100 ms per drain: the reorder window (0.25 s) dominates the pipeline
+    // delay anyway, and fewer wake-ups (poll, control socket, metrics) cost
+    // less than more, smaller batches.
+    auto polled = cs.Poll(pl, kPollMs);
     if (!polled.ok()) {
       st = polled.status();
       break;
     }
     pl.Trim();
     (*server)->Serve();
+    if (metrics_endpoint) metrics_endpoint->Serve();
     const uint64_t now = capture::MonoNowNs();
     controller.Tick(now);
     if (!a.flight_dir.empty() && !anomalies.empty() && now - last_flight > 10'000'000'000ull) {
@@ -269,14 +284,15 @@ Runner RegisterLive(CLI::App& app) {
       "Capture and model requests continuously: capture -> join -> canonicalize -> cluster, with a\n"
       "top-like view refreshed every second (clusters, request rates, latency p50/p99, demand per\n"
       "request, new anomalies). Control it while it runs with jackdaw ctl.\n"
-      "  sudo jackdaw live --schema testserver --pid $(pidof jackdaw-testserver)\n"
+      "  sudo jackdaw live --schema tcp-threadpool --pid $(pidof server)\n"
+      "  sudo jackdaw live --schema testserver --usdt ./jackdaw-testserver --pid $(pidof jackdaw-testserver)\n"
       "  sudo jackdaw live --schema tcp-threadpool --json > model.jsonl\n"
+      "  sudo jackdaw live --schema tcp-threadpool --cgroup system.slice/nginx.service --metrics :9464\n"
+      "  sudo jackdaw live --schema tcp-threadpool --comm memcached\n"
       "The model adapts: a new kind of request founds a new cluster at once; a cluster that has\n"
       "received no request for --idle seconds (trace time) is dropped.");
   sub->add_option("-s,--schema", args->schema, "schema name (testserver, tcp-threadpool) or path")->required();
-  sub->add_option("--probes", args->probes, "probe groups, comma-separated: " + trace::GroupList())
-      ->capture_default_str();
-  sub->add_option("--pid", args->pids, "trace these processes and their descendants (repeatable)");
+  AddCaptureOptions(sub, &args->cap, "model");
   sub->add_option("--duration", args->duration, "stop after this many seconds (default: Ctrl-C)")
       ->check(CLI::PositiveNumber);
   sub->add_flag("--json", args->json, "one JSON line per refresh instead of the terminal view");
@@ -288,6 +304,10 @@ Runner RegisterLive(CLI::App& app) {
   sub->add_option("--flight", args->flight, "seconds of records the flight recorder keeps (jackdaw ctl snapshot FILE)")
       ->capture_default_str()->check(CLI::Range(0.0, 600.0));
   sub->add_option("--flight-dir", args->flight_dir, "write the flight recorder here when an anomaly fires");
+  sub->add_option("--metrics", args->metrics,
+                  "serve Prometheus metrics (text format 0.0.4) at http://ADDR:PORT/metrics: per schema and\n"
+                  "cluster request counts, latency histograms, CPU/disk/net demand, anomalies; per probe\n"
+                  "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface)");
   sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
   auto argv0 = std::make_shared<std::string>();
   sub->preparse_callback([argv0](size_t) {

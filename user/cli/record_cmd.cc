@@ -20,6 +20,7 @@
 #include "capture/kmod_session.h"
 #include "capture/recorder.h"
 #include "capture/usdt_notes.h"
+#include "cli/capture_args.h"
 #include "cli/commands.h"
 #include "pcap/pcap_input.h"
 #include "control/control_socket.h"
@@ -40,27 +41,14 @@ constexpr double kMaxDurationS = 366.0 * 24 * 3600;
 
 struct RecordArgs {
   std::string output = "jackdaw.jdw";
-  std::string probes = "sched,syscall,block,net";
-  std::string syscalls;
-  std::vector<std::string> usdt;
-  std::vector<uint32_t> pids;
-  std::string cgroup;
-  std::string comm;
+  CaptureArgs cap;
   double duration = 0;
-  std::string buffer_size = "8M";
   std::string backend = "bpf";
   bool quiet = false, verbose = false;
   bool detach = false;
   std::string pcap_iface;
   std::vector<std::string> command;
 };
-
-uint32_t PidMax() {
-  std::ifstream f("/proc/sys/kernel/pid_max");
-  uint64_t v = 0;
-  if (!(f >> v) || v == 0 || v > INT_MAX) return 4194304;  // PID_MAX_LIMIT on 64-bit
-  return static_cast<uint32_t>(v);
-}
 
 // What execvp would run, or why it cannot: checked before anything is
 // recorded, so `record -- /nonexistent` fails with one line and no trace.
@@ -98,75 +86,6 @@ int EndChild(pid_t child, bool detach) {
   return status;
 }
 
-StatusOr<uint32_t> ParseGroups(const std::string& list) {
-  uint32_t mask = 0;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
-    uint32_t g;
-    if (!trace::ParseGroup(item, &g))
-      return ErrStatus("unknown probe group '%s'; valid groups: %s", item.c_str(),
-                       trace::GroupList().c_str());
-    mask |= 1u << g;
-  }
-  if (mask == 0) return ErrStatus("--probes is empty; valid groups: %s", trace::GroupList().c_str());
-  return mask;
-}
-
-StatusOr<std::vector<int>> ParseSyscalls(const std::string& list) {
-  std::vector<int> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
-    int nr = trace::SyscallNumber(item);
-    if (nr < 0) return ErrStatus("unknown syscall '%s' in --syscalls (names as in unistd_64.h, e.g. read,write)", item.c_str());
-    out.push_back(nr);
-  }
-  return out;
-}
-
-StatusOr<uint32_t> ParseSize(const std::string& s) {
-  char* end = nullptr;
-  unsigned long long v = strtoull(s.c_str(), &end, 10);
-  if (end == s.c_str()) return ErrStatus("bad --buffer-size '%s': expected e.g. 4M, 512K", s.c_str());
-  if (*end == 'K' || *end == 'k') v <<= 10, ++end;
-  else if (*end == 'M' || *end == 'm') v <<= 20, ++end;
-  if (*end != '\0' || v < 4096 || v > (1ull << 30) || (v & (v - 1)) != 0)
-    return ErrStatus("bad --buffer-size '%s': must be a power of two between 4K and 1024M", s.c_str());
-  return static_cast<uint32_t>(v);
-}
-
-// BINARY, BINARY:PROVIDER or BINARY:PROVIDER:NAME -> probes to attach.
-StatusOr<std::vector<capture::UsdtTarget>> ParseUsdt(const std::vector<std::string>& specs) {
-  std::vector<capture::UsdtTarget> out;
-  for (const auto& spec : specs) {
-    std::string bin = spec, provider, name;
-    if (auto c = spec.find(':'); c != std::string::npos) {
-      bin = spec.substr(0, c);
-      provider = spec.substr(c + 1);
-      if (auto c2 = provider.find(':'); c2 != std::string::npos) {
-        name = provider.substr(c2 + 1);
-        provider = provider.substr(0, c2);
-      }
-    }
-    char real[PATH_MAX];
-    if (!realpath(bin.c_str(), real)) return ErrStatus("--usdt %s: %s", bin.c_str(), strerror(errno));
-    ASSIGN_OR_RETURN(auto probes, capture::ListUsdtProbes(real));
-    size_t before = out.size();
-    for (const auto& p : probes) {
-      if (!provider.empty() && p.provider != provider) continue;
-      if (!name.empty() && p.name != name) continue;
-      out.push_back({real, p.provider, p.name, -1});
-    }
-    if (out.size() == before)
-      return ErrStatus("--usdt %s: no matching USDT probes in %s (list them with: readelf -n %s)",
-                       spec.c_str(), real, real);
-  }
-  return out;
-}
-
 std::string Human(double v) {
   char buf[32];
   if (v >= 1e9) snprintf(buf, sizeof(buf), "%.2fG", v / 1e9);
@@ -201,63 +120,11 @@ int Run(const RecordArgs& a) {
   ro.output = a.output;
   ro.command = a.command;
   ro.backend = a.backend;
-  auto groups = ParseGroups(a.probes);
-  if (!groups.ok()) return PrintError(groups.status().message()), 1;
-  ro.capture.groups = *groups;
-  if ((ro.capture.groups & (1u << JDW_GROUP_APP)) && a.usdt.empty())
-    return PrintError("--probes app needs --usdt BINARY[:PROVIDER[:NAME]]: the app group records only the "
-                      "USDT probes named there"),
-           1;
-  auto sys = ParseSyscalls(a.syscalls);
-  if (!sys.ok()) return PrintError(sys.status().message()), 1;
-  ro.capture.syscalls = *sys;
-  auto ring = ParseSize(a.buffer_size);
-  if (!ring.ok()) return PrintError(ring.status().message()), 1;
-  ro.capture.ring_bytes_per_cpu = *ring;
+  // The processes selected now; scanned again once the probes are
+  // attached, since the fork hook only follows processes from then on.
+  auto sel = Resolve(a.cap, &ro.capture);
+  if (!sel.ok()) return PrintError(sel.status().message()), 1;
   ro.capture.verbose = a.verbose;
-  auto usdt = ParseUsdt(a.usdt);
-  if (!usdt.ok()) return PrintError(usdt.status().message()), 1;
-  ro.capture.usdt = *usdt;
-  if (!ro.capture.usdt.empty()) ro.capture.groups |= 1u << JDW_GROUP_APP;
-  const uint32_t pid_max = PidMax();
-  for (uint32_t p : a.pids) {
-    if (p == 0 || p >= pid_max)
-      return PrintError("--pid " + std::to_string(p) + ": not a process id (1 to " + std::to_string(pid_max - 1) +
-                        ")"),
-             1;
-    if (kill(static_cast<pid_t>(p), 0) != 0 && errno == ESRCH)
-      return PrintError("--pid " + std::to_string(p) + ": no such process"), 1;
-  }
-  capture::CgroupTarget cgroup;
-  if (!a.cgroup.empty()) {
-    auto cg = capture::ResolveCgroup(a.cgroup);
-    if (!cg.ok()) return PrintError(cg.status().message()), 1;
-    cgroup = *cg;
-    ro.capture.admit_cgroup_id = cgroup.id;
-    ro.capture.admit_cgroup_level = cgroup.level;
-  }
-  if (!a.comm.empty()) {
-    if (a.comm.size() >= JDW_COMM_LEN)
-      return PrintError("--comm " + a.comm + ": the kernel keeps only " + std::to_string(JDW_COMM_LEN - 1) +
-                        " characters of a name; give the name as /proc/PID/comm shows it"),
-             1;
-    ro.capture.admit_comm = a.comm;
-  }
-  // What exists now; scanned again once the probes are attached, since the
-  // fork hook only follows processes from then on.
-  auto selected = [&] {
-    std::vector<uint32_t> out;
-    for (uint32_t p : a.pids)
-      for (uint32_t d : capture::DescendantsOf(p)) out.push_back(d);
-    if (cgroup.id)
-      for (uint32_t p : capture::ProcessesInCgroup(cgroup)) out.push_back(p);
-    if (!a.comm.empty())
-      for (uint32_t p : capture::ProcessesWithComm(a.comm)) out.push_back(p);
-    const uint32_t self = static_cast<uint32_t>(getpid());
-    out.erase(std::remove(out.begin(), out.end(), self), out.end());
-    return out;
-  };
-  ro.capture.tgids = selected();
 
   // Launch CMD stopped on a pipe, so its pid is in the filter before it runs.
   pid_t child = -1;
@@ -290,7 +157,7 @@ int Run(const RecordArgs& a) {
     close(go_pipe[0]);
     ro.capture.tgids.push_back(static_cast<uint32_t>(child));
   }
-  ro.capture.filter_tgid = !ro.capture.tgids.empty() || !a.pids.empty() || cgroup.id || !a.comm.empty();
+  ro.capture.filter_tgid = !sel->empty() || child > 0;
 
   // libpcap beside the probes: opened first, so a bad interface fails before anything runs.
   std::unique_ptr<pcap::LiveCapture> live;
@@ -325,7 +192,7 @@ int Run(const RecordArgs& a) {
   // the eBPF backend's; the module takes its tgid set at open.
   capture::CaptureSession* bpf = (*rec)->bpf_session();
   if (bpf) {
-    for (uint32_t p : selected()) {
+    for (uint32_t p : sel->Scan()) {
       Status added = bpf->AddTgid(p);
       if (!added.ok()) {
         if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
@@ -364,11 +231,7 @@ int Run(const RecordArgs& a) {
     close(go_pipe[1]);
   }
   if (!a.quiet) {
-    std::string what = !a.command.empty() ? a.command[0]
-                       : !a.pids.empty() ? "pid(s) and their descendants"
-                       : cgroup.id       ? "cgroup " + cgroup.path
-                       : !a.comm.empty() ? "processes named " + a.comm
-                                         : "system-wide";
+    const std::string what = !a.command.empty() ? a.command[0] : sel->Describe();
     fprintf(stderr, "jackdaw: recording %s to %s (Ctrl-C to stop)\n", what.c_str(), a.output.c_str());
   }
   const uint64_t start = capture::MonoNowNs();
@@ -457,33 +320,13 @@ Runner RegisterRecord(CLI::App& app) {
       "  sudo jackdaw record --duration 5                        system-wide for 5 s\n"
       "  sudo jackdaw record --usdt ./server -- ./server         also attach the binary's USDT probes");
   sub->add_option("-o,--output", args->output, "trace file to write")->capture_default_str();
-  sub->add_option("--probes", args->probes,
-                  "probe groups, comma-separated: " + trace::GroupList())
-      ->capture_default_str();
-  // allow_extra_args(false): one value per flag, so `--pid 1 -- cmd --opt`
-  // leaves --opt to the command.
-  sub->add_option("--pid", args->pids,
-                  "trace these processes and all their descendants, those running now (a server's\n"
-                  "master and its pre-forked workers) and those forked later (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--cgroup", args->cgroup,
-                  "trace every process in this cgroup v2 and below it, now and later: a systemd unit\n"
-                  "(system.slice/nginx.service) or a container; a path under the cgroup v2 mount or\n"
-                  "as /proc/PID/cgroup shows it (line 0::)");
-  sub->add_option("--comm", args->comm,
-                  "trace processes with this name (as /proc/PID/comm shows it), running now or\n"
-                  "started later, and their descendants");
+  AddCaptureOptions(sub, &args->cap);
   sub->add_option("--duration", args->duration,
                   "stop after this many seconds, at most a year (default: until CMD exits or Ctrl-C)")
       ->check(FiniteRange(0, kMaxDurationS, true, " seconds"));
-  sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)");
-  sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)")
-      ->allow_extra_args(false);
   sub->add_option("--pcap", args->pcap_iface,
                   "also capture packets with libpcap on this interface ('any' for all), on the trace's "
                   "clock; usually with net left out of --probes");
-  sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")
-      ->capture_default_str();
   sub->add_option("--backend", args->backend,
                   "capture mechanism: bpf (eBPF probes), kmod (the jackdaw.ko module: make kmod, "
                   "insmod build/kmod/jackdaw.ko; TSC timestamps), auto (eBPF when it loads, else the "

@@ -1,11 +1,16 @@
 #include "control/controller.h"
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
 
+#include "capture/clock_sync.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -38,6 +43,8 @@ void Controller::CountRecord(uint16_t type) {
 }
 
 void Controller::Tick(uint64_t now_ns) {
+  if (interact_ && interact_->granularity().classes && now_ns - class_window_start_ns_ >= class_window_ns_)
+    CloseClassWindow(now_ns);
   if (tick_ns_ == 0) {
     tick_ns_ = now_ns;
     events_at_tick_ = events_;
@@ -77,6 +84,7 @@ nlohmann::json Controller::Status() const {
                       {"groups", groups},
                       {"filters", {{"syscalls", syscall_filter_}, {"pids_added", added_pids_}}},
                       {"memory", {{"rss_bytes", ResidentBytes()}, {"peak_rss_bytes", PeakResidentBytes()}}}};
+  if (interact_) s["interact"] = InteractStatus();
   if (hooks_.status) {
     const nlohmann::json extra = hooks_.status();
     for (const auto& [k, v] : extra.items()) s[k] = v;
@@ -137,13 +145,122 @@ StatusOr<nlohmann::json> Controller::Handle(const std::vector<std::string>& w) {
     }
     return ErrStatus("usage: filter syscalls LIST|all, or filter pid PID");
   }
+  if (cmd == "granularity") return Granularity(w);
   if (cmd == "snapshot") {
     if (w.size() != 2) return ErrStatus("usage: snapshot FILE.jdw");
     if (!hooks_.snapshot) return ErrStatus("this session keeps no flight recorder (jackdaw live has one)");
     return hooks_.snapshot(w[1]);
   }
-  return ErrStatus("unknown request '%s': status, list, enable GROUP, disable GROUP, filter ..., snapshot FILE",
+  return ErrStatus("unknown request '%s': status, list, enable GROUP, disable GROUP, filter ..., "
+                   "granularity interaction|class [--window S], snapshot FILE",
                    cmd.c_str());
+}
+
+}  // namespace jackdaw::control
+
+namespace jackdaw::control {
+namespace {
+
+// Idle connections the interact group forgets at each class window: a
+// socket silent this long (never closed: UDP, lingering) frees its slot.
+constexpr uint64_t kInteractIdleNs = 60'000'000'000;
+constexpr size_t kTopClasses = 10;
+
+std::string RemoteAddress(const jdw_ia_class_key& k) {
+  char buf[INET6_ADDRSTRLEN] = "?";
+  inet_ntop(k.family == AF_INET6 ? AF_INET6 : AF_INET, k.raddr, buf, sizeof(buf));
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<nlohmann::json> Controller::Granularity(const std::vector<std::string>& w) {
+  const auto usage = [] {
+    return ErrStatus("usage: granularity interaction|class [--window SECONDS] (no argument: show the current one)");
+  };
+  if (!(session_->available_groups() & (1u << JDW_GROUP_INTERACT)))
+    return ErrStatus("the interact probe group is not loaded in this session: start it with --probes ...,interact");
+  if (!interact_) {
+    ASSIGN_OR_RETURN(interact_, capture::InteractControl::Attach(*session_));
+  }
+  if (w.size() == 1) return InteractStatus();
+  std::string mode;
+  double window_s = -1;
+  for (size_t i = 1; i < w.size(); ++i) {
+    if (w[i] == "--window") {
+      if (i + 1 >= w.size()) return usage();
+      char* end = nullptr;
+      window_s = strtod(w[i + 1].c_str(), &end);
+      if (*end || !std::isfinite(window_s) || window_s < 0.1 || window_s > 3600)
+        return ErrStatus("granularity --window: '%s' is not a number of seconds between 0.1 and 3600",
+                         w[i + 1].c_str());
+      ++i;
+    } else if (mode.empty() && (w[i] == "interaction" || w[i] == "class")) {
+      mode = w[i];
+    } else {
+      return usage();
+    }
+  }
+  if (mode.empty() && window_s < 0) return usage();
+  capture::InteractGranularity g = interact_->granularity();
+  const bool was_classes = g.classes;
+  if (!mode.empty()) {
+    g.records = mode == "interaction";
+    g.classes = mode == "class";
+  }
+  RETURN_IF_ERROR(interact_->SetGranularity(g));
+  if (window_s > 0) class_window_ns_ = static_cast<uint64_t>(window_s * 1e9);
+  if (g.classes && !was_classes) {
+    // Sums left from an earlier class period belong to no window of this one.
+    RETURN_IF_ERROR(interact_->TakeWindow().status());
+    class_window_start_ns_ = capture::MonoNowNs();
+    last_class_window_ = nullptr;
+  }
+  return InteractStatus();
+}
+
+void Controller::CloseClassWindow(uint64_t now_ns) {
+  const double window_s = static_cast<double>(now_ns - class_window_start_ns_) / 1e9;
+  class_window_start_ns_ = now_ns;
+  auto evicted = interact_->EvictIdle(kInteractIdleNs);
+  auto rows = interact_->TakeWindow();
+  if (!rows.ok()) {
+    last_class_window_ = {{"error", rows.status().message()}};
+    return;
+  }
+  std::sort(rows->begin(), rows->end(), [](const capture::InteractClassRow& a, const capture::InteractClassRow& b) {
+    return a.stats.count > b.stats.count;
+  });
+  uint64_t interactions = 0;
+  nlohmann::json top = nlohmann::json::array();
+  for (const auto& r : *rows) {
+    interactions += r.stats.count;
+    if (top.size() >= kTopClasses) continue;
+    const double n = static_cast<double>(std::max<uint64_t>(r.stats.count, 1));
+    top.push_back({{"remote", RemoteAddress(r.key)},
+                   {"port", r.key.port},
+                   {"tgid", r.key.tgid},
+                   {"role", r.key.role},
+                   {"interactions", r.stats.count},
+                   {"mean_latency_ms", static_cast<double>(r.stats.total_ns) / n / 1e6},
+                   {"mean_oncpu_ms", static_cast<double>(r.stats.oncpu_ns) / n / 1e6},
+                   {"request_bytes", r.stats.req_bytes},
+                   {"response_bytes", r.stats.resp_bytes}});
+  }
+  last_class_window_ = {{"window_s", window_s},
+                        {"classes", rows->size()},
+                        {"interactions", interactions},
+                        {"evicted_idle", evicted.ok() ? *evicted : 0},
+                        {"top", top}};
+}
+
+nlohmann::json Controller::InteractStatus() const {
+  const capture::InteractGranularity& g = interact_->granularity();
+  nlohmann::json j = {{"granularity", g.classes ? (g.records ? "interaction+class" : "class") : "interaction"},
+                      {"window_s", static_cast<double>(class_window_ns_) / 1e9},
+                      {"connections", interact_->ConnectionCount()}};
+  if (!last_class_window_.is_null()) j["last_window"] = last_class_window_;
+  return j;
 }
 
 }  // namespace jackdaw::control

@@ -14,6 +14,13 @@
 //   filter pid PID             add a process to the tgid filter in place
 //                              (sessions started with --pid)
 //   snapshot FILE              the session's flight recorder to a .jdw
+//   granularity [interaction|class] [--window S]
+//                              the interact group's granularity
+//                              (capture::InteractControl, no detach):
+//                              one record per interaction, or sums per
+//                              client class closed every S seconds (the
+//                              last window is in `status`); no argument:
+//                              the current setting
 //
 // Event counts per group are kept by the session's record sink through
 // CountRecord(); rates are per second over the last completed Tick()
@@ -21,6 +28,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -28,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "capture/interact.h"
 #include "capture/session.h"
 #include "common/status.h"
 
@@ -63,7 +72,16 @@ class Controller {
   std::array<uint64_t, JDW_GROUP_MAX> events_{}, events_at_tick_{};
   std::array<double, JDW_GROUP_MAX> rate_{};
   uint64_t tick_ns_ = 0;
+  StatusOr<nlohmann::json> Granularity(const std::vector<std::string>& words);
+  nlohmann::json InteractStatus() const;
+  void CloseClassWindow(uint64_t now_ns);
+
   std::string syscall_filter_ = "all";
+  // The interact group's control, attached at the first `granularity`.
+  std::unique_ptr<capture::InteractControl> interact_;
+  uint64_t class_window_ns_ = 10'000'000'000;
+  uint64_t class_window_start_ns_ = 0;
+  nlohmann::json last_class_window_;
   std::vector<uint32_t> added_pids_;
 };
 

@@ -129,10 +129,16 @@ class Child {
     return std::exchange(out_buf_, "");
   }
 
-  void Signal(int sig) { kill(pid_, sig); }
+  // No-op once the child has been waited for: kill(-1, ...) would signal
+  // every process on the machine.
+  void Signal(int sig) {
+    if (pid_ > 0) kill(pid_, sig);
+  }
 
   // Exit code, or -signal, or -1000 on timeout (then the child is killed).
+  // Once waited for, returns -1 at once (waitpid(-1) would reap any child).
   int Wait(int timeout_ms) {
+    if (pid_ <= 0) return -1;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
       int status = 0;

@@ -1,0 +1,106 @@
+#include "metrics/live_metrics.h"
+
+#include "metrics/exposition.h"
+
+namespace jackdaw::metrics {
+namespace {
+
+// model::LatencyHistogram bucket k ends at 1 us * 2^((k+1)/4): every fourth
+// bucket, from k = 11 (8 us) to k = 99 (2^25 us = 33.6 s), ends on a power
+// of two.
+constexpr int kFirstBucket = 11;
+constexpr int kLastBucket = 99;
+constexpr int kStride = 4;
+
+}  // namespace
+
+const std::vector<double>& LiveMetrics::BucketBounds() {
+  static const std::vector<double> bounds = [] {
+    std::vector<double> b;
+    for (int k = kFirstBucket; k <= kLastBucket; k += kStride) b.push_back(model::LatencyHistogram::UpperEdgeNs(k) / 1e9);
+    return b;
+  }();
+  return bounds;
+}
+
+std::vector<uint64_t> LiveMetrics::BucketCounts(const model::LatencyHistogram& h) {
+  std::vector<uint64_t> out(BucketBounds().size() + 1, 0);
+  for (int k = 0; k < model::LatencyHistogram::kBuckets; ++k) {
+    // Bucket k lands in the first exported bound at or above its own edge.
+    size_t slot = out.size() - 1;
+    if (k <= kLastBucket) slot = k <= kFirstBucket ? 0 : static_cast<size_t>((k - kFirstBucket + kStride - 1) / kStride);
+    out[slot] += h.bucket(k);
+  }
+  return out;
+}
+
+void LiveMetrics::OnRequest(const model::Request& r) {
+  ++requests_;
+  latency_.Add(r.end_ns >= r.start_ns ? r.latency_ns() : 0);
+  for (const model::RequestEvent& e : r.events) {
+    cpu_ns_ += e.cpu_ns;
+    disk_bytes_ += e.disk_bytes;
+    net_bytes_ += e.net_bytes;
+  }
+}
+
+std::string LiveMetrics::Render(const LiveState& s) const {
+  Exposition x;
+  const Labels schema{{"schema", schema_}};
+  const auto& bounds = BucketBounds();
+
+  x.Family("jackdaw_schema_requests_total", "Requests extracted by the schema's join.", MetricType::kCounter);
+  x.Sample(schema, static_cast<double>(requests_));
+  x.Family("jackdaw_schema_request_latency_seconds", "Request latency, first to last event.", MetricType::kHistogram);
+  x.Histogram(schema, bounds, BucketCounts(latency_), latency_.sum_ns() / 1e9);
+  x.Family("jackdaw_schema_cpu_seconds_total", "CPU time demanded by requests.", MetricType::kCounter);
+  x.Sample(schema, static_cast<double>(cpu_ns_) / 1e9);
+  x.Family("jackdaw_schema_disk_bytes_total", "Disk bytes demanded by requests.", MetricType::kCounter);
+  x.Sample(schema, static_cast<double>(disk_bytes_));
+  x.Family("jackdaw_schema_net_bytes_total", "Network bytes demanded by requests.", MetricType::kCounter);
+  x.Sample(schema, static_cast<double>(net_bytes_));
+  x.Family("jackdaw_schema_anomalies_total",
+           "Requests that founded a new cluster after the warm-up (a behaviour not seen before).",
+           MetricType::kCounter);
+  x.Sample(schema, static_cast<double>(anomalies_));
+
+  std::vector<Labels> cl;
+  cl.reserve(s.clusters.size());
+  for (const auto& c : s.clusters) cl.push_back({{"schema", schema_}, {"cluster", std::to_string(c.id)}});
+  x.Family("jackdaw_cluster_requests_total", "Requests assigned to the cluster.", MetricType::kCounter);
+  for (size_t i = 0; i < s.clusters.size(); ++i) x.Sample(cl[i], static_cast<double>(s.clusters[i].count));
+  x.Family("jackdaw_cluster_request_latency_seconds", "Latency of the cluster's requests.", MetricType::kHistogram);
+  for (size_t i = 0; i < s.clusters.size(); ++i)
+    x.Histogram(cl[i], bounds, BucketCounts(s.clusters[i].latency), s.clusters[i].latency.sum_ns() / 1e9);
+  x.Family("jackdaw_cluster_cpu_seconds_total", "CPU time demanded by the cluster's requests.", MetricType::kCounter);
+  for (size_t i = 0; i < s.clusters.size(); ++i) x.Sample(cl[i], s.clusters[i].demand_sum.cpu_ns / 1e9);
+  x.Family("jackdaw_cluster_disk_bytes_total", "Disk bytes demanded by the cluster's requests.", MetricType::kCounter);
+  for (size_t i = 0; i < s.clusters.size(); ++i) x.Sample(cl[i], s.clusters[i].demand_sum.disk_bytes);
+  x.Family("jackdaw_cluster_net_bytes_total", "Network bytes demanded by the cluster's requests.", MetricType::kCounter);
+  for (size_t i = 0; i < s.clusters.size(); ++i) x.Sample(cl[i], s.clusters[i].demand_sum.net_bytes);
+  x.Family("jackdaw_cluster_anomalous", "1 if the cluster is small enough to count as an anomaly.", MetricType::kGauge);
+  for (size_t i = 0; i < s.clusters.size(); ++i) x.Sample(cl[i], s.clusters[i].anomalous ? 1 : 0);
+
+  x.Family("jackdaw_probe_events_total", "Records delivered by the probe group.", MetricType::kCounter);
+  for (const auto& g : s.groups) x.Sample({{"group", g.name}}, static_cast<double>(g.events));
+  x.Family("jackdaw_probe_lost_total", "Records the probe group lost in the kernel (ring buffer full).",
+           MetricType::kCounter);
+  for (const auto& g : s.groups) x.Sample({{"group", g.name}}, static_cast<double>(g.lost));
+  x.Family("jackdaw_probe_enabled", "1 if the probe group is attached.", MetricType::kGauge);
+  for (const auto& g : s.groups) x.Sample({{"group", g.name}}, g.enabled ? 1 : 0);
+
+  x.Family("jackdaw_records_total", "Records read from the kernel.", MetricType::kCounter);
+  x.Sample({}, static_cast<double>(s.records));
+  x.Family("jackdaw_clusters", "Clusters in the model now.", MetricType::kGauge);
+  x.Sample(schema, static_cast<double>(s.clusters.size()));
+  x.Family("jackdaw_model_warmed_up", "1 once the warm-up batch has been clustered.", MetricType::kGauge);
+  x.Sample(schema, s.warmed_up ? 1 : 0);
+  x.Family("jackdaw_pipeline_delay_seconds",
+           "Longest time from a request's last event to its arrival in the model, last refresh.", MetricType::kGauge);
+  x.Sample({}, s.pipeline_delay_s);
+  x.Family("jackdaw_resident_memory_bytes", "Resident memory of the jackdaw process.", MetricType::kGauge);
+  x.Sample({}, static_cast<double>(s.rss_bytes));
+  return x.Take();
+}
+
+}  // namespace jackdaw::metrics

@@ -1,0 +1,108 @@
+#include "metrics/live_metrics.h"
+
+#include <map>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace jackdaw::metrics {
+namespace {
+
+// name{labels} -> value, for every sample line.
+std::map<std::string, double> Samples(const std::string& text) {
+  std::map<std::string, double> out;
+  std::stringstream ss(text);
+  std::string l;
+  while (std::getline(ss, l)) {
+    if (l.empty() || l[0] == '#') continue;
+    const size_t sp = l.rfind(' ');
+    out[l.substr(0, sp)] = std::stod(l.substr(sp + 1));
+  }
+  return out;
+}
+
+model::Request MakeRequest(uint64_t start, uint64_t latency, uint64_t cpu, uint64_t net) {
+  model::Request r;
+  r.start_ns = start;
+  r.end_ns = start + latency;
+  model::RequestEvent a, b;
+  a.cpu_ns = cpu / 2;
+  b.cpu_ns = cpu - cpu / 2;
+  b.net_bytes = net;
+  r.events = {a, b};
+  return r;
+}
+
+TEST(LiveMetrics, SchemaCountersFollowRequests) {
+  LiveMetrics m("web \"1\"");
+  m.OnRequest(MakeRequest(0, 5'000, 2'000'000, 100));        // 5 us
+  m.OnRequest(MakeRequest(0, 3'000'000, 1'000'000, 50));     // 3 ms
+  m.OnRequest(MakeRequest(0, 100'000'000'000, 0, 0));        // 100 s: above every bound
+  m.OnAnomaly();
+  auto s = Samples(m.Render({}));
+  const std::string l = "{schema=\"web \\\"1\\\"\"";
+  EXPECT_EQ(s["jackdaw_schema_requests_total" + l + "}"], 3);
+  EXPECT_DOUBLE_EQ(s["jackdaw_schema_cpu_seconds_total" + l + "}"], 0.003);
+  EXPECT_EQ(s["jackdaw_schema_net_bytes_total" + l + "}"], 150);
+  EXPECT_EQ(s["jackdaw_schema_anomalies_total" + l + "}"], 1);
+  EXPECT_EQ(s["jackdaw_schema_request_latency_seconds_count" + l + "}"], 3);
+  EXPECT_EQ(s["jackdaw_schema_request_latency_seconds_bucket" + l + ",le=\"8e-06\"}"], 1);
+  EXPECT_EQ(s["jackdaw_schema_request_latency_seconds_bucket" + l + ",le=\"0.004096\"}"], 2);
+  EXPECT_EQ(s["jackdaw_schema_request_latency_seconds_bucket" + l + ",le=\"33.554432\"}"], 2);
+  EXPECT_EQ(s["jackdaw_schema_request_latency_seconds_bucket" + l + ",le=\"+Inf\"}"], 3);
+}
+
+TEST(LiveMetrics, BucketsMatchTheModelHistogramAtTheirBounds) {
+  model::LatencyHistogram h;
+  for (uint64_t ns = 500; ns < 60'000'000'000ull; ns = ns * 13 / 10 + 7) h.Add(ns);
+  const auto& bounds = LiveMetrics::BucketBounds();
+  const auto counts = LiveMetrics::BucketCounts(h);
+  ASSERT_EQ(counts.size(), bounds.size() + 1);
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
+  EXPECT_EQ(total, h.count());
+  // Every bound is an edge of the model's histogram, so the cumulative
+  // count at it is exact: the values added below the bound.
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    cumulative += counts[i];
+    uint64_t below = 0;
+    for (uint64_t ns = 500; ns < 60'000'000'000ull; ns = ns * 13 / 10 + 7)
+      if (static_cast<double>(ns) < bounds[i] * 1e9 * (1 - 1e-12)) ++below;
+    EXPECT_EQ(cumulative, below) << "le=" << bounds[i];
+  }
+  EXPECT_NEAR(bounds.front(), 8e-6, 1e-12);
+  EXPECT_NEAR(bounds.back(), 33.554432, 1e-9);
+}
+
+TEST(LiveMetrics, ClustersAndGroups) {
+  LiveMetrics m("s");
+  LiveState st;
+  model::ClusterRunning c;
+  c.id = 17;
+  c.count = 40;
+  c.demand_sum.cpu_ns = 2e9;
+  c.demand_sum.disk_bytes = 4096;
+  c.anomalous = true;
+  for (int i = 0; i < 40; ++i) c.latency.Add(1'000'000);
+  st.clusters.push_back(c);
+  st.groups.push_back({"sched", true, 1000, 3});
+  st.groups.push_back({"net", false, 20, 0});
+  st.pipeline_delay_s = 0.3;
+  auto s = Samples(m.Render(st));
+  EXPECT_EQ(s["jackdaw_cluster_requests_total{schema=\"s\",cluster=\"17\"}"], 40);
+  EXPECT_EQ(s["jackdaw_cluster_cpu_seconds_total{schema=\"s\",cluster=\"17\"}"], 2);
+  EXPECT_EQ(s["jackdaw_cluster_disk_bytes_total{schema=\"s\",cluster=\"17\"}"], 4096);
+  EXPECT_EQ(s["jackdaw_cluster_anomalous{schema=\"s\",cluster=\"17\"}"], 1);
+  EXPECT_EQ(s["jackdaw_cluster_request_latency_seconds_count{schema=\"s\",cluster=\"17\"}"], 40);
+  EXPECT_EQ(s["jackdaw_cluster_request_latency_seconds_bucket{schema=\"s\",cluster=\"17\",le=\"0.000512\"}"], 0);
+  EXPECT_EQ(s["jackdaw_cluster_request_latency_seconds_bucket{schema=\"s\",cluster=\"17\",le=\"0.001024\"}"], 40);
+  EXPECT_EQ(s["jackdaw_probe_events_total{group=\"sched\"}"], 1000);
+  EXPECT_EQ(s["jackdaw_probe_lost_total{group=\"sched\"}"], 3);
+  EXPECT_EQ(s["jackdaw_probe_enabled{group=\"net\"}"], 0);
+  EXPECT_EQ(s["jackdaw_clusters{schema=\"s\"}"], 1);
+  EXPECT_DOUBLE_EQ(s["jackdaw_pipeline_delay_seconds"], 0.3);
+}
+
+}  // namespace
+}  // namespace jackdaw::metrics
