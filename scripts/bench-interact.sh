@@ -81,7 +81,7 @@ run_load() {
 	case $1 in
 	nginx) wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" |
 		awk '/requests in/ {n=$1} /Requests\/sec/ {r=$2} END {print r, n}' ;;
-	testserver) "$bin/jackdaw-load" --url "http://127.0.0.1:$ts_port" -n $((secs * 1500)) -c 4 --keepalive \
+	testserver) "$bin/jackdaw-load" --url "http://127.0.0.1:$ts_port" -n $((secs * 15000)) -c 4 --keepalive \
 		--mix C:1,D:1 | sed -n 's/.*requests: \([0-9]*\) .*throughput: \([0-9.]*\) req\/s.*/\2 \1/p' ;;
 	esac
 }
@@ -111,7 +111,7 @@ measure() {
 		kill -INT "$tracer"
 		wait "$tracer" || true
 		case $config in
-		classes) records=$(grep -o '"class":' "$f" | wc -l) ;;
+		classes) records=$({ grep -o '"class":' "$f" || true; } | wc -l) ;;
 		*)
 			"$bin/jackdaw" dump "$f" --summary > "$work/$server.$config.summary" 2>/dev/null || true
 			records=$(awk '/^events:/ {print $2; exit}' "$work/$server.$config.summary") ;;

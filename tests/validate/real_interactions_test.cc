@@ -6,8 +6,12 @@
 //
 // The kernel's side is asserted against the clients' ground truth: that
 // is its own correctness (one interaction per request, inside the client's
-// interval). Against the join the figure depends on the join, which another
-// part of the project is changing; it is printed and bounded only loosely.
+// interval). Against the join, connection-per-request workloads agree one
+// to one (measured 80/80 for nginx and apache2) and are held to 90%; on
+// kept-alive connections the join's requests (measured before its message
+// rule was wired in) run from the read of one request to the arrival of
+// the next, so they overlap their interaction by less than half about as
+// often as not: printed, bounded only by "some agree".
 #include <unistd.h>
 
 #include <filesystem>
@@ -89,7 +93,7 @@ TEST_F(RealInteractions, Memcached) {
 TEST_F(RealInteractions, ApachePreforkConnectionPerRequest) {
   auto a = Run("apache-close");
   ExpectOneToOneWithTruth(a);
-  EXPECT_GT(a.join.one_to_one, 0u);
+  EXPECT_GE(a.join.one_to_one, uint64_t(kRequests * 9 / 10));
 }
 
 TEST_F(RealInteractions, ApachePreforkKeepAlive) {

@@ -136,12 +136,17 @@ Status InteractControl::SetWindow(uint64_t window_ns) {
 
 StatusOr<std::optional<InteractWindow>> InteractControl::PollWindow(uint64_t now_ns) {
   if (now_ns < window_start_ns_ + window_ns_) return std::optional<InteractWindow>();
+  ASSIGN_OR_RETURN(InteractWindow w, CloseWindow(now_ns));
+  return std::optional<InteractWindow>(std::move(w));
+}
+
+StatusOr<InteractWindow> InteractControl::CloseWindow(uint64_t now_ns) {
   InteractWindow w;
   w.start_ns = window_start_ns_;
   w.end_ns = now_ns;
   window_start_ns_ = now_ns;
   ASSIGN_OR_RETURN(w.rows, TakeWindow());
-  return std::optional<InteractWindow>(std::move(w));
+  return w;
 }
 
 Status InteractControl::WriteControl() {

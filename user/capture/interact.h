@@ -93,6 +93,8 @@ class InteractControl {
   // closed (or since Attach): its rows, CPUs summed; nullopt when not due.
   // Call it from the poll loop, at least every few hundred ms.
   StatusOr<std::optional<InteractWindow>> PollWindow(uint64_t now_ns);
+  // Closes the window in progress now, due or not (e.g. at the end of a run).
+  StatusOr<InteractWindow> CloseWindow(uint64_t now_ns);
 
   // Closes the current class window now: its rows, CPUs summed.
   StatusOr<std::vector<InteractClassRow>> TakeWindow();

@@ -251,6 +251,14 @@ int Run(const InteractionsArgs& a) {
     }
     if (a.duration > 0 && now - start >= static_cast<uint64_t>(a.duration * 1e9)) break;
   }
+  // The window in progress when stopped is shown too: a short run still
+  // reports what it saw.
+  if (st.ok() && (*ctl)->granularity().classes) {
+    auto window = (*ctl)->CloseWindow(capture::MonoNowNs());
+    if (!window.ok()) st = window.status();
+    else if (!window->rows.empty())
+      PrintWindow(a, std::move(window->rows), window->seconds(), (*ctl)->ReadStats(), tty);
+  }
   const capture::InteractStats stats = (*ctl)->ReadStats();
   Status stop = rec ? rec->Stop() : Status::Ok();
   if (!st.ok()) return PrintError(st.message()), 1;

@@ -212,28 +212,29 @@ nlohmann::json AgreementJson(const InteractionAgreement& a) {
 }
 
 void PrintInteractionTable(const std::vector<std::pair<std::string, InteractionAgreement>>& rows, FILE* out) {
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   fprintf(out, "\nKernel interactions (jackdaw interactions, beside the full capture) against the clients and the join\n");
-  fprintf(out, "%-17s %5s %5s %5s  %-22s %-22s %9s %5s\n", "workload", "sent", "ia", "join", "truth 1:1 (miss/multi)",
-          "join 1:1 (miss/multi)", "in 1 ms", "lost");
+  fprintf(out, "%-17s %5s %5s %5s  %-18s %-18s %-11s %9s %5s\n", "workload", "sent", "ia", "join", "truth 1:1 (m/x)",
+          "join 1:1 (m/x)", "join (e/x)", "in 1 ms", "lost");
   for (const auto& [name, a] : rows) {
-    char t[48], j[48], in[24];
-    snprintf(t, sizeof(t), "%llu/%llu (%llu/%llu)", static_cast<unsigned long long>(a.truth.one_to_one),
-             static_cast<unsigned long long>(a.truth.left), static_cast<unsigned long long>(a.truth.left_unmatched),
-             static_cast<unsigned long long>(a.truth.left_multi));
-    snprintf(j, sizeof(j), "%llu/%llu (%llu/%llu)", static_cast<unsigned long long>(a.join.one_to_one),
-             static_cast<unsigned long long>(a.join.left), static_cast<unsigned long long>(a.join.left_unmatched),
-             static_cast<unsigned long long>(a.join.left_multi));
-    snprintf(in, sizeof(in), "%llu/%zu", static_cast<unsigned long long>(a.inside_1ms), a.truth.pairs.size());
-    fprintf(out, "%-17s %5llu %5llu %5llu  %-22s %-22s %9s %5llu\n", name.c_str(),
-            static_cast<unsigned long long>(a.truth.left), static_cast<unsigned long long>(a.truth.right),
-            static_cast<unsigned long long>(a.join.right), t, j, in, static_cast<unsigned long long>(a.lost));
+    char t[48], j[48], jr[32], in[24];
+    snprintf(t, sizeof(t), "%llu/%llu (%llu/%llu)", u(a.truth.one_to_one), u(a.truth.left), u(a.truth.left_unmatched),
+             u(a.truth.left_multi));
+    snprintf(j, sizeof(j), "%llu/%llu (%llu/%llu)", u(a.join.one_to_one), u(a.join.left), u(a.join.left_unmatched),
+             u(a.join.left_multi));
+    snprintf(jr, sizeof(jr), "%llu/%llu", u(a.join.right_unmatched), u(a.join.right_multi));
+    snprintf(in, sizeof(in), "%llu/%zu", u(a.inside_1ms), a.truth.pairs.size());
+    fprintf(out, "%-17s %5llu %5llu %5llu  %-18s %-18s %-11s %9s %5llu\n", name.c_str(), u(a.truth.left),
+            u(a.truth.right), u(a.join.right), t, j, jr, in, u(a.lost));
   }
   fprintf(out,
           "\nsent: client requests; ia: the kernel's server interactions; join: the join's requests.\n"
-          "truth 1:1: client requests matched by exactly one interaction that matches nothing else\n"
-          "(miss: none, multi: several); join 1:1: interactions matched by exactly one join request that\n"
-          "matches no other interaction; in 1 ms: 1:1 interactions inside the client's send..receive\n"
-          "interval within 1 ms; lost: interactions the kernel could not record (ring or table full).\n");
+          "truth 1:1: client requests matched by exactly one interaction that matches no other request\n"
+          "(m: matching no interaction, x: several); join 1:1: interactions matched by exactly one join\n"
+          "request that matches no other interaction (m: none, x: several); join (e/x): join requests\n"
+          "matching no interaction / several. A match: same connection, at least half of the shorter\n"
+          "interval in common. in 1 ms: 1:1 interactions inside the client's send..receive interval\n"
+          "within 1 ms; lost: interactions the kernel could not record (ring or table full).\n");
 }
 
 }  // namespace jackdaw::validate
