@@ -15,6 +15,9 @@
  *   sched_switch/wakeup on-CPU, run-queue and blocked time of serving threads
  *                       only (task storage, nothing for other threads)
  *   block_io_start      disk I/O submitted by a serving thread (optional)
+ *   sched_process_fork  a traced process's child joins the pid filter (the
+ *                       sched group does this in a full capture; forks are
+ *                       rare, so this costs nothing per request)
  *
  * Connection state lives in one bounded hash keyed by the socket; a full
  * table is counted (CONNS_FULL) and user space evicts idle entries. Two
@@ -265,6 +268,21 @@ int BPF_PROG(ia_block_io_start, struct request *rq)
 	return 0;
 }
 
+/* Pre-forking servers (apache2 prefork, nginx re-spawning a worker) start
+ * serving processes after the session began: follow them as the sched
+ * group does, or an interactions-only session filtered by pid loses them. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ia_sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct jdw_control *ctl = jdw_ctl();
+
+	if (!ctl || !(ctl->filter_flags & JDW_FILTER_TGID) || child->tgid == parent->tgid)
+		return 0;
+	if (jdw_tgid_traced(ctl, parent->tgid) || jdw_admit_current())
+		jdw_tgid_add(child->tgid);
+	return 0;
+}
+
 /* ---- completion -------------------------------------------------------- */
 
 static __always_inline __u32 hist_bucket(__u64 ns)
@@ -357,7 +375,7 @@ static __always_inline void fold_class(struct jdw_ia_control *ctl, struct conn *
 	s->blocked_ns += t->blocked;
 	s->disk_ios += t->disk_ios;
 	s->disk_bytes += t->disk_bytes;
-	if (c->flags)
+	if (c->flags & ~JDW_IA_CLOSED) /* closing is how most interactions end */
 		s->flagged += 1;
 	b = hist_bucket(total);
 	barrier_var(b); /* keep the bounds check on the register used to index */
@@ -550,6 +568,18 @@ static __always_inline bool tracked_sock(const struct sock *sk)
 	return proto == IPPROTO_UDP && sk->sk_type == 2 /* SOCK_DGRAM */;
 }
 
+/* The table is keyed by the socket's address, which the kernel reuses once
+ * a socket is freed. A TCP socket's entry goes when it reaches CLOSE, but a
+ * UDP socket has no close event here: its entry stays until the idle sweep,
+ * and a new socket at the same address must not inherit it. The ports and
+ * protocol tell them apart (a socket's own never change once it carries
+ * data). */
+static __always_inline bool same_sock(const struct conn *c, const struct sock *sk)
+{
+	return c->protocol == sk->sk_protocol && c->lport == sk->__sk_common.skc_num &&
+	       c->rport == bpf_ntohs(sk->__sk_common.skc_dport);
+}
+
 /* Finds the socket's state, creating it when `create` (an event of
  * direction `d`): the first message's direction decides the role. */
 static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, __u8 d, bool create,
@@ -557,11 +587,20 @@ static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, _
 {
 	struct conn *c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
 	struct tcp_sock *tp;
+	__u64 update = BPF_NOEXIST;
 	__u32 zero = 0;
 	struct conn *n;
 
-	if (c || !create)
+	if (c && same_sock(c, sk))
 		return c;
+	if (!create)
+		return NULL;
+	if (c) {
+		/* A stale entry of a freed socket: its interaction in flight
+		 * can never complete. Replace it, counted. */
+		stat_inc(JDW_IA_STAT_REUSED);
+		update = BPF_ANY;
+	}
 	n = bpf_map_lookup_elem(&jdw_ia_scratch, &zero);
 	if (!n)
 		return NULL;
@@ -592,7 +631,7 @@ static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, _
 		}
 		n->last_rx = (__u32)tp->bytes_received;
 	}
-	if (bpf_map_update_elem(&jdw_ia_conns, &key, n, BPF_NOEXIST) != 0) {
+	if (bpf_map_update_elem(&jdw_ia_conns, &key, n, update) != 0) {
 		stat_inc(JDW_IA_STAT_CONNS_FULL);
 		return bpf_map_lookup_elem(&jdw_ia_conns, &key); /* lost a race? */
 	}
@@ -732,6 +771,12 @@ int BPF_PROG(ia_inet_sock_set_state, const struct sock *sk, const int oldstate, 
 	c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
 	if (!c)
 		return 0;
+	if (!same_sock(c, sk)) {
+		/* A stale entry at this address, not this socket's. */
+		if (newstate == TCP_CLOSE && bpf_map_delete_elem(&jdw_ia_conns, &key) == 0)
+			stat_inc(JDW_IA_STAT_REUSED);
+		return 0;
+	}
 	if (c->dir != DIR_NONE && !c->ignored) {
 		end_message(c, sk, c->dir);
 		c->flags |= JDW_IA_CLOSED;

@@ -2,12 +2,18 @@
 # The interact group's cost, side by side in one run (issue 11's benchmark):
 # two servers under their load generators on loopback, each measured
 #   untraced       no probe
-#   interactions   jackdaw interactions -o FILE --pid SERVER (in-kernel summaries,
-#                  one record per interaction reaches user space)
+#   interactions   jackdaw interactions --by interaction -o FILE --pid SERVER
+#                  (in-kernel summaries: one record per interaction reaches
+#                  user space)
+#   classes        jackdaw interactions --by class --json --pid SERVER (per
+#                  class and 1 s window: one row per class reaches user space)
 #   full           jackdaw record --pid SERVER (sched+syscall+block+net events)
-# interleaved, REPS rounds. Reports throughput ratios to untraced and the
-# records that reached user space per configuration, with the load average
-# (the machine may be shared).
+# interleaved (untraced, interactions, classes, full, untraced, ...) for REPS
+# rounds, so drifting machine load touches every configuration alike.
+# Reports per configuration the median and min-max throughput, the median's
+# ratio to untraced, and what reached user space per request; then what one
+# request costs in full capture, per event type. The load average is printed
+# before and after: quote throughput ratios only from a quiet machine.
 #   nginx (1 worker, keep-alive, a 5 KB file) under wrk -t1 -c10
 #   jackdaw-testserver (keep-alive) under jackdaw-load -c 4, mix C:1,D:1
 # Usage: bench-interact.sh BUILD_DIR [REPS] [SECONDS]
@@ -75,22 +81,28 @@ run_load() {
 	case $1 in
 	nginx) wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" |
 		awk '/requests in/ {n=$1} /Requests\/sec/ {r=$2} END {print r, n}' ;;
-	testserver) "$bin/jackdaw-load" --url "http://127.0.0.1:$ts_port" -n $((secs * 1500)) -c 4 --keepalive \
+	testserver) "$bin/jackdaw-load" --url "http://127.0.0.1:$ts_port" -n $((secs * 15000)) -c 4 --keepalive \
 		--mix C:1,D:1 | sed -n 's/.*requests: \([0-9]*\) .*throughput: \([0-9.]*\) req\/s.*/\2 \1/p' ;;
 	esac
 }
 
 # measure SERVER CONFIG -> "rate requests records"
 measure() {
-	local server=$1 config=$2 target tracer="" rate n records=0
-	if [ "$server" = nginx ]; then target="--pid $nginx_master --pid $nginx_worker"; else target="--pid $ts"; fi
+	local server=$1 config=$2 target tracer="" rate n records=0 f=""
+	if [ "$server" = nginx ]; then target="--pid $nginx_master"; else target="--pid $ts"; fi
 	case $config in
 	untraced) ;;
 	interactions)
-		"$bin/jackdaw" interactions --by interaction -o "$work/ia.jdw" $target > /dev/null 2> "$work/tracer.err" &
+		f=$work/ia.jdw
+		"$bin/jackdaw" interactions -q --by interaction -o "$f" $target > /dev/null 2> "$work/tracer.err" &
+		tracer=$! ;;
+	classes)
+		f=$work/classes.json
+		"$bin/jackdaw" interactions -q --by class --json --interval 1 $target > "$f" 2> "$work/tracer.err" &
 		tracer=$! ;;
 	full)
-		"$bin/jackdaw" record -q -o "$work/full.jdw" $target > /dev/null 2> "$work/tracer.err" &
+		f=$work/full.jdw
+		"$bin/jackdaw" record -q -o "$f" $target > /dev/null 2> "$work/tracer.err" &
 		tracer=$! ;;
 	esac
 	[ -n "$tracer" ] && sleep 1.5
@@ -98,24 +110,34 @@ measure() {
 	if [ -n "$tracer" ]; then
 		kill -INT "$tracer"
 		wait "$tracer" || true
-		local f=$work/ia.jdw
-		[ "$config" = full ] && f=$work/full.jdw
-		records=$("$bin/jackdaw" dump "$f" --summary 2>/dev/null | awk '/^events:/ {print $2; exit}')
+		case $config in
+		classes) records=$({ grep -o '"class":' "$f" || true; } | wc -l) ;;
+		*)
+			"$bin/jackdaw" dump "$f" --summary > "$work/$server.$config.summary" 2>/dev/null || true
+			records=$(awk '/^events:/ {print $2; exit}' "$work/$server.$config.summary") ;;
+		esac
 		rm -f "$f"
 	fi
 	echo "$rate $n ${records:-0}"
 }
 
-declare -A sum_rate sum_rec sum_req
+# stats "v1 v2 ..." -> "median min max"
+stats() {
+	tr ' ' '\n' <<< "$1" | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {
+		m = NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; print m, v[1], v[NR]}'
+}
+
+declare -A rates sum_rec sum_req last_req
 servers=(nginx testserver)
-configs=(untraced interactions full)
+configs=(untraced interactions classes full)
 for r in $(seq "$reps"); do
 	for s in "${servers[@]}"; do
 		for c in "${configs[@]}"; do
 			read -r rate n rec < <(measure "$s" "$c")
 			echo "round $r $s $c: $rate req/s, $n requests, $rec records to user space"
+			rates[$s.$c]="${rates[$s.$c]:-} $rate"
 			sum_req[$s.$c]=$(( ${sum_req[$s.$c]:-0} + n ))
-			sum_rate[$s.$c]=$(echo "${sum_rate[$s.$c]:-0} + $rate" | bc -l)
+			last_req[$s.$c]=$n
 			sum_rec[$s.$c]=$(( ${sum_rec[$s.$c]:-0} + rec ))
 		done
 	done
@@ -123,20 +145,28 @@ done
 
 {
 	echo "interact benchmark: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, load average before/after: $load0 / $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "reps=$reps, ${secs}s each; nginx 1 worker keep-alive 5 KB under wrk -t1 -c10; testserver keep-alive under jackdaw-load -c 4 C:1,D:1"
-	echo "records/req: records that reached user space per request served;"
-	echo "full/this: how many times more records per request full capture ships"
-	printf "%-11s %-13s %12s %12s %14s %12s %10s\n" server config "req/s" "vs untraced" "records" "records/req" "full/this"
+	echo "reps=$reps interleaved, ${secs}s each; nginx 1 worker keep-alive 5 KB under wrk -t1 -c10; testserver keep-alive under jackdaw-load -c 4 C:1,D:1"
+	echo "req/s: median (min-max) over the rounds; vs untraced: median / untraced median;"
+	echo "to user: records (classes: class rows) that reached user space, per request served;"
+	echo "full/this: how many times more reach user space per request with full capture"
+	printf "%-11s %-13s %10s %21s %11s %12s %10s %10s\n" server config "req/s" "(min-max)" "vs untraced" "to user" "per req" "full/this"
 	for s in "${servers[@]}"; do
-		base=$(echo "${sum_rate[$s.untraced]} / $reps" | bc -l)
+		read -r base _ _ < <(stats "${rates[$s.untraced]}")
 		full_per=$(echo "${sum_rec[$s.full]} / ${sum_req[$s.full]}" | bc -l)
 		for c in "${configs[@]}"; do
-			rate=$(echo "${sum_rate[$s.$c]} / $reps" | bc -l)
+			read -r med lo hi < <(stats "${rates[$s.$c]}")
 			rec=${sum_rec[$s.$c]}
-			ratio=$(echo "$rate / $base" | bc -l)
 			per=$(echo "$rec / ${sum_req[$s.$c]}" | bc -l)
 			if [ "$rec" -gt 0 ]; then fewer=$(echo "$full_per / $per" | bc -l); else fewer=0; fi
-			printf "%-11s %-13s %12.1f %12.3f %14d %12.2f %10.1f\n" "$s" "$c" "$rate" "$ratio" "$rec" "$per" "$fewer"
+			printf "%-11s %-13s %10.1f %10.1f-%-10.1f %11.3f %12d %10.4f %10.1f\n" "$s" "$c" "$med" "$lo" "$hi" \
+				"$(echo "$med / $base" | bc -l)" "$rec" "$per" "$fewer"
 		done
+	done
+	echo
+	echo "full capture, last round: records per request by event type"
+	for s in "${servers[@]}"; do
+		n=${last_req[$s.full]}
+		awk -v s="$s" -v n="$n" '/^type/ {on=1; next} on && NF==2 {printf "  %-11s %-18s %8.2f\n", s, $1, $2/n} on && NF!=2 {on=0}' \
+			"$work/$s.full.summary"
 	done
 } | tee "$out"

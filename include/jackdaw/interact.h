@@ -70,7 +70,7 @@ struct jdw_ia_class_stats {
 	__u64 blocked_ns;
 	__u64 disk_ios;
 	__u64 disk_bytes;
-	__u64 flagged;   /* interactions with any JDW_IA_* flag */
+	__u64 flagged;   /* interactions with a JDW_IA_* flag other than CLOSED */
 	__u64 reserved;
 	__u32 hist[JDW_IA_HIST_BUCKETS];
 };
@@ -86,7 +86,8 @@ struct jdw_ia_class_stats {
 	X(RING_LOST, 5, "interaction records lost: ring buffer full")        \
 	X(FILTERED, 6, "connections ignored by the pid/cgroup filter")       \
 	X(CLOSED, 7, "connections closed")                                   \
-	X(THREADS_FULL, 8, "serving threads not tracked: no task storage")
+	X(THREADS_FULL, 8, "serving threads not tracked: no task storage")  \
+	X(REUSED, 9, "stale entries of freed sockets replaced (their interaction in flight lost)")
 
 enum jdw_ia_stat {
 #define JDW_IA_STAT_ENUM(name, id, desc) JDW_IA_STAT_##name = id,

@@ -164,21 +164,56 @@ void ExpectNoLosses(capture::CaptureSession& s) {
   EXPECT_EQ(st.counters[JDW_IA_STAT_CONNS_FULL], 0u);
 }
 
-// The latency consistency the issue asks for, reported (timing is never
-// asserted: the machine is shared): how far the client-side interaction's
-// span is from the driver's own latency.
-void ReportLatencyAgreement(const std::vector<std::pair<uint64_t, uint64_t>>& kernel_vs_driver) {
-  size_t within = 0;
+// Latency against the load driver's own (same clock, CLOCK_MONOTONIC). The
+// client-side interaction nests inside the driver's send..recv exactly
+// (checked per request); what the driver adds is its own work outside the
+// kernel's view: before the first send (building the request; with a
+// connection per request, connect()) and after the last byte arrived (the
+// thread waking, reading and parsing). On a shared 2-core machine that
+// tail includes run-queue waits (measured here: every request over 1 ms
+// had its response wait in the socket for the client's first read while
+// the client thread sat runnable), so the bounds are on the bulk: the
+// median difference is under 1 ms, and with that measured wait set aside
+// 90% of requests agree within 1 ms. Each request over 1 ms is printed
+// with where its difference lies.
+struct LatencyPair {
+  const jdw_interaction* ia;  // the client-side interaction
+  uint64_t send, recv;        // the driver's
+};
+
+void CheckLatencyAgreement(const std::vector<LatencyPair>& pairs) {
+  ASSERT_FALSE(pairs.empty());
+  size_t within = 0, explained = 0;
   std::vector<double> diffs;
-  for (auto [k, d] : kernel_vs_driver) {
-    const double diff = std::abs(double(d) - double(k)) / 1e6;
+  for (const LatencyPair& p : pairs) {
+    const jdw_interaction& ia = *p.ia;
+    const double diff = double((p.recv - p.send) - (ia.resp_end - ia.req_start)) / 1e6;
+    // The client's first read came after the response's last byte: that
+    // wait is the client thread not running, not a disagreement.
+    const double read_wait = ia.in_read > ia.resp_end ? double(ia.in_read - ia.resp_end) / 1e6 : 0.0;
     diffs.push_back(diff);
-    within += diff <= 1.0;
+    explained += diff - read_wait <= 1.0;
+    if (diff <= 1.0) {
+      ++within;
+      continue;
+    }
+    printf("  over 1 ms: driver %.3f ms, kernel %.3f ms: before the first send %.3f ms, after the last "
+           "arrival %.3f ms (of which the response waited %.3f ms in the socket for its first read); "
+           "client thread runnable %.3f ms, blocked %.3f ms while it was served\n",
+           double(p.recv - p.send) / 1e6, double(ia.resp_end - ia.req_start) / 1e6,
+           double(ia.req_start - p.send) / 1e6, double(p.recv - ia.resp_end) / 1e6,
+           ia.in_read > ia.resp_start ? double(ia.in_read - ia.resp_start) / 1e6 : 0.0, double(ia.runq_ns) / 1e6,
+           double(ia.blocked_ns) / 1e6);
   }
   std::sort(diffs.begin(), diffs.end());
-  if (diffs.empty()) return;
-  printf("latency agreement: %zu/%zu within 1 ms of the load driver's; median diff %.3f ms, max %.3f ms\n",
-         within, diffs.size(), diffs[diffs.size() / 2], diffs.back());
+  const double median = diffs[diffs.size() / 2];
+  printf("latency agreement: %zu/%zu within 1 ms of the load driver's (%zu/%zu once the client's own wait "
+         "to read the response, which the kernel measures, is set aside); median diff %.3f ms, max %.3f ms\n",
+         within, diffs.size(), explained, diffs.size(), median, diffs.back());
+  EXPECT_LT(median, 1.0) << "the kernel's client-side latency should match the driver's for the bulk";
+  EXPECT_GE(explained * 10, pairs.size() * 9)
+      << "beyond the client's run-queue wait to read its response, the driver and the kernel should agree "
+         "within 1 ms for at least 90% of requests";
 }
 
 // Checks server and client interactions of one jackdaw-load run.
@@ -201,7 +236,7 @@ void CheckAgainstTruth(const Collect& sink, const std::vector<nlohmann::json>& t
   auto match = [&](std::vector<Interaction>& xs, bool server_side) {
     std::map<uint16_t, std::vector<Interaction*>> got;
     for (auto& x : xs) got[server_side ? x.ia.rport : x.ia.lport].push_back(&x);
-    std::vector<std::pair<uint64_t, uint64_t>> lat;
+    std::vector<LatencyPair> lat;
     for (auto& [port, v] : got) {
       std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->ia.req_start < b->ia.req_start; });
       ASSERT_TRUE(by_port.count(port)) << "interaction on port " << port << " matches no request";
@@ -235,11 +270,11 @@ void CheckAgainstTruth(const Collect& sink, const std::vector<nlohmann::json>& t
           EXPECT_LE(ia.oncpu_ns + ia.runq_ns + ia.blocked_ns, ia.resp_end - ia.req_start + 1000);
         } else {
           EXPECT_LE(ia.resp_start, ia.in_read);
-          lat.push_back({ia.resp_end - ia.req_start, t["latency_ns"].get<uint64_t>()});
+          lat.push_back({&ia, send, recv});
         }
       }
     }
-    if (!server_side) ReportLatencyAgreement(lat);
+    if (!server_side) CheckLatencyAgreement(lat);
   };
   match(srv, true);
   match(cli, false);
@@ -526,6 +561,149 @@ TEST_F(InteractTest, ConnectedUdpPairsRequestAndResponse) {
   auto evicted = (*ctl)->EvictIdle(10'000'000);
   ASSERT_TRUE(evicted.ok());
   EXPECT_GE(*evicted, 2u);
+}
+
+// Thousands of short connections folded into classes instead of records:
+// the class sums count every one, with exact bytes, through a table far
+// smaller than the sockets that pass through it.
+TEST_F(InteractTest, ShortConnectionsInClassModeSumExactly) {
+  const uint32_t me = static_cast<uint32_t>(getpid());
+  auto session = OpenSession({me}, 512);
+  ASSERT_TRUE(session);
+  auto ctl = capture::InteractControl::Attach(*session);
+  ASSERT_TRUE(ctl.ok());
+  capture::InteractGranularity g;
+  g.records = false;
+  g.classes = true;
+  ASSERT_TRUE((*ctl)->SetGranularity(g).ok());
+  Collect sink;
+  uint16_t port = 0;
+  const int l = Listen(&port);
+  ASSERT_GE(l, 0);
+  constexpr int kShort = 2000;
+  std::vector<capture::InteractClassRow> rows;
+  for (int i = 0; i < kShort; ++i) {
+    int c = Connect(port);
+    int s = accept(l, nullptr, nullptr);
+    ASSERT_TRUE(c >= 0 && s >= 0);
+    ASSERT_TRUE(Exchange(c, s));
+    close(c);
+    close(s);
+    if (i % 500 == 499) {  // windows close while connections come and go
+      auto w = (*ctl)->TakeWindow();
+      ASSERT_TRUE(w.ok());
+      rows.insert(rows.end(), w->begin(), w->end());
+    }
+  }
+  close(l);
+  DrainFor(*session, sink, 200);
+  auto w = (*ctl)->TakeWindow();
+  ASSERT_TRUE(w.ok());
+  rows.insert(rows.end(), w->begin(), w->end());
+  auto w2 = (*ctl)->TakeWindow();  // an update racing the last flip lands here
+  ASSERT_TRUE(w2.ok());
+  rows.insert(rows.end(), w2->begin(), w2->end());
+  EXPECT_TRUE(sink.all.empty()) << "class mode ships no records";
+  jdw_ia_class_stats srv{}, cli{};
+  for (const auto& r : rows) {
+    if (r.key.tgid != me || r.key.port != port) continue;
+    jdw_ia_class_stats& t = r.key.role == JDW_ROLE_SERVER ? srv : cli;
+    t.count += r.stats.count;
+    t.req_bytes += r.stats.req_bytes;
+    t.resp_bytes += r.stats.resp_bytes;
+    t.flagged += r.stats.flagged;
+    uint64_t hist = 0;
+    for (uint32_t h : r.stats.hist) hist += h;
+    EXPECT_EQ(hist, r.stats.count) << "every interaction in the latency histogram once";
+  }
+  for (const jdw_ia_class_stats* t : {&srv, &cli}) {
+    EXPECT_EQ(t->count, uint64_t(kShort));
+    EXPECT_EQ(t->req_bytes, 4u * kShort);
+    EXPECT_EQ(t->resp_bytes, 5u * kShort);
+    EXPECT_EQ(t->flagged, 0u);
+  }
+  const capture::InteractStats st = (*ctl)->ReadStats();
+  EXPECT_EQ(st.counters[JDW_IA_STAT_CLASS_FULL], 0u);
+  EXPECT_EQ(st.counters[JDW_IA_STAT_CONNS_FULL], 0u);
+}
+
+// Thousands of short-lived connected UDP socket pairs through a 64-slot
+// table. UDP has no close event, so the freed sockets' entries stay until
+// the idle sweep, and the kernel reuses their addresses for new sockets:
+// a new socket must start afresh (counted as REUSED), never inherit the old
+// one's state. Every record must be exact and belong to a pair we made;
+// whatever is not reported is counted.
+TEST_F(InteractTest, ShortUdpSocketsEvictAndCountNeverCorrupt) {
+  const uint32_t me = static_cast<uint32_t>(getpid());
+  auto session = OpenSession({me}, 64);
+  ASSERT_TRUE(session);
+  auto ctl = capture::InteractControl::Attach(*session);
+  ASSERT_TRUE(ctl.ok());
+  Collect sink;
+  constexpr int kPairs = 2000;
+  std::map<std::pair<uint16_t, uint16_t>, int> made;  // (server port, client port) -> times
+  uint64_t evicted = 0;
+  for (int i = 0; i < kPairs; ++i) {
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), c = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_TRUE(s >= 0 && c >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    ASSERT_EQ(bind(c, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    sockaddr_in sa{}, ca{};
+    socklen_t len = sizeof(sa);
+    getsockname(s, reinterpret_cast<sockaddr*>(&sa), &len);
+    len = sizeof(ca);
+    getsockname(c, reinterpret_cast<sockaddr*>(&ca), &len);
+    ASSERT_EQ(connect(c, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+    ASSERT_EQ(connect(s, reinterpret_cast<sockaddr*>(&ca), sizeof(ca)), 0);
+    // Two rounds: the second request completes the first interaction.
+    ASSERT_TRUE(Exchange(c, s));
+    ASSERT_TRUE(Exchange(c, s));
+    ++made[{ntohs(sa.sin_port), ntohs(ca.sin_port)}];
+    close(c);
+    close(s);
+    if (i % 16 == 15) {
+      ASSERT_TRUE(session->Drain(sink).ok());
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      auto n = (*ctl)->EvictIdle(1'000'000);
+      ASSERT_TRUE(n.ok());
+      evicted += *n;
+    }
+  }
+  DrainFor(*session, sink, 200);
+  std::map<std::pair<uint16_t, uint16_t>, int> srv_seen, cli_seen;
+  for (const auto& x : sink.all) {
+    ASSERT_EQ(x.hdr.tgid, me);
+    EXPECT_EQ(x.ia.protocol, 17);
+    EXPECT_EQ(x.ia.req_bytes, 4u);
+    EXPECT_EQ(x.ia.resp_bytes, 5u);
+    EXPECT_EQ(x.ia.req_packets, 1u);
+    EXPECT_EQ(x.ia.resp_packets, 1u);
+    EXPECT_EQ(x.ia.seq, 0u);
+    EXPECT_EQ(x.ia.flags, 0) << "flags " << int(x.ia.flags);
+    const bool server = x.ia.role == JDW_ROLE_SERVER;
+    const std::pair<uint16_t, uint16_t> pair = server ? std::make_pair(x.ia.lport, x.ia.rport)
+                                                      : std::make_pair(x.ia.rport, x.ia.lport);
+    ASSERT_TRUE(made.count(pair)) << "a record for ports we never paired: " << pair.first << "/" << pair.second;
+    EXPECT_LE(++(server ? srv_seen : cli_seen)[pair], made[pair]) << "one interaction per pair and side";
+  }
+  const capture::InteractStats st = (*ctl)->ReadStats();
+  uint64_t srv = 0, cli = 0;
+  for (auto& [p, n] : srv_seen) srv += n;
+  for (auto& [p, n] : cli_seen) cli += n;
+  printf("UDP: %llu/%d server and %llu/%d client interactions; %llu evicted idle, %llu replaced stale, "
+         "%llu not tracked (table full)\n",
+         static_cast<unsigned long long>(srv), kPairs, static_cast<unsigned long long>(cli), kPairs,
+         static_cast<unsigned long long>(evicted), static_cast<unsigned long long>(st.counters[JDW_IA_STAT_REUSED]),
+         static_cast<unsigned long long>(st.counters[JDW_IA_STAT_CONNS_FULL]));
+  // An interaction is missing only where its socket could not be followed,
+  // and that is counted.
+  EXPECT_GE(srv + st.counters[JDW_IA_STAT_CONNS_FULL], uint64_t(kPairs));
+  EXPECT_GE(cli + st.counters[JDW_IA_STAT_CONNS_FULL], uint64_t(kPairs));
+  EXPECT_GT(evicted + st.counters[JDW_IA_STAT_REUSED], 0u) << "the closed sockets' entries went somewhere";
+  EXPECT_EQ(st.ring_lost, 0u);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
@@ -59,6 +60,49 @@ const char* InteractStatDescription(uint32_t id) {
   return nullptr;
 }
 
+StatusOr<InteractGranularity> ParseInteractGranularity(const std::string& spec, const InteractGranularity& base) {
+  InteractGranularity g = base;
+  std::vector<std::string> items;
+  size_t from = 0;
+  for (;;) {
+    const size_t comma = spec.find(',', from);
+    items.push_back(spec.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  const std::string& mode = items[0];
+  if (mode == "interaction") g.records = true, g.classes = false;
+  else if (mode == "class") g.records = false, g.classes = true;
+  else if (mode == "both") g.records = true, g.classes = true;
+  else
+    return ErrStatus("granularity '%s': expected interaction, class or both, then optional "
+                     ",port ,no-port ,pid ,no-pid ,prefix4=N ,prefix6=N",
+                     spec.c_str());
+  for (size_t i = 1; i < items.size(); ++i) {
+    const std::string& it = items[i];
+    auto prefix = [&](const char* name, int max, uint8_t* out) -> Status {
+      const std::string v = it.substr(std::strlen(name));
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 0 || n > max)
+        return ErrStatus("granularity '%s': %s%s needs a number of bits from 0 to %d", spec.c_str(), name,
+                         v.c_str(), max);
+      *out = static_cast<uint8_t>(n);
+      return Status::Ok();
+    };
+    if (it == "port") g.by_port = true;
+    else if (it == "no-port") g.by_port = false;
+    else if (it == "pid") g.by_pid = true;
+    else if (it == "no-pid") g.by_pid = false;
+    else if (it.rfind("prefix4=", 0) == 0) RETURN_IF_ERROR(prefix("prefix4=", 32, &g.prefix4));
+    else if (it.rfind("prefix6=", 0) == 0) RETURN_IF_ERROR(prefix("prefix6=", 128, &g.prefix6));
+    else
+      return ErrStatus("granularity '%s': unknown item '%s' (port, no-port, pid, no-pid, prefix4=N, prefix6=N)",
+                       spec.c_str(), it.c_str());
+  }
+  return g;
+}
+
 StatusOr<std::unique_ptr<InteractControl>> InteractControl::Attach(CaptureSession& session) {
   bpf_object* obj = session.group_object(JDW_GROUP_INTERACT);
   if (!obj)
@@ -80,7 +124,29 @@ StatusOr<std::unique_ptr<InteractControl>> InteractControl::Attach(CaptureSessio
     if (std::strcmp(m.name, "jdw_ia_conns") == 0) c->conn_value_size_ = bpf_map__value_size(map);
   }
   RETURN_IF_ERROR(c->WriteControl());
+  c->window_start_ns_ = MonoNs();
   return c;
+}
+
+Status InteractControl::SetWindow(uint64_t window_ns) {
+  if (window_ns < 1'000'000) return ErrStatus("an interaction window must be at least 1 ms");
+  window_ns_ = window_ns;
+  return Status::Ok();
+}
+
+StatusOr<std::optional<InteractWindow>> InteractControl::PollWindow(uint64_t now_ns) {
+  if (now_ns < window_start_ns_ + window_ns_) return std::optional<InteractWindow>();
+  ASSIGN_OR_RETURN(InteractWindow w, CloseWindow(now_ns));
+  return std::optional<InteractWindow>(std::move(w));
+}
+
+StatusOr<InteractWindow> InteractControl::CloseWindow(uint64_t now_ns) {
+  InteractWindow w;
+  w.start_ns = window_start_ns_;
+  w.end_ns = now_ns;
+  window_start_ns_ = now_ns;
+  ASSIGN_OR_RETURN(w.rows, TakeWindow());
+  return w;
 }
 
 Status InteractControl::WriteControl() {

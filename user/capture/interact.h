@@ -13,6 +13,15 @@
 // read the old epoch just before it) lands in an entry of the old parity
 // that is read one window later — late, never lost.
 //
+// Runtime control (jackdaw interactions, jackdaw ctl): SetGranularity() and
+// SetWindow() may be called at any time on a running session; nothing is
+// detached or reloaded. A granularity switch applies to every interaction
+// completing after the call (the programs read the control map per event,
+// so "within one window" holds for any window); a window change applies
+// from the window in progress. ParseInteractGranularity() turns the
+// command-line form into a granularity. InteractControl is not thread-safe:
+// one thread (the session's poll loop) calls it.
+//
 // Idle eviction: a connection that never reaches TCP CLOSE (UDP, a socket
 // that lingers) would hold its table slot; EvictIdle() deletes connections
 // silent for longer than a limit and counts them. Connections the kernel
@@ -21,6 +30,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "capture/session.h"
@@ -39,9 +50,22 @@ struct InteractGranularity {
   uint64_t cgroup_id = 0;  // 0: every cgroup
 };
 
+// "interaction" | "class" | "both", then optional comma-separated items:
+// port | no-port | pid | no-pid | prefix4=N | prefix6=N (class key). Items
+// not given keep their value in `base`. E.g. "class,prefix4=24,no-pid".
+StatusOr<InteractGranularity> ParseInteractGranularity(const std::string& spec,
+                                                       const InteractGranularity& base = {});
+
 struct InteractClassRow {
   jdw_ia_class_key key{};
   jdw_ia_class_stats stats{};  // summed over CPUs
+};
+
+// One closed class window.
+struct InteractWindow {
+  uint64_t start_ns = 0, end_ns = 0;  // CLOCK_MONOTONIC
+  std::vector<InteractClassRow> rows;
+  double seconds() const { return double(end_ns - start_ns) / 1e9; }
 };
 
 struct InteractStats {
@@ -55,10 +79,24 @@ class InteractControl {
   // The session must have loaded the interact group.
   static StatusOr<std::unique_ptr<InteractControl>> Attach(CaptureSession& session);
 
+  // Records and/or classes, the class key, the cgroup filter. An invalid
+  // granularity (neither records nor classes) is refused and the previous
+  // one stays in force.
   Status SetGranularity(const InteractGranularity& g);
   const InteractGranularity& granularity() const { return granularity_; }
 
-  // Closes the current class window: its rows, CPUs summed.
+  // Length of a class window (default 1 s; at least 1 ms).
+  Status SetWindow(uint64_t window_ns);
+  uint64_t window_ns() const { return window_ns_; }
+
+  // Closes the class window once window_ns() has passed since the last one
+  // closed (or since Attach): its rows, CPUs summed; nullopt when not due.
+  // Call it from the poll loop, at least every few hundred ms.
+  StatusOr<std::optional<InteractWindow>> PollWindow(uint64_t now_ns);
+  // Closes the window in progress now, due or not (e.g. at the end of a run).
+  StatusOr<InteractWindow> CloseWindow(uint64_t now_ns);
+
+  // Closes the current class window now: its rows, CPUs summed.
   StatusOr<std::vector<InteractClassRow>> TakeWindow();
 
   // Deletes connections idle for more than idle_ns; returns how many.
@@ -76,6 +114,8 @@ class InteractControl {
   CaptureSession& session_;
   InteractGranularity granularity_;
   uint8_t epoch_ = 0;
+  uint64_t window_ns_ = 1'000'000'000;
+  uint64_t window_start_ns_ = 0;
   int control_fd_ = -1, classes_fd_ = -1, conns_fd_ = -1, stats_fd_ = -1;
   uint32_t conn_value_size_ = 0;
   uint64_t evicted_ = 0;

@@ -15,6 +15,7 @@
 
 #include "capture/clock_sync.h"
 #include "capture/interact.h"
+#include "capture/process_select.h"
 #include "capture/recorder.h"
 #include "capture/session.h"
 #include "cli/commands.h"
@@ -148,8 +149,16 @@ int Run(const InteractionsArgs& a) {
 
   capture::CaptureOptions co;
   co.groups = 1u << JDW_GROUP_INTERACT;
+  // A server's workers are its descendants (nginx, apache2 prefork): take
+  // those running now; the group's fork hook follows later ones.
+  auto selected = [&] {
+    std::vector<uint32_t> out;
+    for (uint32_t p : a.pids)
+      for (uint32_t d : capture::DescendantsOf(p)) out.push_back(d);
+    return out;
+  };
   co.filter_tgid = !a.pids.empty();
-  co.tgids = a.pids;
+  co.tgids = selected();
   co.interact_max_conns = a.max_conns;
   co.ring_bytes_per_cpu = 4u << 20;
 
@@ -183,9 +192,15 @@ int Run(const InteractionsArgs& a) {
   g.prefix6 = static_cast<uint8_t>(a.prefix6);
   g.cgroup_id = *cgroup;
   Status st = (*ctl)->SetGranularity(g);
+  if (st.ok()) st = (*ctl)->SetWindow(static_cast<uint64_t>(a.interval * 1e9));
   if (!st.ok()) return PrintError(st.message()), 1;
   st = rec ? rec->Start() : session->Enable(JDW_GROUP_INTERACT);
   if (!st.ok()) return PrintError(st.message()), 1;
+  // Forks between the first scan and the attach are caught by a second.
+  for (uint32_t p : selected()) {
+    st = session->AddTgid(p);
+    if (!st.ok()) return PrintError(st.message()), 1;
+  }
 
   struct sigaction sa {};
   sa.sa_handler = OnStop;
@@ -202,7 +217,6 @@ int Run(const InteractionsArgs& a) {
   RecordPrinter printer(a.json, stdout);
   printer.set_print(a.output.empty());
   const uint64_t start = capture::MonoNowNs();
-  uint64_t window_start = start;
   while (!g_stop) {
     if (rec) {
       st = rec->Step();
@@ -221,22 +235,29 @@ int Run(const InteractionsArgs& a) {
       fprintf(stderr, "jackdaw: granularity now %s\n", ng.classes ? "per class" : "per interaction");
     }
     const uint64_t now = capture::MonoNowNs();
-    if (now - window_start >= static_cast<uint64_t>(a.interval * 1e9)) {
-      const double window_s = double(now - window_start) / 1e9;
-      window_start = now;
+    auto window = (*ctl)->PollWindow(now);
+    if (!window.ok()) {
+      st = window.status();
+      break;
+    }
+    if (*window) {
       auto evicted = (*ctl)->EvictIdle(static_cast<uint64_t>(a.idle_s * 1e9));
       if (!evicted.ok()) {
         st = evicted.status();
         break;
       }
-      auto rows = (*ctl)->TakeWindow();
-      if (!rows.ok()) {
-        st = rows.status();
-        break;
-      }
-      if ((*ctl)->granularity().classes) PrintWindow(a, *rows, window_s, (*ctl)->ReadStats(), tty);
+      if ((*ctl)->granularity().classes)
+        PrintWindow(a, std::move((*window)->rows), (*window)->seconds(), (*ctl)->ReadStats(), tty);
     }
     if (a.duration > 0 && now - start >= static_cast<uint64_t>(a.duration * 1e9)) break;
+  }
+  // The window in progress when stopped is shown too: a short run still
+  // reports what it saw.
+  if (st.ok() && (*ctl)->granularity().classes) {
+    auto window = (*ctl)->CloseWindow(capture::MonoNowNs());
+    if (!window.ok()) st = window.status();
+    else if (!window->rows.empty())
+      PrintWindow(a, std::move(window->rows), window->seconds(), (*ctl)->ReadStats(), tty);
   }
   const capture::InteractStats stats = (*ctl)->ReadStats();
   Status stop = rec ? rec->Stop() : Status::Ok();
@@ -275,7 +296,7 @@ Runner RegisterInteractions(CLI::App& app) {
       "  sudo jackdaw interactions -o web.jdw --duration 60 record; then: jackdaw analyze web.jdw\n"
       "A running session switches between per-interaction and per-class on SIGUSR1.");
   sub->add_option("--by", args->by, "granularity: interaction or class")->capture_default_str();
-  sub->add_option("--pid", args->pids, "only connections of these processes (repeatable)");
+  sub->add_option("--pid", args->pids, "only connections of these processes and their descendants (repeatable)");
   sub->add_option("--cgroup", args->cgroup, "only connections of this cgroup (v2 path or id)");
   sub->add_option("--interval", args->interval, "seconds per class window")->capture_default_str();
   sub->add_option("--duration", args->duration, "stop after this many seconds (default: Ctrl-C)")

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "schema/schema.h"
 #include "validate/experiment.h"
+#include "validate/real_interactions.h"
 #include "validate/real_suite.h"
 
 namespace jackdaw::cli {
@@ -102,6 +103,7 @@ int RunReal(const ReproduceArgs& a) {
       a.schemas_given ? a.schemas : std::vector<std::string>{"tcp-threadpool"};
   const auto dirs = schema::DefaultSchemaDirs(self);
   std::vector<std::pair<validate::RecordedRun, std::vector<validate::SchemaResult>>> rows;
+  std::vector<std::pair<std::string, validate::InteractionAgreement>> ia_rows;
   nlohmann::json out = nlohmann::json::array();
   bool ok = true;
   size_t i = 0;
@@ -134,18 +136,36 @@ int RunReal(const ReproduceArgs& a) {
         jw["schemas"].push_back(ToJson(*r));
         results.push_back(std::move(*r));
       }
+      // The kernel's interactions against the clients and the join. Traces
+      // kept before interactions were recorded beside them have none.
+      if (!a.reanalyze || std::filesystem::exists(validate::InteractionsPathFor(run->trace))) {
+        auto agreement = validate::CompareRunInteractions(*run, schemas.front(), dirs);
+        if (agreement.ok()) {
+          jw["interactions"] = validate::AgreementJson(*agreement);
+          ia_rows.push_back({w.name, *agreement});
+        } else {
+          fprintf(stderr, "\n");
+          PrintError("interactions: " + agreement.status().message());
+          ok = false;
+        }
+      }
       fprintf(stderr, " done\n");
       out.push_back(jw);
       rows.push_back({*run, std::move(results)});
       if (a.keep_traces || a.reanalyze) {
-        if (!a.reanalyze) fprintf(stderr, "jackdaw: kept %s and %s\n", run->trace.c_str(), run->truth.c_str());
+        if (!a.reanalyze)
+          fprintf(stderr, "jackdaw: kept %s, %s and %s\n", run->trace.c_str(),
+                  validate::InteractionsPathFor(run->trace).c_str(), run->truth.c_str());
       } else {
         std::filesystem::remove(run->trace, ec);
         std::filesystem::remove(run->truth, ec);
+        std::filesystem::remove(validate::InteractionsPathFor(run->trace), ec);
+        std::filesystem::remove(validate::InteractionsLogFor(run->trace), ec);
       }
     }
   }
   validate::PrintRealTable(rows, stdout);
+  validate::PrintInteractionTable(ia_rows, stdout);
   if (a.repeat > 1) {
     // Stability: the same workload recorded again should give the same
     // number of clusters (within one).

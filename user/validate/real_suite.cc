@@ -12,6 +12,8 @@
 #include <fstream>
 #include <set>
 
+#include "validate/real_interactions.h"
+
 namespace jackdaw::validate {
 namespace {
 
@@ -131,10 +133,17 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   c.truth_path = run.truth;
   if (c.protocol == Protocol::kMemcache) RETURN_IF_ERROR(PrepareMemcache(c.port, c.kinds));
   ASSIGN_OR_RETURN(pid_t recorder, StartRecorder(o, server->pid(), run.trace, stem + ".record.log"));
+  // The kernel's interactions beside it (real_interactions.h); a failure
+  // there is reported when they are compared, the run goes on.
+  auto interactions = StartInteractionRecorder(o.bin_dir, server->pid(), run.trace);
   Status clients = RunClients(c);
   kill(recorder, SIGINT);
   const int rec_rc = WaitExit(recorder);
   Status stopped = server->Stop();
+  // After the server: its close of idle keep-alive connections completes
+  // their last interactions.
+  if (interactions.ok() && !StopInteractionRecorder(*interactions, run.trace).ok())
+    std::filesystem::remove(InteractionsPathFor(run.trace), ec);
   run.wall_s = double(MonoNs() - t0) / 1e9;
   if (!clients.ok())
     return ErrStatus("%s: client failed: %s", w.name.c_str(), clients.message().c_str());
