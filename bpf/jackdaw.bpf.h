@@ -18,6 +18,15 @@
 /* Stamped into every object; user space refuses a mismatch. */
 const volatile __u32 jdw_abi_version = JDW_ABI_VERSION;
 
+/* Session constants, set by user space before load (rodata): the verifier
+ * sees their values and drops the branches they rule out. What can change
+ * during a session (enabled groups, the syscall filter) stays in jdw_control.
+ * targ_filter_tgid: only processes in the tgid filter are traced.
+ * targ_wakeup_bytes: wake the reader once this much is pending (0: never,
+ * the reader polls). */
+const volatile bool targ_filter_tgid = false;
+const volatile __u32 targ_wakeup_bytes = 0;
+
 /* One BPF ring buffer per CPU so each CPU's stream is time-ordered and
  * producers never contend. Sizes are set by user space before load. */
 struct jdw_ringbuf_inner {
@@ -109,7 +118,7 @@ static __always_inline bool jdw_tgid_traced(struct jdw_control *ctl, __u32 tgid)
 	__u32 idx = tgid & (JDW_TGID_BUCKETS - 1);
 	struct jdw_tgid_bucket *b;
 
-	if (!(ctl->filter_flags & JDW_FILTER_TGID))
+	if (!targ_filter_tgid)
 		return true;
 	b = bpf_map_lookup_elem(&jdw_tgid_buckets, &idx);
 	if (!b || tgid == 0)
@@ -171,7 +180,7 @@ static __always_inline bool jdw_admit_current(void)
 /* Admits the current process if it is not traced yet and matches. */
 static __always_inline void jdw_admit_if_match(struct jdw_control *ctl, __u32 tgid)
 {
-	if (ctl && (ctl->filter_flags & JDW_FILTER_TGID) && !jdw_tgid_traced(ctl, tgid) &&
+	if (targ_filter_tgid && !jdw_tgid_traced(ctl, tgid) &&
 	    jdw_admit_current())
 		jdw_tgid_add(tgid);
 }
@@ -234,7 +243,7 @@ static __always_inline void jdw_submit(void *rec, void *ring, struct jdw_control
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (ctl->wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= ctl->wakeup_bytes)
+	if (targ_wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(rec, flags);
 }

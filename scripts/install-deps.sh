@@ -12,8 +12,8 @@ packages=(
 	systemtap-sdt-dev
 	# tests and benchmarks
 	libgtest-dev libgmock-dev libbenchmark-dev
-	linux-perf
-	# interact benchmark: a real server under a real load generator
+	linux-perf bpftrace jq
+	# benchmarks and the interact benchmark: a real server under a real load generator
 	nginx wrk
 	# report rendering check (headless screenshot of the HTML report)
 	chromium

@@ -472,9 +472,9 @@ TEST_F(SelfTrace, RecorderWhoseThreadFailedIsDestroyedWithoutStop) {
   std::filesystem::remove(path);
 }
 
-// The classic-tracepoint fallback (kernels without tp_btf) records the same
-// events: forced here, since this kernel offers tp_btf.
-TEST(TracepointFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
+// The raw_tp fallback (kernels without tp_btf) records the same events:
+// forced here, since this kernel offers tp_btf.
+TEST(RawTpFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
   JDW_REQUIRE_ROOT();
   const std::string path = testing::TempPath("fallback.jdw");
   PausedChild child({testing::BinDir() + "/jackdaw-workload", "--getppid", "5000", "--pipe-rounds", "200"});
@@ -486,8 +486,8 @@ TEST(TracepointFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
   ro.capture.force_tracepoints = true;
   auto rec = capture::Recorder::Create(ro);
   ASSERT_TRUE(rec.ok()) << rec.status().message();
-  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SCHED), "tracepoint");
-  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SYSCALL), "tracepoint");
+  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SCHED), "raw_tp");
+  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SYSCALL), "raw_tp");
   ASSERT_TRUE((*rec)->StartBackground().ok());
   child.Go();
   int code = -1;

@@ -8,6 +8,10 @@
 // hundred ns. A record older than one already written for its CPU is kept
 // and counted (late_records) — the reorder stage absorbs it.
 //
+// Draining: the reader sleeps poll_timeout_ms between sweeps of every ring,
+// and sweeps again at once while a sweep finds a ring more than 1/16 full;
+// its thread runs at nice -10 so producers on every CPU cannot starve it.
+//
 // Clock pairs (rdtsc, CLOCK_MONOTONIC) are taken at Start, every
 // clock_interval and at Stop; the current mapping and the cumulative loss
 // counters are written as a metadata chunk each time, so a killed recording
@@ -110,6 +114,8 @@ class Recorder : RecordSink {
   std::atomic<bool> running_{false};
   Status thread_status_;
   bool stopped_ = false;
+  bool busy_ = false;          // the last sweep found a lot: sweep again at once
+  uint64_t records_seen_ = 0;  // reader thread only
   Status deferred_;
 };
 

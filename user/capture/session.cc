@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "app.skel.h"
 #include "block.skel.h"
@@ -27,8 +28,9 @@
 namespace jackdaw::capture {
 namespace {
 
-constexpr const char* kSharedMaps[] = {"jdw_ringbufs", "jdw_control", "jdw_lost", "jdw_tgid_filter",
-                                       "jdw_tgid_buckets", "jdw_admit"};
+constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "jdw_lost",
+                                       "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
+                                       "jdw_traced_flows", "jdw_admit"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -60,29 +62,42 @@ struct OpenedObject {
 };
 
 // One entry per probe group; the only place that names the skeletons.
+// Session constants go into each object's rodata before load (every object
+// shares them through jackdaw.bpf.h), so the verifier prunes on them.
 template <typename Skel, Skel* (*OpenFn)(), void (*DestroyFn)(Skel*)>
-OpenedObject OpenSkel() {
+OpenedObject OpenSkel(const CaptureOptions& opts) {
   Skel* s = OpenFn();
   if (!s) return {};
+  s->rodata->targ_filter_tgid = opts.filter_tgid;
+  s->rodata->targ_wakeup_bytes = opts.wakeup_bytes;
   return {s->obj, s->rodata->jdw_abi_version, [s] { DestroyFn(s); }};
 }
 
-OpenedObject OpenGroup(uint32_t group) {
+OpenedObject OpenGroup(uint32_t group, const CaptureOptions& o) {
   switch (group) {
     case JDW_GROUP_SCHED:
-      return OpenSkel<jdw_sched_bpf, jdw_sched_bpf__open, jdw_sched_bpf__destroy>();
+      return OpenSkel<jdw_sched_bpf, jdw_sched_bpf__open, jdw_sched_bpf__destroy>(o);
     case JDW_GROUP_SYSCALL:
-      return OpenSkel<jdw_syscall_bpf, jdw_syscall_bpf__open, jdw_syscall_bpf__destroy>();
+      return OpenSkel<jdw_syscall_bpf, jdw_syscall_bpf__open, jdw_syscall_bpf__destroy>(o);
     case JDW_GROUP_BLOCK:
-      return OpenSkel<jdw_block_bpf, jdw_block_bpf__open, jdw_block_bpf__destroy>();
+      return OpenSkel<jdw_block_bpf, jdw_block_bpf__open, jdw_block_bpf__destroy>(o);
     case JDW_GROUP_NET:
-      return OpenSkel<jdw_net_bpf, jdw_net_bpf__open, jdw_net_bpf__destroy>();
+      return OpenSkel<jdw_net_bpf, jdw_net_bpf__open, jdw_net_bpf__destroy>(o);
     case JDW_GROUP_APP:
-      return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>();
+      return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>(o);
     case JDW_GROUP_INTERACT:
-      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>();
+      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>(o);
   }
   return {};
+}
+
+// Empties a hash map from user space (its programs detached).
+void ClearMap(bpf_map* map) {
+  const int fd = bpf_map__fd(map);
+  std::vector<uint8_t> key(bpf_map__key_size(map)), next(key.size());
+  while (bpf_map_get_next_key(fd, nullptr, next.data()) == 0) {
+    if (bpf_map_delete_elem(fd, next.data()) != 0) break;
+  }
 }
 
 bool HasPrefix(const char* s, const char* prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
@@ -167,6 +182,8 @@ Status CaptureSession::CreateSharedMaps() {
   lost_fd_ = bpf_map__fd(m->maps.jdw_lost);
   tgid_fd_ = bpf_map__fd(m->maps.jdw_tgid_filter);
   buckets_fd_ = bpf_map__fd(m->maps.jdw_tgid_buckets);
+  traced_socks_fd_ = bpf_map__fd(m->maps.jdw_traced_socks);
+  traced_flows_fd_ = bpf_map__fd(m->maps.jdw_traced_flows);
   admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     const std::string name = "jdw_ring" + std::to_string(cpu);
@@ -191,19 +208,16 @@ Status CaptureSession::CreateSharedMaps() {
 
 Status CaptureSession::LoadGroup(uint32_t group) {
   const char* gname = trace::GroupName(group);
-  // tp_btf first; classic tracepoints when the kernel refuses them.
-  for (const char* mode : {"tp_btf", "tracepoint"}) {
-    if (group == JDW_GROUP_APP && strcmp(mode, "tracepoint") == 0) break;
-    // The socket tracepoints it needs carry no fields worth a classic
+  // tp_btf first; raw_tp (the same hooks, untyped) when the kernel refuses
+  // them. Neither needs tracefs.
+  for (const char* mode : {"tp_btf", "raw_tp"}) {
+    if (group == JDW_GROUP_APP && strcmp(mode, "raw_tp") == 0) break;
+    // The socket tracepoints it needs carry no fields worth an untyped
     // fallback: the interact group is tp_btf only.
-    if (group == JDW_GROUP_INTERACT && strcmp(mode, "tracepoint") == 0)
+    if (group == JDW_GROUP_INTERACT && strcmp(mode, "raw_tp") == 0)
       return ErrStatus("%s: disabled: needs BTF-typed tracepoints (tp_btf), which this kernel refused", gname);
     if (opts_.force_tracepoints && group != JDW_GROUP_APP && strcmp(mode, "tp_btf") == 0) continue;
-    if (strcmp(mode, "tracepoint") == 0) {
-      Status t = EnsureTracefs();
-      if (!t.ok()) return ErrStatus("%s: disabled: %s", gname, t.message().c_str());
-    }
-    OpenedObject o = OpenGroup(group);
+    OpenedObject o = OpenGroup(group, opts_);
     if (!o.obj) return ErrStatus("%s: disabled: cannot open its BPF object", gname);
     if (o.abi != JDW_ABI_VERSION) {
       o.destroy();
@@ -221,7 +235,9 @@ Status CaptureSession::LoadGroup(uint32_t group) {
         wanted = false;
       bpf_program__set_autoload(prog, wanted);
     }
-    const int shared_fds[] = {ringbufs_fd_, control_fd_, lost_fd_, tgid_fd_, buckets_fd_, admit_fd_};
+    const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,
+                              buckets_fd_,  traced_socks_fd_, traced_flows_fd_, admit_fd_};
+    static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
       if (map && bpf_map__reuse_fd(map, shared_fds[i]) != 0) {
@@ -239,7 +255,7 @@ Status CaptureSession::LoadGroup(uint32_t group) {
     }
     const std::string why = LastLibbpfLine();
     o.destroy();
-    if (strcmp(mode, "tracepoint") == 0 || group == JDW_GROUP_APP)
+    if (strcmp(mode, "raw_tp") == 0 || group == JDW_GROUP_APP)
       return ErrStatus("%s: disabled: the kernel refused its probes (%s)", gname, why.c_str());
   }
   return ErrStatus("%s: disabled: no attach method worked", gname);
@@ -294,6 +310,8 @@ Status CaptureSession::Enable(uint32_t group) {
     return ErrStatus("probe group %s is not available in this session", trace::GroupName(group));
   if (enabled_ & (1u << group)) return Status::Ok();
   Group& g = groups_[group];
+  // While detached the fd cache saw no close(): start it afresh.
+  if (bpf_map* cache = bpf_object__find_map_by_name(g.obj, "jdw_fd_cache")) ClearMap(cache);
   if (group == JDW_GROUP_APP) {
     bpf_program* prog = bpf_object__find_program_by_name(g.obj, "usdt_probe");
     for (size_t i = 0; i < opts_.usdt.size(); ++i) {
