@@ -97,8 +97,17 @@ static __always_inline __u8 jdw_btf_context(void *ctx, __u8 irq_kind)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 frame = (__u64)ctx;
 	__u64 stack = (__u64)task->stack;
+	__u64 end = stack + JDW_TASK_STACK_MAX;
 
-	return frame - stack < JDW_TASK_STACK_MAX ? JDW_CTX_TASK : irq_kind;
+	/* Two comparisons, never ctx - stack: verifiers before 6.2 refuse
+	 * arithmetic between the ctx pointer and an unbounded scalar ("math
+	 * between ctx pointer and register with unbounded min value"), while
+	 * comparing them is allowed to a loader with CAP_PERFMON. barrier_var
+	 * keeps clang from folding the pair back into that subtraction. */
+	barrier_var(end);
+	if (frame < stack || frame >= end)
+		return irq_kind;
+	return JDW_CTX_TASK;
 }
 
 static __always_inline struct jdw_control *jdw_ctl(void)
