@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
 	# build
 	make cmake g++ clang llvm pkg-config ccache
-	libbpf-dev bpftool libelf-dev zlib1g-dev
+	libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
 	libcli11-dev nlohmann-json3-dev libfmt-dev
 	systemtap-sdt-dev
 	# tests and benchmarks

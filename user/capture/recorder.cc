@@ -141,7 +141,7 @@ nlohmann::json Recorder::Header() const {
 Status Recorder::Start() {
   clock_.Add(SampleClockPair());
   last_clock_ns_ = MonoNowNs();
-  ASSIGN_OR_RETURN(writer_, trace::TraceWriter::Create(opts_.output, Header()));
+  ASSIGN_OR_RETURN(writer_, trace::AsyncTraceWriter::Create(opts_.output, Header(), opts_.compression));
   RETURN_IF_ERROR(session_->EnableAll());
   return Status::Ok();
 }
@@ -150,7 +150,6 @@ void Recorder::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
   CpuStage& s = stages_[cpu];
   s.buf.insert(s.buf.end(), data, data + size);
   ++s.count;
-  ++records_seen_;
   if (s.buf.size() >= opts_.flush_bytes && deferred_.ok()) {
     Status st = FlushCpu(cpu);
     if (!st.ok()) deferred_ = st;
@@ -203,12 +202,23 @@ Status Recorder::FlushCpu(uint32_t cpu) {
     }
     late_ += late;
   }
-  RETURN_IF_ERROR(writer_->WriteRecords(cpu, out, s.buf.size(), s.count));
-  s.last_written_ts = std::max(s.last_written_ts, prev);
-  records_ += s.count;
-  bytes_ = writer_->bytes_written();
-  s.buf.clear();
+  // Hand the sorted bytes to the writer thread and stage into a recycled
+  // buffer: no copy when already sorted (the usual case).
+  std::vector<uint8_t> chunk;
+  if (sorted) {
+    chunk = writer_->TakeBuffer();
+    chunk.swap(s.buf);
+  } else {
+    chunk.assign(out, out + s.buf.size());
+    s.buf.clear();
+  }
+  if (s.buf.capacity() < opts_.flush_bytes) s.buf.reserve(opts_.flush_bytes + 4096);
+  const uint64_t count = s.count;
   s.count = 0;
+  s.last_written_ts = std::max(s.last_written_ts, prev);
+  records_ += count;
+  RETURN_IF_ERROR(writer_->Submit(cpu, std::move(chunk), count));
+  bytes_ = writer_->bytes_written();
   return Status::Ok();
 }
 
@@ -227,21 +237,21 @@ Status Recorder::SyncClock() {
   for (const auto& c : losses)
     for (uint64_t v : c) lost += v;
   lost_ = lost;
-  return writer_->WriteMeta({{"clock", ClockJson(clock_.Mapping())}, {"lost", losses}, {"lost_total", lost}});
+  bytes_ = writer_->bytes_written();
+  return writer_->SubmitMeta({{"clock", ClockJson(clock_.Mapping())}, {"lost", losses}, {"lost_total", lost}});
 }
 
 Status Recorder::Step() {
   // The rings never wake the reader (a wakeup per record costs more than
-  // the record), so the reader sleeps between sweeps; while the last sweep
-  // found a ring more than 1/16 full it sweeps again at once instead, so a
-  // burst is drained at the reader's full speed.
-  const int timeout = busy_ ? 0 : opts_.poll_timeout_ms;
-  const uint64_t before = records_seen_;
+  // the record), so the reader sleeps between sweeps, for less the fuller
+  // the last sweep found the fullest ring: at 1/16 or more it sweeps again
+  // at once, so a burst is drained at the reader's full speed; above 1/256
+  // it naps 1 ms; an idle machine is swept every poll_timeout_ms.
+  const double fill = session_->last_fill();
+  const int timeout = fill >= 1.0 / 16 ? 0 : fill >= 1.0 / 256 ? std::min(1, opts_.poll_timeout_ms)
+                                                                : opts_.poll_timeout_ms;
   ASSIGN_OR_RETURN(int n, session_->Poll(*this, timeout));
   (void)n;
-  // Records are about 48 bytes; counting all CPUs' records against one
-  // ring errs towards sweeping again.
-  busy_ = (records_seen_ - before) * 48 >= opts_.capture.ring_bytes_per_cpu / 16;
   if (!deferred_.ok()) return deferred_;
   const uint64_t now = MonoNowNs();
   for (uint32_t c = 0; c < stages_.size(); ++c)
@@ -292,7 +302,7 @@ Status Recorder::Stop() {
   for (const auto& c : losses)
     for (uint64_t v : c) lost += v;
   lost_ = lost;
-  nlohmann::json footer = {{"records", writer_->records_written()},
+  nlohmann::json footer = {{"records", records_.load()},
                            {"lost", losses},
                            {"lost_total", lost},
                            {"late_records", late_.load()},
@@ -303,7 +313,13 @@ Status Recorder::Stop() {
 }
 
 RecorderStats Recorder::stats() const {
-  return RecorderStats{records_.load(), bytes_.load(), lost_.load(), late_.load()};
+  RecorderStats st{records_.load(), bytes_.load(), lost_.load(), late_.load()};
+  if (writer_) {
+    st.record_bytes_raw = writer_->record_bytes_raw();
+    st.record_bytes_stored = writer_->record_bytes_stored();
+    st.writer_stalls = writer_->stalls();
+  }
+  return st;
 }
 
 }  // namespace jackdaw::capture

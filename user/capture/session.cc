@@ -3,16 +3,20 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
+#include <sys/epoll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,14 +42,44 @@ bool g_verbose = false;
 std::mutex g_log_mu;
 std::string g_last_log;
 
+// The verifier's log arrives as one message of any length; its last line
+// before the END marker is the reason a program was refused, kept so the
+// load error can name it.
+std::string g_verifier_reason;
+
 int LibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list ap) {
-  char buf[2048];
-  vsnprintf(buf, sizeof(buf), fmt, ap);
-  if (g_verbose && level != LIBBPF_DEBUG) fputs(buf, stderr);
+  va_list copy;
+  va_copy(copy, ap);
+  const int n = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n < 0) return 0;
+  std::string msg(static_cast<size_t>(n) + 1, '\0');
+  vsnprintf(msg.data(), msg.size(), fmt, ap);
+  msg.pop_back();
+  if (g_verbose && level != LIBBPF_DEBUG) fputs(msg.c_str(), stderr);
   if (level == LIBBPF_WARN) {
     std::lock_guard<std::mutex> lock(g_log_mu);
-    g_last_log = buf;
+    const size_t end = msg.find("-- END PROG LOAD LOG --");
+    if (end != std::string::npos) {
+      // The reason is the last line that is neither an instruction
+      // ("12: (0f) ...") nor the closing statistics.
+      std::istringstream lines(msg.substr(0, end));
+      std::string line;
+      while (std::getline(lines, line)) {
+        if (line.empty() || isdigit(static_cast<unsigned char>(line[0])) || line[0] == ';' ||
+            line.starts_with("processed ") || line.starts_with("verification time") ||
+            line.starts_with("stack depth") || line.starts_with("func#") ||
+            line.starts_with("libbpf:"))
+          continue;
+        g_verifier_reason = line;
+      }
+    }
+    g_last_log = msg;
     while (!g_last_log.empty() && g_last_log.back() == '\n') g_last_log.pop_back();
+    if (g_last_log.find("failed to load object") != std::string::npos && !g_verifier_reason.empty()) {
+      g_last_log += " (verifier: " + g_verifier_reason + ")";
+      g_verifier_reason.clear();
+    }
   }
   return 0;
 }
@@ -193,13 +227,18 @@ Status CaptureSession::CreateSharedMaps() {
     if (bpf_map_update_elem(ringbufs_fd_, &cpu, &fd, BPF_ANY) != 0)
       return ErrStatus("cannot install ring buffer for cpu %u: %s", cpu, strerror(errno));
   }
-  ring_ctx_.resize(ncpus_);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
-    ring_ctx_[cpu] = RingCtx{this, cpu};
+    ASSIGN_OR_RETURN(RingReader r, RingReader::Map(ring_fds_[cpu], opts_.ring_bytes_per_cpu));
+    readers_.push_back(std::move(r));
+  }
+  // libbpf's ring_buffer is kept for its epoll set only (woken readers,
+  // wakeup_bytes); records are consumed by the RingReaders.
+  for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
+    auto ignore = [](void*, void*, size_t) { return 0; };
     if (!rb_) {
-      rb_ = ring_buffer__new(ring_fds_[cpu], OnSample, &ring_ctx_[cpu], nullptr);
+      rb_ = ring_buffer__new(ring_fds_[cpu], ignore, nullptr, nullptr);
       if (!rb_) return ErrStatus("cannot map ring buffers: %s", strerror(errno));
-    } else if (ring_buffer__add(rb_, ring_fds_[cpu], OnSample, &ring_ctx_[cpu]) != 0) {
+    } else if (ring_buffer__add(rb_, ring_fds_[cpu], ignore, nullptr) != 0) {
       return ErrStatus("cannot map ring buffer of cpu %u: %s", cpu, strerror(errno));
     }
   }
@@ -402,22 +441,33 @@ Status CaptureSession::SetSyscallFilter(const std::vector<int>& syscalls) {
   return WriteControl();
 }
 
-int CaptureSession::OnSample(void* ctx, void* data, size_t size) {
-  auto* rc = static_cast<RingCtx*>(ctx);
-  rc->self->sink_->OnRecord(rc->cpu, static_cast<const uint8_t*>(data), size);
-  ++rc->self->delivered_;
-  return 0;
-}
-
 StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
-  sink_ = &sink;
-  delivered_ = 0;
-  int n = ring_buffer__poll(rb_, timeout_ms);
-  if (n < 0 && n != -EINTR) return ErrStatus("ring buffer poll failed: %s", strerror(-n));
-  // poll() returns after the first ready ring; sweep the others too.
-  n = ring_buffer__consume(rb_);
-  if (n < 0 && n != -EINTR) return ErrStatus("ring buffer consume failed: %s", strerror(-n));
-  return delivered_;
+  if (timeout_ms > 0) {
+    if (opts_.wakeup_bytes) {
+      epoll_event ev[8];
+      const int n = epoll_wait(ring_buffer__epoll_fd(rb_), ev, 8, timeout_ms);
+      if (n < 0 && errno != EINTR) return ErrStatus("ring buffer poll failed: %s", strerror(errno));
+    } else {
+      // The rings never wake anyone: sleep, then sweep.
+      usleep(static_cast<useconds_t>(timeout_ms) * 1000);
+    }
+  }
+  struct Counting : RecordSink {
+    RecordSink* inner;
+    int n = 0;
+    void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) override {
+      ++n;
+      inner->OnRecord(cpu, data, size);
+    }
+  } counting;
+  counting.inner = &sink;
+  double fill = 0;
+  for (uint32_t cpu = 0; cpu < readers_.size(); ++cpu) {
+    const uint64_t bytes = readers_[cpu].Consume(counting, cpu);
+    fill = std::max(fill, double(bytes) / double(readers_[cpu].size()));
+  }
+  last_fill_ = fill;
+  return counting.n;
 }
 
 StatusOr<int> CaptureSession::Drain(RecordSink& sink) { return Poll(sink, 0); }

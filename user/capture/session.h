@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "capture/backend.h"
+#include "capture/ring_reader.h"
 #include "common/status.h"
 #include "jackdaw/abi.h"
 
@@ -92,6 +93,7 @@ class CaptureSession : public CaptureBackend {
   StatusOr<int> Poll(RecordSink& sink, int timeout_ms) override;
   // Drains without waiting.
   StatusOr<int> Drain(RecordSink& sink) override;
+  double last_fill() const override { return last_fill_; }
 
   // Maps worth pinning for inspection (bpftool map dump pinned ...): the
   // control map, the per-group loss counters and the tgid filter.
@@ -110,17 +112,12 @@ class CaptureSession : public CaptureBackend {
     std::function<void()> destroy;
     std::vector<bpf_link*> links;
   };
-  struct RingCtx {
-    CaptureSession* self;
-    uint32_t cpu;
-  };
 
   CaptureSession() = default;
   Status CreateSharedMaps();
   Status LoadGroup(uint32_t group);
   Status WriteControl();
   Status WriteAdmission();
-  static int OnSample(void* ctx, void* data, size_t size);
 
   CaptureOptions opts_;
   uint32_t ncpus_ = 0;
@@ -133,10 +130,9 @@ class CaptureSession : public CaptureBackend {
   int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1;
   int traced_socks_fd_ = -1, traced_flows_fd_ = -1, admit_fd_ = -1;
   std::vector<int> ring_fds_;
-  std::vector<RingCtx> ring_ctx_;
-  ring_buffer* rb_ = nullptr;
-  RecordSink* sink_ = nullptr;
-  int delivered_ = 0;
+  std::vector<RingReader> readers_;  // one per CPU, consumed in place
+  ring_buffer* rb_ = nullptr;         // only for its epoll fd (wakeup mode)
+  double last_fill_ = 0;
   std::vector<std::string> warnings_;
 };
 
