@@ -20,8 +20,8 @@ done
 # One summary per run: every figure above flattened to metric -> number,
 # with the commit and the load average, for scripts/bench-compare.
 if [ -x "$bin/jackdaw" ]; then
-	echo "== jackdaw overhead (getppid, socketpair; sched,syscall)"
-	for w in getppid socketpair; do
+	echo "== jackdaw overhead (getppid, socketpair, file; sched,syscall)"
+	for w in getppid socketpair file; do
 		"$bin/jackdaw" overhead --json --workload "$w" --probes sched,syscall --runs 5 \
 			>"$root/tests/results/overhead-$w.json"
 	done
@@ -31,7 +31,7 @@ commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 summary="$root/tests/results/bench/$stamp-$commit.json"
 inputs=()
-for f in capture-bench bench_join bench_cluster overhead-getppid overhead-socketpair; do
+for f in capture-bench bench_join bench_cluster overhead-getppid overhead-socketpair overhead-file; do
 	[ -r "$root/tests/results/$f.json" ] && inputs+=("$root/tests/results/$f.json")
 done
 jq -n --arg commit "$commit" --arg date "$stamp" --arg load "$(cut -d' ' -f1 /proc/loadavg)" '

@@ -40,6 +40,8 @@ StatusOr<std::vector<uint32_t>> Configs(const std::string& probes) {
     uint32_t all = 0;
     for (uint32_t g : kCapture) out.push_back(1u << g), all |= 1u << g;
     out.push_back(all);
+    // The in-kernel interaction summaries alone (jackdaw interactions).
+    out.push_back(1u << JDW_GROUP_INTERACT);
     return out;
   }
   uint32_t mask = 0;
@@ -48,11 +50,12 @@ StatusOr<std::vector<uint32_t>> Configs(const std::string& probes) {
   while (std::getline(ss, item, ',')) {
     uint32_t g;
     if (item.empty()) continue;
-    if (!trace::ParseGroup(item, &g) || g == JDW_GROUP_APP || g == JDW_GROUP_INTERACT)
-      return ErrStatus("--probes: '%s' is not a capture group; use some of sched,syscall,block,net", item.c_str());
+    if (!trace::ParseGroup(item, &g) || g == JDW_GROUP_APP)
+      return ErrStatus("--probes: '%s' is not a capture group; use some of sched,syscall,block,net,interact",
+                       item.c_str());
     mask |= 1u << g;
   }
-  if (!mask) return ErrStatus("--probes is empty; use some of sched,syscall,block,net");
+  if (!mask) return ErrStatus("--probes is empty; use some of sched,syscall,block,net,interact");
   return std::vector<uint32_t>{mask};
 }
 
@@ -94,13 +97,13 @@ Runner RegisterOverhead(CLI::App& app) {
       "equivalent bpftrace script. Reports the median time (min-max), CPU time, the ratio to\n"
       "untraced with a 95% confidence interval, events captured and lost, events/s, the added\n"
       "ns per event and bytes per event, and warns when the noise is larger than the effect.\n"
-      "  sudo jackdaw overhead                                  getppid loop, each group then all\n"
+      "  sudo jackdaw overhead                                  getppid loop, each group, all, interact\n"
       "  sudo jackdaw overhead --workload nginx --probes sched,syscall,net\n"
       "  sudo jackdaw overhead --runs 9 --json -- ./my-benchmark --quick\n"
       "The workload's environment has JACKDAW_OVERHEAD_MODE=untraced|jackdaw|perf|bpftrace.");
   sub->add_option("--probes", args->probes,
                   "one configuration: these groups together (default: each of sched,syscall,block,net "
-                  "alone, then all)");
+                  "alone, then all four, then interact alone: the in-kernel interaction summaries)");
   sub->add_option("--runs", args->runs, "measured runs per tracer")->check(CLI::Range(2, 1000))->capture_default_str();
   sub->add_option("--warmup", args->warmup, "warm-up rounds, not kept")->check(CLI::Range(0, 100))->capture_default_str();
   sub->add_option("--workload", args->workload, "built-in workload: " + overhead::BuiltinWorkloadNames())
