@@ -125,6 +125,7 @@ class Recorder : RecordSink {
   Status thread_status_;
   bool stopped_ = false;
   Status deferred_;
+  uint64_t last_records_ = 0;  // delivered by the last Poll (reader thread)
 };
 
 // Thread/process names of tgids (all processes if empty) from /proc:
