@@ -82,7 +82,7 @@ demo: user
 bench: user
 	$(Q)scripts/run-bench.sh $(USER_OUT)
 
-# One libFuzzer binary, four targets over the parsed structures (see
+# One libFuzzer binary, five targets over the parsed structures (see
 # tests/fuzz/fuzz_targets.h), each run FUZZ_SECONDS on its own corpus seeded
 # from real traces and the shipped schemas.
 FUZZ_SECONDS ?= 60
@@ -90,16 +90,17 @@ FUZZ_OUT  := $(OUTPUT)/fuzz
 FUZZ_SRCS := $(filter-out %_test.cc %_bench.cc,$(wildcard user/trace/*.cc user/schema/*.cc user/reorder/*.cc)) \
 	user/join/extractor.cc user/join/extract_requests.cc tests/fuzz/fuzz_targets.cc tests/fuzz/libfuzzer_main.cc
 fuzz: user
-	$(Q)mkdir -p $(FUZZ_OUT)/corpus/file $(FUZZ_OUT)/corpus/metadata $(FUZZ_OUT)/corpus/records $(FUZZ_OUT)/corpus/schema
+	$(Q)mkdir -p $(FUZZ_OUT)/corpus/file $(FUZZ_OUT)/corpus/metadata $(FUZZ_OUT)/corpus/records $(FUZZ_OUT)/corpus/compressed $(FUZZ_OUT)/corpus/schema
 	$(call msg,FUZZ,$(FUZZ_OUT)/jackdaw_fuzz)
 	$(Q)clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Iuser -Itests \
 		-I$(USER_OUT)/trace -DJDW_SCHEMA_DIR='"$(abspath user/schemas)"' -DJDW_CORPUS_DIR='"$(abspath tests/corpus)"' \
-		-DJDW_JOIN_HAS_TRACE=1 $(FUZZ_SRCS) -o $(FUZZ_OUT)/jackdaw_fuzz
+		-DJDW_JOIN_HAS_TRACE=1 $(FUZZ_SRCS) -lzstd -o $(FUZZ_OUT)/jackdaw_fuzz
 	$(Q)cp -n tests/corpus/*.jdw $(FUZZ_OUT)/corpus/file/ 2>/dev/null || true
 	$(Q)cp -n tests/corpus/*.jdw $(FUZZ_OUT)/corpus/records/ 2>/dev/null || true
+	$(Q)cp -n tests/corpus/*.jdw $(FUZZ_OUT)/corpus/compressed/ 2>/dev/null || true
 	$(Q)cp -n user/schemas/*.schema $(FUZZ_OUT)/corpus/schema/ 2>/dev/null || true
 	$(Q)for f in tests/corpus/*.jdw; do tail -c +33 "$$f" | head -c 16384 > $(FUZZ_OUT)/corpus/metadata/$$(basename $$f).json; done
-	$(Q)for t in file metadata records schema; do \
+	$(Q)for t in file metadata records compressed schema; do \
 		echo "  FUZZ     $$t for $(FUZZ_SECONDS) s"; \
 		JDW_FUZZ_TARGET=$$t $(FUZZ_OUT)/jackdaw_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 			-print_final_stats=1 -artifact_prefix=$(FUZZ_OUT)/crash-$$t- $(FUZZ_OUT)/corpus/$$t \

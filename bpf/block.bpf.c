@@ -5,6 +5,7 @@
  * No tgid filter here: the issuing context is often a kworker or an irq,
  * and block I/O is rare enough to keep whole. */
 #include "jackdaw.bpf.h"
+#include "core_fixes.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -110,7 +111,7 @@ static __always_inline void emit_complete(__u64 rq, __u32 dev, __u32 op, __u64 s
 
 static __always_inline __u32 rq_dev(struct request *rq)
 {
-	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	struct gendisk *disk = jdw_rq_disk(rq);
 
 	if (!disk)
 		return 0;
@@ -136,9 +137,12 @@ int BPF_PROG(block_io_start_btf, struct request *rq)
 }
 
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(block_rq_issue_btf, struct request *rq)
+int block_rq_issue_btf(unsigned long long *ctx)
 {
-	emit_issue((__u64)rq, rq_dev(rq), rq->cmd_flags, rq->__sector, rq->__data_len, jdw_btf_context(ctx, JDW_CTX_HARDIRQ));
+	struct request *rq = jdw_block_rq_issue_rq(ctx);
+
+	emit_issue((__u64)rq, rq_dev(rq), BPF_CORE_READ(rq, cmd_flags), BPF_CORE_READ(rq, __sector),
+		   BPF_CORE_READ(rq, __data_len), jdw_btf_context(ctx, JDW_CTX_HARDIRQ));
 	return 0;
 }
 
@@ -149,33 +153,21 @@ int BPF_PROG(block_rq_complete_btf, struct request *rq, blk_status_t error, unsi
 	return 0;
 }
 
-/* Fallback: no request pointer in the tracepoint format; (dev, sector)
- * identifies an in-flight request instead. */
-static __always_inline __u32 rwbs_op(const char *rwbs)
+/* Fallback without BTF-typed tracepoints: the same arguments, untyped. */
+SEC("raw_tp/block_rq_issue")
+int block_rq_issue_raw(unsigned long long *ctx)
 {
-	switch (rwbs[0]) {
-	case 'W': return 1; /* REQ_OP_WRITE */
-	case 'F': return 2; /* REQ_OP_FLUSH */
-	case 'D': return 3; /* REQ_OP_DISCARD */
-	}
-	return 0; /* REQ_OP_READ */
-}
+	struct request *rq = jdw_block_rq_issue_rq(ctx);
 
-SEC("tracepoint/block/block_rq_issue")
-int block_rq_issue_tp(struct trace_event_raw_block_rq *ctx)
-{
-	__u64 key = ((__u64)ctx->dev << 44) ^ ctx->sector;
-
-	emit_issue(key, ctx->dev, rwbs_op(ctx->rwbs), ctx->sector, ctx->bytes, JDW_CTX_TASK);
+	emit_issue((__u64)rq, rq_dev(rq), BPF_CORE_READ(rq, cmd_flags), BPF_CORE_READ(rq, __sector),
+		   BPF_CORE_READ(rq, __data_len), jdw_btf_context(ctx, JDW_CTX_HARDIRQ));
 	return 0;
 }
 
-SEC("tracepoint/block/block_rq_complete")
-int block_rq_complete_tp(struct trace_event_raw_block_rq_completion *ctx)
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(block_rq_complete_raw, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
-	__u64 key = ((__u64)ctx->dev << 44) ^ ctx->sector;
-
-	emit_complete(key, ctx->dev, rwbs_op(ctx->rwbs), ctx->sector, ctx->nr_sector << 9,
-		      ctx->error, JDW_CTX_TASK);
+	emit_complete((__u64)rq, rq_dev(rq), BPF_CORE_READ(rq, cmd_flags), BPF_CORE_READ(rq, __sector), nr_bytes,
+		      error, jdw_btf_context(ctx, JDW_CTX_HARDIRQ));
 	return 0;
 }

@@ -18,6 +18,15 @@
 /* Stamped into every object; user space refuses a mismatch. */
 const volatile __u32 jdw_abi_version = JDW_ABI_VERSION;
 
+/* Session constants, set by user space before load (rodata): the verifier
+ * sees their values and drops the branches they rule out. What can change
+ * during a session (enabled groups, the syscall filter) stays in jdw_control.
+ * targ_filter_tgid: only processes in the tgid filter are traced.
+ * targ_wakeup_bytes: wake the reader once this much is pending (0: never,
+ * the reader polls). */
+const volatile bool targ_filter_tgid = false;
+const volatile __u32 targ_wakeup_bytes = 0;
+
 /* One BPF ring buffer per CPU so each CPU's stream is time-ordered and
  * producers never contend. Sizes are set by user space before load. */
 struct jdw_ringbuf_inner {
@@ -88,8 +97,17 @@ static __always_inline __u8 jdw_btf_context(void *ctx, __u8 irq_kind)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 frame = (__u64)ctx;
 	__u64 stack = (__u64)task->stack;
+	__u64 end = stack + JDW_TASK_STACK_MAX;
 
-	return frame - stack < JDW_TASK_STACK_MAX ? JDW_CTX_TASK : irq_kind;
+	/* Two comparisons, never ctx - stack: verifiers before 6.2 refuse
+	 * arithmetic between the ctx pointer and an unbounded scalar ("math
+	 * between ctx pointer and register with unbounded min value"), while
+	 * comparing them is allowed to a loader with CAP_PERFMON. barrier_var
+	 * keeps clang from folding the pair back into that subtraction. */
+	barrier_var(end);
+	if (frame < stack || frame >= end)
+		return irq_kind;
+	return JDW_CTX_TASK;
 }
 
 static __always_inline struct jdw_control *jdw_ctl(void)
@@ -109,7 +127,7 @@ static __always_inline bool jdw_tgid_traced(struct jdw_control *ctl, __u32 tgid)
 	__u32 idx = tgid & (JDW_TGID_BUCKETS - 1);
 	struct jdw_tgid_bucket *b;
 
-	if (!(ctl->filter_flags & JDW_FILTER_TGID))
+	if (!targ_filter_tgid)
 		return true;
 	b = bpf_map_lookup_elem(&jdw_tgid_buckets, &idx);
 	if (!b || tgid == 0)
@@ -171,7 +189,7 @@ static __always_inline bool jdw_admit_current(void)
 /* Admits the current process if it is not traced yet and matches. */
 static __always_inline void jdw_admit_if_match(struct jdw_control *ctl, __u32 tgid)
 {
-	if (ctl && (ctl->filter_flags & JDW_FILTER_TGID) && !jdw_tgid_traced(ctl, tgid) &&
+	if (targ_filter_tgid && !jdw_tgid_traced(ctl, tgid) &&
 	    jdw_admit_current())
 		jdw_tgid_add(tgid);
 }
@@ -234,7 +252,7 @@ static __always_inline void jdw_submit(void *rec, void *ring, struct jdw_control
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (ctl->wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= ctl->wakeup_bytes)
+	if (targ_wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(rec, flags);
 }

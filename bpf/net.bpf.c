@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* net group: every IP packet leaving (net_dev_xmit) or arriving
  * (netif_receive_skb) at a device, with its 5-tuple and TCP header, so the
- * join can attribute softirq work to the connection it served. */
+ * join can attribute softirq work to the connection it served. With a
+ * process filter, only packets of traced processes' sockets
+ * (net_filter.bpf.h). */
 #include "jackdaw.bpf.h"
+#include "net_filter.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -74,21 +77,22 @@ static __always_inline void emit_packet(__u16 type, struct sk_buff *skb, const u
 {
 	struct jdw_control *ctl = jdw_ctl();
 	struct jdw_net_packet_record *r;
+	struct jdw_net_packet p = {};
 	void *ring;
 
 	if (!jdw_group_on(ctl, JDW_GROUP_NET))
 		return;
+	p.ifindex = ifindex;
+	p.len = len;
+	p.sk = sk;
+	if (!parse_ip(&p, l3, BPF_CORE_READ(skb, protocol)))
+		return;
+	if (!jdw_net_packet_traced(&p, type == JDW_EVENT_NET_XMIT))
+		return;
 	r = jdw_reserve(JDW_GROUP_NET, type, sizeof(*r), &ring, ck);
 	if (!r)
 		return;
-	__builtin_memset(&r->body, 0, sizeof(r->body));
-	r->body.ifindex = ifindex;
-	r->body.len = len;
-	r->body.sk = sk;
-	if (!parse_ip(&r->body, l3, BPF_CORE_READ(skb, protocol))) {
-		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
-		return;
-	}
+	r->body = p;
 	jdw_submit(r, ring, ctl);
 }
 
@@ -110,25 +114,20 @@ int BPF_PROG(netif_receive_skb_btf, struct sk_buff *skb)
 	return 0;
 }
 
-SEC("tracepoint/net/net_dev_xmit")
-int net_dev_xmit_tp(struct trace_event_raw_net_dev_xmit *ctx)
+/* Fallback without BTF-typed tracepoints: the same arguments, untyped. */
+SEC("raw_tp/net_dev_start_xmit")
+int BPF_PROG(net_dev_start_xmit_raw, struct sk_buff *skb, struct net_device *dev)
 {
-	struct sk_buff *skb = ctx->skbaddr;
-
-	if (ctx->rc != 0)
-		return 0;
-	emit_packet(JDW_EVENT_NET_XMIT, skb,
-		    BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, network_header), ctx->len,
-		    BPF_CORE_READ(skb, dev, ifindex), (__u64)BPF_CORE_READ(skb, sk), JDW_CTX_TASK);
+	emit_packet(JDW_EVENT_NET_XMIT, skb, BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, network_header),
+		    BPF_CORE_READ(skb, len), BPF_CORE_READ(dev, ifindex), (__u64)BPF_CORE_READ(skb, sk),
+		    jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
 	return 0;
 }
 
-SEC("tracepoint/net/netif_receive_skb")
-int netif_receive_skb_tp(struct trace_event_raw_net_dev_template *ctx)
+SEC("raw_tp/netif_receive_skb")
+int BPF_PROG(netif_receive_skb_raw, struct sk_buff *skb)
 {
-	struct sk_buff *skb = ctx->skbaddr;
-
-	emit_packet(JDW_EVENT_NET_RECV, skb, BPF_CORE_READ(skb, data), ctx->len,
-		    BPF_CORE_READ(skb, dev, ifindex), 0, JDW_CTX_TASK);
+	emit_packet(JDW_EVENT_NET_RECV, skb, BPF_CORE_READ(skb, data), BPF_CORE_READ(skb, len),
+		    BPF_CORE_READ(skb, dev, ifindex), 0, jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
 	return 0;
 }

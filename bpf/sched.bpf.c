@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sched group: context switches, wakeups and task lifecycle.
- * tp_btf programs are preferred; the tracepoint/ programs are the fallback
+ * tp_btf programs are preferred; the raw_tp/ programs are the fallback
  * for kernels without BTF-typed tracepoints (user space picks one set with
  * bpf_program__set_autoload). */
 #include "jackdaw.bpf.h"
+#include "core_fixes.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -63,7 +64,7 @@ static __always_inline void emit_fork(struct jdw_control *ctl, __u32 parent_tgid
 		return;
 	/* Follow descendants even while the group is disabled, so that
 	 * re-enabling it still sees the whole process tree. */
-	if (ctl->filter_flags & JDW_FILTER_TGID) {
+	if (targ_filter_tgid) {
 		/* The parent runs here: a match admits its child (same cgroup). */
 		if (!jdw_tgid_traced(ctl, parent_tgid) && !jdw_admit_current())
 			return;
@@ -163,55 +164,59 @@ int BPF_PROG(sched_process_exit_btf, struct task_struct *p)
 	return 0;
 }
 
-/* ---- classic tracepoints (fallback) ------------------------------------
- * The tracepoint format carries pids only; tgids come from the current task
- * where it is the subject and are otherwise unknown (0). */
+/* ---- raw_tp (fallback) ---------------------------------------------------
+ * For kernels without BTF-typed tracepoints: the same arguments, untyped,
+ * read with CO-RE; unlike classic tracepoints they still carry the tasks,
+ * so next_tgid and the child's tgid are known. */
 
-SEC("tracepoint/sched/sched_switch")
-int sched_switch_tp(struct trace_event_raw_sched_switch *ctx)
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	/* prev_state is the 4th argument since commit fa2c3254d7cf
+	 * ("sched/tracing: Don't re-read p->state when emitting sched_switch
+	 * event", v5.18); before, the task's own state is what was traced. */
+	__u64 state = LINUX_KERNEL_VERSION >= KERNEL_VERSION(5, 18, 0) ? (unsigned int)ctx[3] :
+									jdw_task_state(prev);
 
-	emit_switch(jdw_ctl(), ctx->prev_pid, BPF_CORE_READ(cur, tgid), ctx->next_pid, 0,
-		    ctx->prev_state, JDW_CTX_TASK);
+	emit_switch(jdw_ctl(), BPF_CORE_READ(prev, pid), BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, pid),
+		    BPF_CORE_READ(next, tgid), preempt ? 0 : state, JDW_CTX_TASK);
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_wakeup")
-int sched_wakeup_tp(struct trace_event_raw_sched_wakeup_template *ctx)
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
 {
-	emit_wakeup(jdw_ctl(), JDW_EVENT_SCHED_WAKEUP, ctx->pid, 0, ctx->target_cpu, JDW_CTX_TASK);
+	emit_wakeup(jdw_ctl(), JDW_EVENT_SCHED_WAKEUP, BPF_CORE_READ(p, pid), BPF_CORE_READ(p, tgid),
+		    BPF_CORE_READ(p, wake_cpu), jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_wakeup_new")
-int sched_wakeup_new_tp(struct trace_event_raw_sched_wakeup_template *ctx)
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 {
-	emit_wakeup(jdw_ctl(), JDW_EVENT_SCHED_WAKEUP_NEW, ctx->pid, 0, ctx->target_cpu, JDW_CTX_TASK);
+	emit_wakeup(jdw_ctl(), JDW_EVENT_SCHED_WAKEUP_NEW, BPF_CORE_READ(p, pid), BPF_CORE_READ(p, tgid),
+		    BPF_CORE_READ(p, wake_cpu), jdw_btf_context(ctx, JDW_CTX_SOFTIRQ));
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_fork")
-int sched_process_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(sched_process_fork_raw, struct task_struct *parent, struct task_struct *child)
 {
-	/* Without BTF the child's tgid is not reachable: assume a new
-	 * process (a thread then shows up as its own tgid). */
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-
-	emit_fork(jdw_ctl(), BPF_CORE_READ(cur, tgid), ctx->child_pid, ctx->child_pid, cur->comm, JDW_CTX_TASK);
+	emit_fork(jdw_ctl(), BPF_CORE_READ(parent, tgid), BPF_CORE_READ(child, pid), BPF_CORE_READ(child, tgid),
+		  child->comm, JDW_CTX_TASK);
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exec")
-int sched_process_exec_tp(struct trace_event_raw_sched_process_exec *ctx)
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(sched_process_exec_raw, struct task_struct *p, pid_t old_pid)
 {
-	emit_exec(jdw_ctl(), (struct task_struct *)bpf_get_current_task(), ctx->old_pid, JDW_CTX_TASK);
+	emit_exec(jdw_ctl(), p, old_pid, JDW_CTX_TASK);
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exit")
-int sched_process_exit_tp(void *ctx)
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(sched_process_exit_raw, struct task_struct *p)
 {
-	emit_exit(jdw_ctl(), (struct task_struct *)bpf_get_current_task(), JDW_CTX_TASK);
+	emit_exit(jdw_ctl(), p, JDW_CTX_TASK);
 	return 0;
 }

@@ -4,6 +4,7 @@
  * the fd (socket, pipe, file) so that the join can follow one connection
  * across threads. */
 #include "jackdaw.bpf.h"
+#include "fd_cache.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -37,19 +38,35 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define NR_sendmmsg 307
 #define NR_epoll_pwait2 441
 
-#define S_IFMT 00170000
-#define S_IFSOCK 0140000
-#define S_IFREG 0100000
-#define S_IFIFO 0010000
+/* Calls that return a new fd (or, for dup2/dup3, replace one). */
+#define NR_open 2
+#define NR_pipe 22
+#define NR_dup 32
+#define NR_dup2 33
+#define NR_socket 41
+#define NR_socketpair 53
+#define NR_fcntl 72
+#define NR_creat 85
+#define NR_epoll_create 213
+#define NR_openat 257
+#define NR_signalfd 282
+#define NR_timerfd_create 283
+#define NR_eventfd 284
+#define NR_signalfd4 289
+#define NR_eventfd2 290
+#define NR_epoll_create1 291
+#define NR_dup3 292
+#define NR_pipe2 293
+#define NR_memfd_create 319
+#define NR_close_range 436
+#define NR_openat2 437
+#define NR_pidfd_getfd 438
+#define NR_bind 49
+#define NR_listen 50
 
-/* Sockets whose addresses were already reported (sock -> 1). Cleared on
- * close so a reused struct sock address is reported again. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u64);
-	__type(value, __u8);
-} jdw_seen_socks SEC(".maps");
+#define F_DUPFD 0
+#define F_DUPFD_CLOEXEC 1030
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
 
 static __always_inline bool syscall_wanted(struct jdw_control *ctl, long nr)
 {
@@ -85,76 +102,71 @@ static __always_inline bool is_epoll_call(long nr)
 	       nr == NR_epoll_pwait2;
 }
 
-/* fd -> struct file of the current task, or NULL. */
-static __always_inline struct file *fd_to_file(int fd)
+/* Calls whose return value is a new fd. */
+static __always_inline bool returns_new_fd(long nr, __u64 a1)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt;
-	struct file **fds;
-	struct file *f = NULL;
-
-	if (fd < 0)
-		return NULL;
-	fdt = BPF_CORE_READ(task, files, fdt);
-	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
-		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
-	return f;
-}
-
-static __always_inline __u8 classify_fd(int fd, long nr, __u64 *obj)
-{
-	struct file *f = fd_to_file(fd);
-	struct inode *inode;
-	struct socket *sock;
-	umode_t mode;
-
-	*obj = 0;
-	if (!f)
-		return JDW_OBJ_NONE;
-	inode = BPF_CORE_READ(f, f_inode);
-	mode = BPF_CORE_READ(inode, i_mode);
-	switch (mode & S_IFMT) {
-	case S_IFSOCK:
-		sock = BPF_CORE_READ(f, private_data);
-		*obj = (__u64)BPF_CORE_READ(sock, sk);
-		return JDW_OBJ_SOCKET;
-	case S_IFIFO:
-		*obj = (__u64)inode;
-		return JDW_OBJ_PIPE;
-	case S_IFREG:
-		*obj = (__u64)inode;
-		return JDW_OBJ_FILE;
+	switch (nr) {
+	case NR_open: case NR_openat: case NR_openat2: case NR_creat: case NR_socket:
+	case NR_accept: case NR_accept4: case NR_dup: case NR_dup2: case NR_dup3:
+	case NR_epoll_create: case NR_epoll_create1: case NR_eventfd: case NR_eventfd2:
+	case NR_signalfd: case NR_signalfd4: case NR_timerfd_create: case NR_memfd_create:
+	case NR_pidfd_getfd:
+		return true;
+	case NR_fcntl:
+		return a1 == F_DUPFD || a1 == F_DUPFD_CLOEXEC;
 	}
-	*obj = (__u64)inode;
-	return is_epoll_call(nr) ? JDW_OBJ_EPOLL : JDW_OBJ_OTHER_FD;
+	return false;
 }
 
-/* Reports a connected socket's addresses once (or again when force). */
-static __always_inline void emit_sock_info(struct jdw_control *ctl, struct sock *sk, bool force, __u8 ck)
+/* The fd cache's bookkeeping at a call's exit (see fd_cache.bpf.h): runs
+ * for every call of a traced process, whatever the syscall filter, so the
+ * cache never misses a close. */
+static __always_inline void track_fds(__u32 tgid, long nr, __u64 a0, __u64 a1, __u64 a3, long ret)
+{
+	if (ret < 0 && nr != NR_close)
+		return;
+	if (returns_new_fd(nr, a1)) {
+		jdw_fd_created(tgid, ret);
+		return;
+	}
+	switch (nr) {
+	case NR_close:
+		/* the fd is released even when close reports an error */
+		jdw_fd_closed(tgid, a0);
+		break;
+	case NR_close_range:
+		if (!(a3 & CLOSE_RANGE_CLOEXEC))
+			jdw_fd_closed_range(tgid, a0, a1);
+		break;
+	case NR_pipe: case NR_pipe2:
+		jdw_fd_created_pair(tgid, a0);
+		break;
+	case NR_socketpair:
+		jdw_fd_created_pair(tgid, a3);
+		break;
+	}
+}
+
+/* Reports a connected socket's addresses. Returns whether it did. */
+static __always_inline bool emit_sock_info(struct jdw_control *ctl, struct sock *sk, __u8 ck)
 {
 	struct jdw_sock_info_record *r;
-	__u64 key = (__u64)sk;
 	__u16 family, dport;
-	__u8 one = 1;
 	void *ring;
 
 	if (!sk)
-		return;
-	if (!force && bpf_map_lookup_elem(&jdw_seen_socks, &key))
-		return;
+		return false;
 	dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	/* Unconnected or non-IP sockets have no 5-tuple to report; they still
 	 * join by identity. */
 	if (dport == 0 || (family != 2 /* AF_INET */ && family != 10 /* AF_INET6 */))
-		return;
+		return false;
 	r = jdw_reserve(JDW_GROUP_SYSCALL, JDW_EVENT_SOCK_INFO, sizeof(*r), &ring, ck);
 	if (!r)
-		return;
+		return false;
 	__builtin_memset(&r->body, 0, sizeof(r->body));
-	r->body.sk = key;
+	r->body.sk = (__u64)sk;
 	r->body.family = family;
 	r->body.protocol = BPF_CORE_READ(sk, sk_protocol);
 	r->body.sport = BPF_CORE_READ(sk, __sk_common.skc_num);
@@ -167,7 +179,26 @@ static __always_inline void emit_sock_info(struct jdw_control *ctl, struct sock 
 		bpf_core_read(&r->body.daddr, 16, &sk->__sk_common.skc_v6_daddr);
 	}
 	jdw_submit(r, ring, ctl);
-	bpf_map_update_elem(&jdw_seen_socks, &key, &one, BPF_ANY);
+	return true;
+}
+
+/* The object behind fd, reporting a socket's addresses the first time this
+ * fd is seen connected (or again when force: accept, connect). */
+static __always_inline __u8 fd_object(struct jdw_control *ctl, __u32 tgid, int fd, long nr,
+				      bool force, __u64 *obj, __u8 ck)
+{
+	struct jdw_fd_obj o;
+
+	*obj = 0;
+	if (!jdw_fd_lookup(tgid, fd, &o))
+		return JDW_OBJ_NONE;
+	*obj = o.obj;
+	if (o.kind == JDW_OBJ_SOCKET && nr != NR_close && (force || !o.sock_info_sent) &&
+	    emit_sock_info(ctl, (struct sock *)o.obj, ck) && !o.sock_info_sent)
+		jdw_fd_set_sock_info_sent(tgid, fd, &o);
+	if (o.kind == JDW_OBJ_OTHER_FD && is_epoll_call(nr))
+		return JDW_OBJ_EPOLL;
+	return o.kind;
 }
 
 static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, __u8 ck)
@@ -187,19 +218,11 @@ static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, 
 	if (first_arg_is_fd(nr)) {
 		fd = (__s32)a0;
 		arg = a2; /* count / len for read/write/send/recv */
-		kind = classify_fd(fd, nr, &obj);
+		kind = fd_object(ctl, id >> 32, fd, nr, false, &obj, ck);
 	} else if (nr == NR_futex) {
 		kind = JDW_OBJ_FUTEX;
 		obj = a0;
 		arg = a1; /* futex op */
-	}
-	if (kind == JDW_OBJ_SOCKET) {
-		if (nr == NR_close) {
-			/* a later socket may reuse this address */
-			bpf_map_delete_elem(&jdw_seen_socks, &obj);
-		} else {
-			emit_sock_info(ctl, (struct sock *)obj, false, ck);
-		}
 	}
 	r = jdw_reserve_as(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_ENTER, sizeof(*r), &ring, ck, id);
 	if (!r)
@@ -213,30 +236,34 @@ static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, 
 	jdw_submit(r, ring, ctl);
 }
 
-static __always_inline void handle_exit(long nr, __u64 a0, long ret, __u8 ck)
+static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a3, long ret, __u8 ck)
 {
 	struct jdw_control *ctl = jdw_ctl();
 	struct jdw_sys_exit_record *r;
 	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct jdw_fd_obj o;
 	__u64 obj = 0;
 	__u8 kind = JDW_OBJ_NONE;
 	__s32 fd = -1;
 	void *ring;
 
-	if (!jdw_group_on(ctl, JDW_GROUP_SYSCALL) || !syscall_wanted(ctl, nr) ||
-	    !jdw_tgid_traced(ctl, id >> 32))
+	if (!jdw_group_on(ctl, JDW_GROUP_SYSCALL) || !jdw_tgid_traced(ctl, tgid))
+		return;
+	track_fds(tgid, nr, a0, a1, a3, ret);
+	if ((nr == NR_bind && ret == 0) || (nr == NR_listen && ret == 0)) {
+		if (jdw_fd_lookup(tgid, a0, &o) && o.kind == JDW_OBJ_SOCKET)
+			jdw_net_mark_port((struct sock *)o.obj);
+	}
+	if (!syscall_wanted(ctl, nr))
 		return;
 	/* Calls that create the object they return: identify it now. */
 	if ((nr == NR_accept || nr == NR_accept4) && ret >= 0) {
 		fd = ret;
-		kind = classify_fd(fd, nr, &obj);
-		if (kind == JDW_OBJ_SOCKET)
-			emit_sock_info(ctl, (struct sock *)obj, true, ck);
+		kind = fd_object(ctl, tgid, fd, nr, true, &obj, ck);
 	} else if (nr == NR_connect && (ret == 0 || ret == -115 /* EINPROGRESS */)) {
 		fd = (__s32)a0;
-		kind = classify_fd(fd, nr, &obj);
-		if (kind == JDW_OBJ_SOCKET)
-			emit_sock_info(ctl, (struct sock *)obj, true, ck);
+		kind = fd_object(ctl, tgid, fd, nr, true, &obj, ck);
 	}
 	r = jdw_reserve_as(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_EXIT, sizeof(*r), &ring, ck, id);
 	if (!r)
@@ -260,23 +287,24 @@ int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
-	/* the syscall number survives in orig_ax, the first argument in di */
-	handle_exit(regs->orig_ax, regs->di, ret, JDW_CTX_TASK /* syscalls run in task context */);
+	/* the syscall number survives in orig_ax, the arguments in di, si, r10 */
+	handle_exit(regs->orig_ax, regs->di, regs->si, regs->r10, ret,
+		    JDW_CTX_TASK /* syscalls run in task context */);
 	return 0;
 }
 
-SEC("tracepoint/raw_syscalls/sys_enter")
-int sys_enter_tp(struct trace_event_raw_sys_enter *ctx)
+/* Fallback without BTF-typed tracepoints: the same arguments, untyped. */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 {
-	handle_enter(ctx->id, ctx->args[0], ctx->args[1], ctx->args[2], JDW_CTX_TASK);
+	handle_enter(id, BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx), JDW_CTX_TASK);
 	return 0;
 }
 
-SEC("tracepoint/raw_syscalls/sys_exit")
-int sys_exit_tp(struct trace_event_raw_sys_exit *ctx)
+SEC("raw_tp/sys_exit")
+int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-
-	handle_exit(ctx->id, BPF_CORE_READ(regs, di), ctx->ret, JDW_CTX_TASK);
+	handle_exit(BPF_CORE_READ(regs, orig_ax), BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si),
+		    BPF_CORE_READ(regs, r10), ret, JDW_CTX_TASK);
 	return 0;
 }

@@ -7,13 +7,13 @@ set -euo pipefail
 packages=(
 	# build
 	make cmake g++ clang llvm pkg-config ccache
-	libbpf-dev bpftool libelf-dev zlib1g-dev
+	libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
 	libcli11-dev nlohmann-json3-dev libfmt-dev
 	systemtap-sdt-dev
 	# tests and benchmarks
 	libgtest-dev libgmock-dev libbenchmark-dev
-	linux-perf
-	# interact benchmark: a real server under a real load generator
+	linux-perf bpftrace jq
+	# benchmarks and the interact benchmark: a real server under a real load generator
 	nginx wrk
 	# report rendering check (headless screenshot of the HTML report)
 	chromium

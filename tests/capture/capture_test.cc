@@ -472,23 +472,33 @@ TEST_F(SelfTrace, RecorderWhoseThreadFailedIsDestroyedWithoutStop) {
   std::filesystem::remove(path);
 }
 
-// The classic-tracepoint fallback (kernels without tp_btf) records the same
-// events: forced here, since this kernel offers tp_btf.
-TEST(TracepointFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
+// Both attach modes record the same process tree with its tgids: tp_btf
+// (this kernel's choice) and the raw_tp fallback (kernels that refuse tp_btf,
+// forced here). The workload runs as a child of a shell, so the recording
+// must follow a fork into a new process: the fork record carries the child's
+// tgid, the child is admitted to the filter, its exec, syscalls, switches
+// (next_tgid included) and exit are all there with the right tgid.
+class AttachModes : public ::testing::TestWithParam<bool> {};
+
+TEST_P(AttachModes, FollowsForkExecExitAndSwitchTgids) {
   JDW_REQUIRE_ROOT();
-  const std::string path = testing::TempPath("fallback.jdw");
-  PausedChild child({testing::BinDir() + "/jackdaw-workload", "--getppid", "5000", "--pipe-rounds", "200"});
+  const bool raw_tp = GetParam();
+  const std::string path = testing::TempPath(raw_tp ? "fallback.jdw" : "btf.jdw");
+  const std::string workload = testing::BinDir() + "/jackdaw-workload --getppid 5000 --pipe-rounds 200";
+  // "; exit 0" keeps the shell from exec-ing the workload in place.
+  PausedChild child({"/bin/sh", "-c", workload + "; exit 0"});
   capture::RecorderOptions ro;
   ro.output = path;
   ro.capture.groups = (1u << JDW_GROUP_SCHED) | (1u << JDW_GROUP_SYSCALL);
   ro.capture.filter_tgid = true;
   ro.capture.tgids = {static_cast<uint32_t>(child.pid())};
-  ro.capture.force_tracepoints = true;
+  ro.capture.force_tracepoints = raw_tp;
   auto rec = capture::Recorder::Create(ro);
   ASSERT_TRUE(rec.ok()) << rec.status().message();
-  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SCHED), "tracepoint");
-  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SYSCALL), "tracepoint");
+  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SCHED), raw_tp ? "raw_tp" : "tp_btf");
+  EXPECT_EQ((*rec)->session().attach_mode(JDW_GROUP_SYSCALL), raw_tp ? "raw_tp" : "tp_btf");
   ASSERT_TRUE((*rec)->StartBackground().ok());
+  const uint32_t shell = static_cast<uint32_t>(child.pid());  // Wait() forgets it
   child.Go();
   int code = -1;
   auto report = nlohmann::json::parse(child.Wait(&code));
@@ -497,18 +507,47 @@ TEST(TracepointFallback, RecordsSyscallsAndSwitchesWithoutBtfPrograms) {
   auto r = trace::TraceReader::Open(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const uint32_t tid = report["getppid"]["tid"];
-  uint64_t enters = 0, exits = 0, switches = 0;
+  // The workload process: forked by the shell, a new tgid.
+  uint32_t wl = 0;
+  std::set<uint32_t> wl_threads;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
-    if (h.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(h).nr == kNrGetppid && h.tid == tid) ++enters;
-    if (h.type == JDW_EVENT_SYS_EXIT && Body<jdw_sys_exit>(h).nr == kNrGetppid && h.tid == tid) ++exits;
-    switches += h.type == JDW_EVENT_SCHED_SWITCH;
+    if (h.type != JDW_EVENT_TASK_FORK) return;
+    const auto f = Body<jdw_task_fork>(h);
+    if (h.tgid == shell && f.child_tgid != shell) wl = f.child_tgid;
+    if (wl && h.tgid == wl) wl_threads.insert(f.child_tid);
+  });
+  ASSERT_NE(wl, 0u) << "no fork record with the shell's child as a new process";
+  EXPECT_EQ(tid, wl) << "getppid runs on the workload's main thread";
+  EXPECT_FALSE(wl_threads.empty()) << "the workload's threads were not recorded with its tgid";
+  uint64_t enters = 0, execs = 0, exits = 0, switches_in = 0, bad_next_tgid = 0;
+  (*r)->ForEachRecord([&](const jdw_record_header& h) {
+    switch (h.type) {
+      case JDW_EVENT_SYS_ENTER:
+        enters += Body<jdw_sys_enter>(h).nr == kNrGetppid && h.tid == tid && h.tgid == wl;
+        break;
+      case JDW_EVENT_TASK_EXEC: execs += h.tgid == wl; break;
+      case JDW_EVENT_TASK_EXIT: exits += h.tgid == wl; break;
+      case JDW_EVENT_SCHED_SWITCH: {
+        const auto sw = Body<jdw_sched_switch>(h);
+        if (sw.next_tid == tid || wl_threads.count(sw.next_tid)) {
+          ++switches_in;
+          bad_next_tgid += sw.next_tgid != wl;
+        }
+        break;
+      }
+    }
   });
   EXPECT_EQ(enters, 5000u);
-  EXPECT_EQ(exits, 5000u);
-  EXPECT_GT(switches, 0u);
+  EXPECT_GE(execs, 1u);
+  EXPECT_GE(exits, 1u + wl_threads.size()) << "every thread of the workload ends";
+  EXPECT_GT(switches_in, 0u);
+  EXPECT_EQ(bad_next_tgid, 0u) << "switches into the workload must name its tgid";
   EXPECT_EQ((*r)->meta().losses.total(), 0u);
   std::filesystem::remove(path);
 }
+
+INSTANTIATE_TEST_SUITE_P(Capture, AttachModes, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "RawTp" : "TpBtf"; });
 
 }  // namespace
 }  // namespace jackdaw

@@ -128,6 +128,16 @@ TEST(FuzzSmoke, RecordsThroughTheJoin) {
   RunTarget(FuzzRecordsAndJoin, seeds, 400, 3);
 }
 
+TEST(FuzzSmoke, CompressedChunks) {
+  std::vector<std::vector<uint8_t>> seeds;
+  for (const auto& p : Files(JDW_CORPUS_DIR, ".jdw")) {
+    auto r = trace::TraceReader::Open(p.string());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    for (const auto& c : (*r)->chunks()) seeds.emplace_back(c.data, c.data + std::min<size_t>(c.len, 4096));
+  }
+  RunTarget(FuzzCompressedChunks, seeds, 400, 5);
+}
+
 TEST(FuzzSmoke, Schema) {
   std::vector<std::vector<uint8_t>> seeds;
   for (const auto& p : Files(JDW_SCHEMA_DIR, ".schema")) seeds.push_back(ReadAll(p));

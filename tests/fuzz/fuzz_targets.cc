@@ -5,6 +5,7 @@
 #include <memory>
 
 #include <nlohmann/json.hpp>
+#include <zstd.h>
 
 #include "join/extractor.h"
 #include "schema/schema.h"
@@ -170,6 +171,45 @@ void FuzzRecordsAndJoin(const uint8_t* data, size_t size) {
     jo.reorder_window = 1'000'000;
     auto e = join::ExtractRequests(**r, s, jo);
     (void)e;
+  }
+}
+
+void FuzzCompressedChunks(const uint8_t* data, size_t size) {
+  if (size < 4) return;
+  // 1. The bytes as the zstd frame of a compressed chunk, behind a prefix
+  //    whose claimed length comes from the input (bounded like a writer's).
+  uint32_t claim;
+  memcpy(&claim, data, sizeof(claim));
+  std::vector<uint8_t> raw(sizeof(trace::ZstdPrefix));
+  const trace::ZstdPrefix prefix{claim % (4u << 20), 0};
+  memcpy(raw.data(), &prefix, sizeof(prefix));
+  raw.insert(raw.end(), data + 4, data + size);
+  Image as_frame(GoodHeader());
+  as_frame.Chunk(trace::ChunkKind::kRecordsZstd, 0, raw.data(), raw.size(), claim >> 24);
+  as_frame.Chunk(trace::ChunkKind::kFooter, 0, "{}", 2, 0);
+  as_frame.Read();
+  // 2. Fuzzed records compressed properly, then one byte of the frame
+  //    flipped (chosen by the input) with the CRC recomputed: zstd's own
+  //    decoding and the record checks behind it both see hostile input.
+  std::vector<uint8_t> recs[2];
+  uint64_t count[2] = {0, 0};
+  BuildRecords(data, size, recs, count);
+  for (int flip = 0; flip < 2; ++flip) {
+    Image img(GoodHeader());
+    for (uint16_t cpu = 0; cpu < 2; ++cpu) {
+      if (recs[cpu].empty()) continue;
+      std::vector<uint8_t> z(sizeof(trace::ZstdPrefix) + ZSTD_compressBound(recs[cpu].size()));
+      const trace::ZstdPrefix p{static_cast<uint32_t>(recs[cpu].size()), 0};
+      memcpy(z.data(), &p, sizeof(p));
+      const size_t n = ZSTD_compress(z.data() + sizeof(p), z.size() - sizeof(p), recs[cpu].data(),
+                                     recs[cpu].size(), 1);
+      if (ZSTD_isError(n)) return;
+      z.resize(sizeof(p) + n);
+      if (flip) z[sizeof(p) + data[1] % n] ^= static_cast<uint8_t>(1 + data[2] % 255);
+      img.Chunk(trace::ChunkKind::kRecordsZstd, cpu, z.data(), z.size(), count[cpu]);
+    }
+    img.Chunk(trace::ChunkKind::kFooter, 0, "{}", 2, 0);
+    img.Read();
   }
 }
 

@@ -25,6 +25,9 @@ void FuzzTraceMetadata(const uint8_t* data, size_t size);
 // The bytes as records with valid framing, read and then joined with every
 // shipped schema through join::ExtractRequests.
 void FuzzRecordsAndJoin(const uint8_t* data, size_t size);
+// Compressed record chunks: the bytes as a zstd frame, and as records
+// compressed properly and then damaged (CRC recomputed).
+void FuzzCompressedChunks(const uint8_t* data, size_t size);
 // The bytes as schema text.
 void FuzzSchema(const uint8_t* data, size_t size);
 

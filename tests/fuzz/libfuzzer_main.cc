@@ -18,8 +18,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   else if (!strcmp(t, "metadata")) g_target = jackdaw::fuzz::FuzzTraceMetadata;
   else if (!strcmp(t, "records")) g_target = jackdaw::fuzz::FuzzRecordsAndJoin;
   else if (!strcmp(t, "schema")) g_target = jackdaw::fuzz::FuzzSchema;
+  else if (!strcmp(t, "compressed")) g_target = jackdaw::fuzz::FuzzCompressedChunks;
   if (!g_target) {
-    fprintf(stderr, "JDW_FUZZ_TARGET=%s: expected file, metadata, records or schema\n", t);
+    fprintf(stderr, "JDW_FUZZ_TARGET=%s: expected file, metadata, records, compressed or schema\n", t);
     exit(2);
   }
   return 0;

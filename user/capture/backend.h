@@ -44,6 +44,10 @@ class CaptureBackend {
   // the number of records delivered.
   virtual StatusOr<int> Poll(RecordSink& sink, int timeout_ms) = 0;
   virtual StatusOr<int> Drain(RecordSink& sink) = 0;
+  // The fullest ring's fill (0..1) seen by the last Poll/Drain, before it
+  // was drained: the reader sweeps again at once while this is high. -1:
+  // the backend does not know (the recorder estimates from the records).
+  virtual double last_fill() const { return -1; }
   // lost[cpu][group] since the session started.
   virtual std::vector<std::vector<uint64_t>> ReadLosses() const = 0;
 };

@@ -8,6 +8,15 @@
 // hundred ns. A record older than one already written for its CPU is kept
 // and counted (late_records) — the reorder stage absorbs it.
 //
+// Chunks are handed to an AsyncTraceWriter, which compresses and writes
+// them on its own thread: the drain never waits for zstd or the disk
+// unless the writer falls max_queued_bytes behind.
+//
+// Draining: each CPU's ring is consumed in place (capture/ring_reader.h);
+// the reader sleeps between sweeps for less the fuller the last sweep found
+// the fullest ring (none at 1/16), and its thread runs at nice -10 so
+// producers on every CPU cannot starve it.
+//
 // Clock pairs (rdtsc, CLOCK_MONOTONIC) are taken at Start, every
 // clock_interval and at Stop; the current mapping and the cumulative loss
 // counters are written as a metadata chunk each time, so a killed recording
@@ -26,7 +35,7 @@
 #include "capture/clock_sync.h"
 #include "capture/backend.h"
 #include "capture/session.h"
-#include "trace/trace_writer.h"
+#include "trace/async_writer.h"
 
 namespace jackdaw::capture {
 
@@ -40,6 +49,8 @@ struct RecorderOptions {
   uint64_t flush_interval_ns = 200'000'000;
   uint64_t clock_interval_ns = 1'000'000'000;
   int poll_timeout_ms = 10;
+  // Record chunks compressed on the writer thread (trace/async_writer.h).
+  trace::Compression compression = trace::Compression::kZstd;
   std::vector<std::string> command;  // recorded in the header
 };
 
@@ -48,6 +59,9 @@ struct RecorderStats {
   uint64_t bytes = 0;  // file size so far
   uint64_t lost = 0;
   uint64_t late_records = 0;
+  uint64_t record_bytes_raw = 0;     // records before compression
+  uint64_t record_bytes_stored = 0;  // and as stored
+  uint64_t writer_stalls = 0;        // times the drain waited for the disk
 };
 
 class Recorder : RecordSink {
@@ -100,7 +114,7 @@ class Recorder : RecordSink {
   RecorderOptions opts_;
   std::unique_ptr<CaptureBackend> session_;
   std::string backend_choice_;
-  std::unique_ptr<trace::TraceWriter> writer_;
+  std::unique_ptr<trace::AsyncTraceWriter> writer_;
   std::vector<CpuStage> stages_;
   std::vector<uint8_t> sort_scratch_;
   ClockFit clock_;
@@ -111,6 +125,7 @@ class Recorder : RecordSink {
   Status thread_status_;
   bool stopped_ = false;
   Status deferred_;
+  uint64_t last_records_ = 0;  // delivered by the last Poll (reader thread)
 };
 
 // Thread/process names of tgids (all processes if empty) from /proc:

@@ -3,17 +3,22 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
+#include <sys/epoll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "app.skel.h"
 #include "block.skel.h"
@@ -27,8 +32,9 @@
 namespace jackdaw::capture {
 namespace {
 
-constexpr const char* kSharedMaps[] = {"jdw_ringbufs", "jdw_control", "jdw_lost", "jdw_tgid_filter",
-                                       "jdw_tgid_buckets", "jdw_admit"};
+constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "jdw_lost",
+                                       "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
+                                       "jdw_traced_flows", "jdw_admit"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -36,14 +42,44 @@ bool g_verbose = false;
 std::mutex g_log_mu;
 std::string g_last_log;
 
+// The verifier's log arrives as one message of any length; its last line
+// before the END marker is the reason a program was refused, kept so the
+// load error can name it.
+std::string g_verifier_reason;
+
 int LibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list ap) {
-  char buf[2048];
-  vsnprintf(buf, sizeof(buf), fmt, ap);
-  if (g_verbose && level != LIBBPF_DEBUG) fputs(buf, stderr);
+  va_list copy;
+  va_copy(copy, ap);
+  const int n = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n < 0) return 0;
+  std::string msg(static_cast<size_t>(n) + 1, '\0');
+  vsnprintf(msg.data(), msg.size(), fmt, ap);
+  msg.pop_back();
+  if (g_verbose && level != LIBBPF_DEBUG) fputs(msg.c_str(), stderr);
   if (level == LIBBPF_WARN) {
     std::lock_guard<std::mutex> lock(g_log_mu);
-    g_last_log = buf;
+    const size_t end = msg.find("-- END PROG LOAD LOG --");
+    if (end != std::string::npos) {
+      // The reason is the last line that is neither an instruction
+      // ("12: (0f) ...") nor the closing statistics.
+      std::istringstream lines(msg.substr(0, end));
+      std::string line;
+      while (std::getline(lines, line)) {
+        if (line.empty() || isdigit(static_cast<unsigned char>(line[0])) || line[0] == ';' ||
+            line.starts_with("processed ") || line.starts_with("verification time") ||
+            line.starts_with("stack depth") || line.starts_with("func#") ||
+            line.starts_with("libbpf:"))
+          continue;
+        g_verifier_reason = line;
+      }
+    }
+    g_last_log = msg;
     while (!g_last_log.empty() && g_last_log.back() == '\n') g_last_log.pop_back();
+    if (g_last_log.find("failed to load object") != std::string::npos && !g_verifier_reason.empty()) {
+      g_last_log += " (verifier: " + g_verifier_reason + ")";
+      g_verifier_reason.clear();
+    }
   }
   return 0;
 }
@@ -60,29 +96,42 @@ struct OpenedObject {
 };
 
 // One entry per probe group; the only place that names the skeletons.
+// Session constants go into each object's rodata before load (every object
+// shares them through jackdaw.bpf.h), so the verifier prunes on them.
 template <typename Skel, Skel* (*OpenFn)(), void (*DestroyFn)(Skel*)>
-OpenedObject OpenSkel() {
+OpenedObject OpenSkel(const CaptureOptions& opts) {
   Skel* s = OpenFn();
   if (!s) return {};
+  s->rodata->targ_filter_tgid = opts.filter_tgid;
+  s->rodata->targ_wakeup_bytes = opts.wakeup_bytes;
   return {s->obj, s->rodata->jdw_abi_version, [s] { DestroyFn(s); }};
 }
 
-OpenedObject OpenGroup(uint32_t group) {
+OpenedObject OpenGroup(uint32_t group, const CaptureOptions& o) {
   switch (group) {
     case JDW_GROUP_SCHED:
-      return OpenSkel<jdw_sched_bpf, jdw_sched_bpf__open, jdw_sched_bpf__destroy>();
+      return OpenSkel<jdw_sched_bpf, jdw_sched_bpf__open, jdw_sched_bpf__destroy>(o);
     case JDW_GROUP_SYSCALL:
-      return OpenSkel<jdw_syscall_bpf, jdw_syscall_bpf__open, jdw_syscall_bpf__destroy>();
+      return OpenSkel<jdw_syscall_bpf, jdw_syscall_bpf__open, jdw_syscall_bpf__destroy>(o);
     case JDW_GROUP_BLOCK:
-      return OpenSkel<jdw_block_bpf, jdw_block_bpf__open, jdw_block_bpf__destroy>();
+      return OpenSkel<jdw_block_bpf, jdw_block_bpf__open, jdw_block_bpf__destroy>(o);
     case JDW_GROUP_NET:
-      return OpenSkel<jdw_net_bpf, jdw_net_bpf__open, jdw_net_bpf__destroy>();
+      return OpenSkel<jdw_net_bpf, jdw_net_bpf__open, jdw_net_bpf__destroy>(o);
     case JDW_GROUP_APP:
-      return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>();
+      return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>(o);
     case JDW_GROUP_INTERACT:
-      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>();
+      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>(o);
   }
   return {};
+}
+
+// Empties a hash map from user space (its programs detached).
+void ClearMap(bpf_map* map) {
+  const int fd = bpf_map__fd(map);
+  std::vector<uint8_t> key(bpf_map__key_size(map)), next(key.size());
+  while (bpf_map_get_next_key(fd, nullptr, next.data()) == 0) {
+    if (bpf_map_delete_elem(fd, next.data()) != 0) break;
+  }
 }
 
 bool HasPrefix(const char* s, const char* prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
@@ -167,6 +216,8 @@ Status CaptureSession::CreateSharedMaps() {
   lost_fd_ = bpf_map__fd(m->maps.jdw_lost);
   tgid_fd_ = bpf_map__fd(m->maps.jdw_tgid_filter);
   buckets_fd_ = bpf_map__fd(m->maps.jdw_tgid_buckets);
+  traced_socks_fd_ = bpf_map__fd(m->maps.jdw_traced_socks);
+  traced_flows_fd_ = bpf_map__fd(m->maps.jdw_traced_flows);
   admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     const std::string name = "jdw_ring" + std::to_string(cpu);
@@ -176,13 +227,18 @@ Status CaptureSession::CreateSharedMaps() {
     if (bpf_map_update_elem(ringbufs_fd_, &cpu, &fd, BPF_ANY) != 0)
       return ErrStatus("cannot install ring buffer for cpu %u: %s", cpu, strerror(errno));
   }
-  ring_ctx_.resize(ncpus_);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
-    ring_ctx_[cpu] = RingCtx{this, cpu};
+    ASSIGN_OR_RETURN(RingReader r, RingReader::Map(ring_fds_[cpu], opts_.ring_bytes_per_cpu));
+    readers_.push_back(std::move(r));
+  }
+  // libbpf's ring_buffer is kept for its epoll set only (woken readers,
+  // wakeup_bytes); records are consumed by the RingReaders.
+  for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
+    auto ignore = [](void*, void*, size_t) { return 0; };
     if (!rb_) {
-      rb_ = ring_buffer__new(ring_fds_[cpu], OnSample, &ring_ctx_[cpu], nullptr);
+      rb_ = ring_buffer__new(ring_fds_[cpu], ignore, nullptr, nullptr);
       if (!rb_) return ErrStatus("cannot map ring buffers: %s", strerror(errno));
-    } else if (ring_buffer__add(rb_, ring_fds_[cpu], OnSample, &ring_ctx_[cpu]) != 0) {
+    } else if (ring_buffer__add(rb_, ring_fds_[cpu], ignore, nullptr) != 0) {
       return ErrStatus("cannot map ring buffer of cpu %u: %s", cpu, strerror(errno));
     }
   }
@@ -191,19 +247,16 @@ Status CaptureSession::CreateSharedMaps() {
 
 Status CaptureSession::LoadGroup(uint32_t group) {
   const char* gname = trace::GroupName(group);
-  // tp_btf first; classic tracepoints when the kernel refuses them.
-  for (const char* mode : {"tp_btf", "tracepoint"}) {
-    if (group == JDW_GROUP_APP && strcmp(mode, "tracepoint") == 0) break;
-    // The socket tracepoints it needs carry no fields worth a classic
+  // tp_btf first; raw_tp (the same hooks, untyped) when the kernel refuses
+  // them. Neither needs tracefs.
+  for (const char* mode : {"tp_btf", "raw_tp"}) {
+    if (group == JDW_GROUP_APP && strcmp(mode, "raw_tp") == 0) break;
+    // The socket tracepoints it needs carry no fields worth an untyped
     // fallback: the interact group is tp_btf only.
-    if (group == JDW_GROUP_INTERACT && strcmp(mode, "tracepoint") == 0)
+    if (group == JDW_GROUP_INTERACT && strcmp(mode, "raw_tp") == 0)
       return ErrStatus("%s: disabled: needs BTF-typed tracepoints (tp_btf), which this kernel refused", gname);
     if (opts_.force_tracepoints && group != JDW_GROUP_APP && strcmp(mode, "tp_btf") == 0) continue;
-    if (strcmp(mode, "tracepoint") == 0) {
-      Status t = EnsureTracefs();
-      if (!t.ok()) return ErrStatus("%s: disabled: %s", gname, t.message().c_str());
-    }
-    OpenedObject o = OpenGroup(group);
+    OpenedObject o = OpenGroup(group, opts_);
     if (!o.obj) return ErrStatus("%s: disabled: cannot open its BPF object", gname);
     if (o.abi != JDW_ABI_VERSION) {
       o.destroy();
@@ -221,7 +274,9 @@ Status CaptureSession::LoadGroup(uint32_t group) {
         wanted = false;
       bpf_program__set_autoload(prog, wanted);
     }
-    const int shared_fds[] = {ringbufs_fd_, control_fd_, lost_fd_, tgid_fd_, buckets_fd_, admit_fd_};
+    const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,
+                              buckets_fd_,  traced_socks_fd_, traced_flows_fd_, admit_fd_};
+    static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
       if (map && bpf_map__reuse_fd(map, shared_fds[i]) != 0) {
@@ -239,7 +294,7 @@ Status CaptureSession::LoadGroup(uint32_t group) {
     }
     const std::string why = LastLibbpfLine();
     o.destroy();
-    if (strcmp(mode, "tracepoint") == 0 || group == JDW_GROUP_APP)
+    if (strcmp(mode, "raw_tp") == 0 || group == JDW_GROUP_APP)
       return ErrStatus("%s: disabled: the kernel refused its probes (%s)", gname, why.c_str());
   }
   return ErrStatus("%s: disabled: no attach method worked", gname);
@@ -294,6 +349,8 @@ Status CaptureSession::Enable(uint32_t group) {
     return ErrStatus("probe group %s is not available in this session", trace::GroupName(group));
   if (enabled_ & (1u << group)) return Status::Ok();
   Group& g = groups_[group];
+  // While detached the fd cache saw no close(): start it afresh.
+  if (bpf_map* cache = bpf_object__find_map_by_name(g.obj, "jdw_fd_cache")) ClearMap(cache);
   if (group == JDW_GROUP_APP) {
     bpf_program* prog = bpf_object__find_program_by_name(g.obj, "usdt_probe");
     for (size_t i = 0; i < opts_.usdt.size(); ++i) {
@@ -384,22 +441,33 @@ Status CaptureSession::SetSyscallFilter(const std::vector<int>& syscalls) {
   return WriteControl();
 }
 
-int CaptureSession::OnSample(void* ctx, void* data, size_t size) {
-  auto* rc = static_cast<RingCtx*>(ctx);
-  rc->self->sink_->OnRecord(rc->cpu, static_cast<const uint8_t*>(data), size);
-  ++rc->self->delivered_;
-  return 0;
-}
-
 StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
-  sink_ = &sink;
-  delivered_ = 0;
-  int n = ring_buffer__poll(rb_, timeout_ms);
-  if (n < 0 && n != -EINTR) return ErrStatus("ring buffer poll failed: %s", strerror(-n));
-  // poll() returns after the first ready ring; sweep the others too.
-  n = ring_buffer__consume(rb_);
-  if (n < 0 && n != -EINTR) return ErrStatus("ring buffer consume failed: %s", strerror(-n));
-  return delivered_;
+  if (timeout_ms > 0) {
+    if (opts_.wakeup_bytes) {
+      epoll_event ev[8];
+      const int n = epoll_wait(ring_buffer__epoll_fd(rb_), ev, 8, timeout_ms);
+      if (n < 0 && errno != EINTR) return ErrStatus("ring buffer poll failed: %s", strerror(errno));
+    } else {
+      // The rings never wake anyone: sleep, then sweep.
+      usleep(static_cast<useconds_t>(timeout_ms) * 1000);
+    }
+  }
+  struct Counting : RecordSink {
+    RecordSink* inner;
+    int n = 0;
+    void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) override {
+      ++n;
+      inner->OnRecord(cpu, data, size);
+    }
+  } counting;
+  counting.inner = &sink;
+  double fill = 0;
+  for (uint32_t cpu = 0; cpu < readers_.size(); ++cpu) {
+    const uint64_t bytes = readers_[cpu].Consume(counting, cpu);
+    fill = std::max(fill, double(bytes) / double(readers_[cpu].size()));
+  }
+  last_fill_ = fill;
+  return counting.n;
 }
 
 StatusOr<int> CaptureSession::Drain(RecordSink& sink) { return Poll(sink, 0); }

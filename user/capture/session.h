@@ -4,7 +4,7 @@
 // creates the shared maps once (maps.bpf.c: per-CPU ring buffers, control,
 // loss counters, tgid filter) and hands their fds to each group
 // (bpf_map__reuse_fd), then loads each group, choosing tp_btf programs and
-// falling back to classic tracepoints (set_autoload) — a group that loads
+// falling back to raw_tp (set_autoload) — a group that loads
 // neither way is disabled with a warning, the rest run. Enable()/Disable()
 // attach and detach one group's links at runtime and flip its bit in the
 // control map, so a disabled group costs nothing. Poll() drains every CPU's
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "capture/backend.h"
+#include "capture/ring_reader.h"
 #include "common/status.h"
 #include "jackdaw/abi.h"
 
@@ -53,7 +54,8 @@ struct CaptureOptions {
   std::vector<int> syscalls;  // empty: all
   std::vector<UsdtTarget> usdt;  // app group probes; cookie = index
   bool verbose = false;          // libbpf's own log on stderr
-  // Skip tp_btf and use classic tracepoints (as on kernels without BTF).
+  // Skip tp_btf and use the raw_tp fallback (as on kernels without BTF-typed
+  // tracepoints).
   bool force_tracepoints = false;
   // interact group: connections followed at once (a full table is counted).
   uint32_t interact_max_conns = 32768;
@@ -71,7 +73,7 @@ class CaptureSession : public CaptureBackend {
   // Groups that loaded (whatever their current state).
   uint32_t available_groups() const override { return available_; }
   uint32_t enabled_groups() const override { return enabled_; }
-  // "tp_btf" or "tracepoint" per loaded group; "" if it did not load.
+  // "tp_btf" or "raw_tp" per loaded group; "" if it did not load.
   const std::string& attach_mode(uint32_t group) const override { return groups_[group].mode; }
   // The loaded BPF object of a group (nullptr if it did not load), for
   // group-specific maps such as the interact group's control and tables.
@@ -91,6 +93,7 @@ class CaptureSession : public CaptureBackend {
   StatusOr<int> Poll(RecordSink& sink, int timeout_ms) override;
   // Drains without waiting.
   StatusOr<int> Drain(RecordSink& sink) override;
+  double last_fill() const override { return last_fill_; }
 
   // Maps worth pinning for inspection (bpftool map dump pinned ...): the
   // control map, the per-group loss counters and the tgid filter.
@@ -109,17 +112,12 @@ class CaptureSession : public CaptureBackend {
     std::function<void()> destroy;
     std::vector<bpf_link*> links;
   };
-  struct RingCtx {
-    CaptureSession* self;
-    uint32_t cpu;
-  };
 
   CaptureSession() = default;
   Status CreateSharedMaps();
   Status LoadGroup(uint32_t group);
   Status WriteControl();
   Status WriteAdmission();
-  static int OnSample(void* ctx, void* data, size_t size);
 
   CaptureOptions opts_;
   uint32_t ncpus_ = 0;
@@ -129,13 +127,12 @@ class CaptureSession : public CaptureBackend {
   uint64_t syscall_bitmap_[JDW_SYSCALL_BITMAP_WORDS] = {};
   Group groups_[JDW_GROUP_MAX];
   std::function<void()> maps_destroy_;
-  int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1,
-      admit_fd_ = -1;
+  int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1;
+  int traced_socks_fd_ = -1, traced_flows_fd_ = -1, admit_fd_ = -1;
   std::vector<int> ring_fds_;
-  std::vector<RingCtx> ring_ctx_;
-  ring_buffer* rb_ = nullptr;
-  RecordSink* sink_ = nullptr;
-  int delivered_ = 0;
+  std::vector<RingReader> readers_;  // one per CPU, consumed in place
+  ring_buffer* rb_ = nullptr;         // only for its epoll fd (wakeup mode)
+  double last_fill_ = 0;
   std::vector<std::string> warnings_;
 };
 

@@ -21,6 +21,7 @@ Runner RegisterDump(CLI::App& app);
 Runner RegisterAnalyze(CLI::App& app);
 Runner RegisterDemo(CLI::App& app);
 Runner RegisterReproduce(CLI::App& app);
+Runner RegisterOverhead(CLI::App& app);
 Runner RegisterLive(CLI::App& app);
 Runner RegisterCtl(CLI::App& app);
 Runner RegisterInteractions(CLI::App& app);

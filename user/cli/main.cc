@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterInteractions(app));
   add(jackdaw::cli::RegisterLive(app));
   add(jackdaw::cli::RegisterCtl(app));
+  add(jackdaw::cli::RegisterOverhead(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -44,6 +44,7 @@ struct RecordArgs {
   CaptureArgs cap;
   double duration = 0;
   std::string backend = "bpf";
+  std::string compress = "zstd";
   bool quiet = false, verbose = false;
   bool detach = false;
   std::string pcap_iface;
@@ -120,6 +121,9 @@ int Run(const RecordArgs& a) {
   ro.output = a.output;
   ro.command = a.command;
   ro.backend = a.backend;
+  auto compress = trace::ParseCompression(a.compress);
+  if (!compress.ok()) return PrintError(compress.status().message()), 1;
+  ro.compression = *compress;
   // The processes selected now; scanned again once the probes are
   // attached, since the fork hook only follows processes from then on.
   auto sel = Resolve(a.cap, &ro.capture);
@@ -280,10 +284,21 @@ int Run(const RecordArgs& a) {
   }
   auto s = (*rec)->stats();
   if (!a.quiet) {
-    fprintf(stderr, "jackdaw: %llu events in %.1f s, %llu lost%s, %s written to %s\n",
+    fprintf(stderr, "jackdaw: %llu events in %.1f s, %llu lost, %s written to %s (%.1f bytes/event%s)\n",
             static_cast<unsigned long long>(s.records), double(capture::MonoNowNs() - start) / 1e9,
-            static_cast<unsigned long long>(s.lost), s.lost ? " (grow --buffer-size)" : "",
-            (Human(double(s.bytes)) + "B").c_str(), a.output.c_str());
+            static_cast<unsigned long long>(s.lost), (Human(double(s.bytes)) + "B").c_str(), a.output.c_str(),
+            s.records ? double(s.bytes) / double(s.records) : 0.0, a.compress == "zstd" ? ", zstd" : "");
+  }
+  if (s.lost) {
+    // Never quiet: a trace with holes must not pass for a whole one.
+    fprintf(stderr,
+            "jackdaw: WARNING: %llu events (%.2f%%) were LOST because the per-CPU ring buffers filled "
+            "faster than they were drained; the trace has gaps (`jackdaw dump --summary` shows them per CPU and group): "
+            "grow --buffer-size (now %s), or record fewer --probes or --syscalls\n",
+            static_cast<unsigned long long>(s.lost), 100.0 * double(s.lost) / double(s.lost + s.records),
+            a.cap.buffer_size.c_str());
+  }
+  if (!a.quiet) {
     if (live)
       fprintf(stderr, "jackdaw: libpcap on %s: %llu IP packets recorded, %llu dropped by the kernel\n",
               a.pcap_iface.c_str(), static_cast<unsigned long long>(live->packets()),
@@ -332,6 +347,11 @@ Runner RegisterRecord(CLI::App& app) {
                   "insmod build/kmod/jackdaw.ko; TSC timestamps), auto (eBPF when it loads, else the "
                   "module when loaded; says which)")
       ->check(CLI::IsMember({"bpf", "kmod", "auto"}))
+      ->capture_default_str();
+  sub->add_option("--compress", args->compress,
+                  "record chunks on disk: zstd (compressed on the writer thread, about a quarter of the "
+                  "size) or none (readable by jackdaw before format version 3)")
+      ->check(CLI::IsMember({"none", "zstd"}))
       ->capture_default_str();
   sub->add_flag("-q,--quiet", args->quiet, "no progress line");
   sub->add_flag("-v,--verbose", args->verbose, "show libbpf's messages");

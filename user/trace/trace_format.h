@@ -1,4 +1,4 @@
-// On-disk layout of a .jdw trace (version 2). User space only: kernel-side
+// On-disk layout of a .jdw trace (version 3). User space only: kernel-side
 // records are defined once in include/jackdaw/abi.h and stored verbatim.
 //
 //   FileHeader (32 bytes) | header JSON (padded to 8)
@@ -6,6 +6,9 @@
 //
 // Chunk kinds:
 //   kRecords  records of ONE cpu (ChunkHeader.cpu), in that CPU's time order
+//   kRecordsZstd  the same records compressed: ZstdPrefix (8 bytes, the
+//             uncompressed length) then one zstd frame; record_count and
+//             cpu as for kRecords, the CRC covers the compressed payload
 //   kMeta     JSON object merged into the trace metadata: tasks seen, app
 //             probes attached, the latest clock mapping (written at every
 //             clock sync, so a killed recording still has one)
@@ -16,7 +19,10 @@
 // header) and reported with its byte offset.
 //
 // Versions: 1 had no header checksum (header_crc32c was reserved, 0); the
-// reader still accepts it. 2 adds header_crc32c.
+// reader still accepts it. 2 adds header_crc32c. 3 adds kRecordsZstd; a
+// writer stamps 3 only on files that hold compressed chunks (an older reader
+// would skip them as unknown and silently read no records), so uncompressed
+// traces stay readable by version-2 readers.
 #pragma once
 
 #include <cstddef>
@@ -25,13 +31,22 @@
 namespace jackdaw::trace {
 
 inline constexpr char kFileMagic[8] = {'J', 'D', 'W', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kUncompressedFormatVersion = 2;
 inline constexpr uint32_t kOldestReadableVersion = 1;
 inline constexpr uint32_t kChunkMagic = 0x4357444a;  // "JDWC"
 // Bounds the damage a corrupt length field can claim.
 inline constexpr uint32_t kMaxChunkPayload = 64u << 20;
 
-enum class ChunkKind : uint16_t { kRecords = 1, kMeta = 2, kFooter = 3 };
+enum class ChunkKind : uint16_t { kRecords = 1, kMeta = 2, kFooter = 3, kRecordsZstd = 4 };
+
+// Leads a kRecordsZstd payload: the reader sizes its buffer from it and
+// refuses a frame that decompresses to anything else.
+struct ZstdPrefix {
+  uint32_t raw_len;
+  uint32_t reserved;
+};
+static_assert(sizeof(ZstdPrefix) == 8);
 
 struct FileHeader {
   char magic[8];

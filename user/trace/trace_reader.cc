@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <type_traits>
 
 #include <nlohmann/json.hpp>
+#include <zstd.h>
 
 #include "trace/event_table.h"
 #include "trace/trace_format.h"
@@ -319,9 +321,20 @@ Status TraceReader::Parse(bool allow_truncated) {
       case ChunkKind::kRecords: {
         // The checksum holds, so a bad record below was written that way:
         // the chunk is dropped whole and reading goes on at the next one.
-        Status rs = ValidateRecords(ch, body, payload);
+        Status rs = ValidateRecords(ch, body, payload, ch.payload_len);
         if (!rs.ok()) JDW_DAMAGED(next, "%s", rs.message().c_str());
         chunks_.push_back(RecordChunk{ch.cpu, body, payload, ch.payload_len});
+        break;
+      }
+      case ChunkKind::kRecordsZstd: {
+        if (fh.version < 3)
+          JDW_DAMAGED(next, "%s: corrupt chunk at byte offset %llu: compressed chunk in a version %u file", p, o,
+                      fh.version);
+        auto raw = Inflate(body, payload, ch.payload_len);
+        if (!raw.ok()) JDW_DAMAGED(next, "%s", raw.status().message().c_str());
+        Status rs = ValidateRecords(ch, body, raw->first, raw->second);
+        if (!rs.ok()) JDW_DAMAGED(next, "%s", rs.message().c_str());
+        chunks_.push_back(RecordChunk{ch.cpu, body, raw->first, raw->second});
         break;
       }
       case ChunkKind::kMeta:
@@ -375,7 +388,36 @@ uint64_t TraceReader::NextValidChunk(uint64_t from) const {
   return map_len_;
 }
 
-Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload) {
+StatusOr<std::pair<const uint8_t*, size_t>> TraceReader::Inflate(uint64_t body, const uint8_t* payload,
+                                                                  size_t len) {
+  const char* p = path_.c_str();
+  const auto o = static_cast<unsigned long long>(body - sizeof(ChunkHeader));
+  ZstdPrefix prefix;
+  if (len < sizeof(prefix))
+    return ErrStatus("%s: corrupt chunk at byte offset %llu: compressed chunk without its length", p, o);
+  memcpy(&prefix, payload, sizeof(prefix));
+  if (prefix.raw_len == 0 || prefix.raw_len > kMaxChunkPayload)
+    return ErrStatus("%s: corrupt chunk at byte offset %llu: compressed chunk claims %u bytes", p, o,
+                     prefix.raw_len);
+  // A few bytes of zstd can claim 64 MiB; what a file may inflate to in
+  // total is bounded by its size so a hostile file cannot exhaust memory.
+  if (inflated_bytes_ + prefix.raw_len > std::max<uint64_t>(kMaxInflateRatio * map_len_, kMaxChunkPayload))
+    return ErrStatus("%s: corrupt chunk at byte offset %llu: the compressed chunks inflate to more than %llu "
+                     "times the file size",
+                     p, o, static_cast<unsigned long long>(kMaxInflateRatio));
+  std::unique_ptr<uint8_t[]> out(new (std::nothrow) uint8_t[prefix.raw_len]);
+  if (!out)
+    return ErrStatus("%s: chunk at byte offset %llu: %u bytes do not fit in memory", p, o, prefix.raw_len);
+  const size_t n = ZSTD_decompress(out.get(), prefix.raw_len, payload + sizeof(prefix), len - sizeof(prefix));
+  if (ZSTD_isError(n) || n != prefix.raw_len)
+    return ErrStatus("%s: corrupt chunk at byte offset %llu: the compressed records do not decompress (%s)", p, o,
+                     ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong length");
+  inflated_bytes_ += prefix.raw_len;
+  inflated_.push_back(std::move(out));
+  return std::pair<const uint8_t*, size_t>{inflated_.back().get(), prefix.raw_len};
+}
+
+Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload, size_t len) {
   const char* p = path_.c_str();
   if (ch.cpu >= meta_.ncpus)
     return ErrStatus("%s: corrupt chunk at byte offset %llu: cpu %u >= ncpus %u", p,
@@ -384,14 +426,14 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
   // collected aside and kept only if the whole chunk is sound.
   std::vector<std::pair<uint32_t, TaskInfo>> tasks;
   uint64_t roff = 0, n = 0;
-  while (roff < ch.payload_len) {
+  while (roff < len) {
     jdw_record_header h;
-    if (ch.payload_len - roff < sizeof(h))
+    if (len - roff < sizeof(h))
       return ErrStatus("%s: corrupt record at byte offset %llu: partial header", p,
                        static_cast<unsigned long long>(body + roff));
     memcpy(&h, payload + roff, sizeof(h));
     const EventDesc* d = FindEvent(h.type);
-    if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > ch.payload_len - roff ||
+    if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > len - roff ||
         (d && h.size < d->record_size()))
       return ErrStatus("%s: corrupt record at byte offset %llu: size %u invalid for type %u", p,
                        static_cast<unsigned long long>(body + roff), h.size, h.type);

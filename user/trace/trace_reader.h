@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -98,12 +99,21 @@ class TraceReader {
   // Offset of the first chunk at or after `from` whose header and checksum
   // hold; the file size if none.
   uint64_t NextValidChunk(uint64_t from) const;
-  Status ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload);
+  // Validates `len` bytes of records (a chunk's payload, or what its
+  // compressed payload inflated to).
+  Status ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload, size_t len);
+  // Decompresses a kRecordsZstd payload into memory the reader keeps.
+  StatusOr<std::pair<const uint8_t*, size_t>> Inflate(uint64_t body, const uint8_t* payload, size_t len);
 
+  // Compressed traces inflate at most this many times their file size
+  // (real traces: 4-8x).
+  static constexpr uint64_t kMaxInflateRatio = 64;
   TraceMeta meta_;
   std::vector<RecordChunk> chunks_;
   Status damage_;
   std::unique_ptr<uint8_t[]> buf_;
+  std::vector<std::unique_ptr<uint8_t[]>> inflated_;  // decompressed record chunks
+  uint64_t inflated_bytes_ = 0;
   const uint8_t* map_ = nullptr;
   size_t map_len_ = 0;
   std::string path_;

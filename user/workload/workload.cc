@@ -8,6 +8,13 @@
 //   tcp:       a loopback TCP exchange: client sends C2S bytes, server
 //              answers S2C bytes, both close
 //   pipe:      two threads ping-pong one byte K times over two pipes
+//   socketpair: K write+read round trips of 64 bytes on a unix socket pair
+//   file:      K pwrite+pread of 4 KiB on a page-cached file in DIR
+//   disk:      K O_DIRECT pwrite+pread of 4 KiB on a file in DIR
+//   fd-reuse:  fd numbers reused for another object (socket closed then a
+//              file opened at its number; dup2 of a file over an open
+//              socket; close_range then reuse), each touched by a read()
+//              whose byte count names the step (fd cache tests)
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -152,6 +159,88 @@ nlohmann::json DoPipe(uint64_t rounds) {
   return {{"ping_tid", ping_tid}, {"pong_tid", pong_tid}, {"rounds", rounds}};
 }
 
+nlohmann::json DoSocketpair(uint64_t rounds) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) Die("socketpair");
+  char buf[64] = {};
+  const uint64_t t0 = NowNs();
+  for (uint64_t i = 0; i < rounds; ++i) {
+    if (write(sv[0], buf, sizeof(buf)) != sizeof(buf)) Die("socketpair write");
+    if (ReadExactly(sv[1], buf, sizeof(buf)) != sizeof(buf)) Die("socketpair read");
+  }
+  const uint64_t t1 = NowNs();
+  close(sv[0]);
+  close(sv[1]);
+  return {{"tid", Tid()}, {"rounds", rounds}, {"elapsed_ns", t1 - t0}};
+}
+
+// 4 KiB at offset 0, written then read back, K times; O_DIRECT goes to the
+// device each time, the page cache does not.
+nlohmann::json DoFileRounds(const std::string& dir, uint64_t rounds, bool direct) {
+  const std::string path = dir + "/jackdaw-workload-rw-" + std::to_string(getpid()) + ".dat";
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
+  if (fd < 0) Die("open " + path + (direct ? " (O_DIRECT needs a block-backed directory, not tmpfs)" : ""));
+  void* buf = nullptr;
+  if (posix_memalign(&buf, 4096, 4096) != 0) Die("posix_memalign");
+  memset(buf, 0x5a, 4096);
+  const uint64_t t0 = NowNs();
+  for (uint64_t i = 0; i < rounds; ++i) {
+    if (pwrite(fd, buf, 4096, 0) != 4096) Die("pwrite");
+    if (pread(fd, buf, 4096, 0) != 4096) Die("pread");
+  }
+  const uint64_t t1 = NowNs();
+  close(fd);
+  unlink(path.c_str());
+  free(buf);
+  return {{"tid", Tid()}, {"rounds", rounds}, {"elapsed_ns", t1 - t0}};
+}
+
+// A read() whose count marks the step; its result does not matter (a
+// socket that is not connected fails, the enter record is what counts).
+void Touch(int fd, size_t step) {
+  static char buf[4096];
+  (void)!read(fd, buf, step);
+}
+
+nlohmann::json DoFdReuse() {
+  nlohmann::json steps = nlohmann::json::array();
+  auto step = [&](const char* what, int fd, size_t count, const char* kind) {
+    Touch(fd, count);
+    steps.push_back({{"what", what}, {"fd", fd}, {"count", count}, {"kind", kind}});
+  };
+  // 1. socket closed, a file opened at the same number.
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  if (s < 0) Die("socket");
+  step("socket", s, 1001, "socket");
+  close(s);
+  int f = open("/proc/self/exe", O_RDONLY);
+  if (f != s) Die("the file did not reuse the socket's fd number");
+  step("file at the socket's number", f, 1002, "file");
+  close(f);
+  // 2. dup2 of a file over an open socket.
+  int s2 = socket(AF_INET, SOCK_STREAM, 0);
+  int f2 = open("/proc/self/exe", O_RDONLY);
+  if (s2 < 0 || f2 < 0) Die("socket/open");
+  step("socket before dup2", s2, 2001, "socket");
+  step("file", f2, 2002, "file");
+  if (dup2(f2, s2) != s2) Die("dup2");
+  step("file dup2-ed over the socket", s2, 2003, "file");
+  close(s2);
+  close(f2);
+  // 3. close_range, then a pipe at the number.
+  int s3 = socket(AF_INET, SOCK_STREAM, 0);
+  if (s3 < 0) Die("socket");
+  step("socket before close_range", s3, 3001, "socket");
+  if (syscall(SYS_close_range, s3, s3, 0) != 0) Die("close_range");
+  int p[2];
+  if (pipe(p) != 0 || p[0] != s3) Die("pipe did not reuse the closed number");
+  if (write(p[1], "x", 1) != 1) Die("pipe write");  // so the read below returns
+  step("pipe at the closed number", p[0], 3002, "pipe");
+  close(p[0]);
+  close(p[1]);
+  return steps;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,12 +259,22 @@ int main(int argc, char** argv) {
   app.add_option("--tcp", tcp, "C2S S2C: bytes client->server and server->client over loopback")
       ->expected(2);
   app.add_option("--pipe-rounds", pipe_rounds, "pipe ping-pong round trips between two threads");
+  uint64_t socketpair_rounds = 0, file_rounds = 0, disk_rounds = 0;
+  app.add_option("--socketpair-rounds", socketpair_rounds, "64-byte write+read round trips on a unix socket pair");
+  app.add_option("--file-rounds", file_rounds, "4 KiB pwrite+pread round trips on a page-cached file in --dir");
+  app.add_option("--disk-rounds", disk_rounds, "4 KiB O_DIRECT pwrite+pread round trips on a file in --dir");
+  bool fd_reuse = false;
+  app.add_flag("--fd-reuse", fd_reuse, "reuse fd numbers for other objects (socket, file, dup2, close_range)");
   CLI11_PARSE(app, argc, argv);
   nlohmann::json report = {{"pid", getpid()}};
   if (getppid_calls) report["getppid"] = DoGetppid(getppid_calls);
   if (direct_bytes) report["direct_io"] = DoDirectIo(dir, direct_bytes);
   if (tcp.size() == 2) report["tcp"] = DoTcp(tcp[0], tcp[1]);
   if (pipe_rounds) report["pipe"] = DoPipe(pipe_rounds);
+  if (socketpair_rounds) report["socketpair"] = DoSocketpair(socketpair_rounds);
+  if (file_rounds) report["file"] = DoFileRounds(dir, file_rounds, false);
+  if (disk_rounds) report["disk"] = DoFileRounds(dir, disk_rounds, true);
+  if (fd_reuse) report["fd_reuse"] = DoFdReuse();
   printf("%s\n", report.dump().c_str());
   return 0;
 }

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The fd cache: what object an fd of a traced process names, resolved once
+ * when the fd is created and forgotten when it is closed, so that a read or
+ * write does not walk task->files->fdtable->file->inode/sock (nine dependent
+ * kernel reads) on every call.
+ *
+ * Invariant: an entry that exists names the object the fd names now. It
+ * holds because every way an fd number stops naming its object is covered:
+ *  - close(): the entry is deleted at its exit;
+ *  - dup2()/dup3()/fcntl(F_DUPFD) and every call that returns a new fd: the
+ *    new fd's entry is overwritten with the object resolved at exit;
+ *  - close_range(): the range is deleted at its exit (bounded by the
+ *    process's fd table size);
+ *  - execve() (close-on-exec) and the end of a process (then pid reuse):
+ *    the key carries the process image (leader start time and exec count),
+ *    so entries of an earlier image can never match; LRU ages them out.
+ * A miss (an fd made before the session, or passed over a unix socket) walks
+ * the fd table once and inserts with BPF_NOEXIST, so it can never overwrite
+ * what a creation stored meanwhile. The LRU may evict any entry: that only
+ * costs another walk. Not covered: fds closed by io_uring (IORING_OP_CLOSE)
+ * and then reused by io_uring, which never passes through a syscall here.
+ */
+#ifndef JACKDAW_FD_CACHE_BPF_H
+#define JACKDAW_FD_CACHE_BPF_H
+
+#include "jackdaw.bpf.h"
+#include "net_filter.bpf.h"
+
+#define JDW_S_IFMT 00170000
+#define JDW_S_IFSOCK 0140000
+#define JDW_S_IFREG 0100000
+#define JDW_S_IFIFO 0010000
+
+/* close_range() over more fds than this leaves the rest to the LRU. */
+#define JDW_FD_CLOSE_RANGE_MAX (1 << 17)
+
+struct jdw_fd_key {
+	__u32 tgid;
+	__s32 fd;
+	__u64 image; /* process image: see jdw_fd_image() */
+};
+
+struct jdw_fd_obj {
+	__u64 obj;
+	__u8 kind; /* enum jdw_obj_kind; an epoll fd is OTHER_FD (the call says) */
+	__u8 sock_info_sent; /* this fd's socket addresses were reported */
+	__u8 pad[6];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct jdw_fd_key);
+	__type(value, struct jdw_fd_obj);
+} jdw_fd_cache SEC(".maps");
+
+/* Distinguishes process images sharing a tgid: a reused pid has another
+ * leader start time, an exec bumps self_exec_id (shared by every thread of
+ * the image: threads older than the exec die in it). */
+static __always_inline __u64 jdw_fd_image(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return t->group_leader->start_time * 31 + t->self_exec_id;
+}
+
+/* fd -> struct file of the current task, or NULL: the walk the cache saves. */
+static __always_inline struct file *jdw_fd_to_file(int fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt;
+	struct file **fds;
+	struct file *f = NULL;
+
+	if (fd < 0)
+		return NULL;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+/* Walks the fd table: the object behind fd now. Sockets of a traced
+ * process are marked for the net filter as they are met. */
+static __always_inline bool jdw_fd_resolve(int fd, struct jdw_fd_obj *out)
+{
+	struct file *f = jdw_fd_to_file(fd);
+	struct inode *inode;
+	struct socket *sock;
+	umode_t mode;
+
+	__builtin_memset(out, 0, sizeof(*out));
+	if (!f)
+		return false;
+	inode = BPF_CORE_READ(f, f_inode);
+	mode = BPF_CORE_READ(inode, i_mode);
+	switch (mode & JDW_S_IFMT) {
+	case JDW_S_IFSOCK:
+		sock = BPF_CORE_READ(f, private_data);
+		out->obj = (__u64)BPF_CORE_READ(sock, sk);
+		out->kind = JDW_OBJ_SOCKET;
+		jdw_net_mark_sock(out->obj);
+		return true;
+	case JDW_S_IFIFO:
+		out->kind = JDW_OBJ_PIPE;
+		break;
+	case JDW_S_IFREG:
+		out->kind = JDW_OBJ_FILE;
+		break;
+	default:
+		out->kind = JDW_OBJ_OTHER_FD;
+	}
+	out->obj = (__u64)inode;
+	return true;
+}
+
+/* The object fd names, from the cache or (on a miss) the fd table. */
+static __always_inline bool jdw_fd_lookup(__u32 tgid, int fd, struct jdw_fd_obj *out)
+{
+	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
+	struct jdw_fd_obj *hit;
+
+	if (fd < 0)
+		return false;
+	hit = bpf_map_lookup_elem(&jdw_fd_cache, &key);
+	if (hit) {
+		*out = *hit;
+		return true;
+	}
+	if (!jdw_fd_resolve(fd, out))
+		return false;
+	bpf_map_update_elem(&jdw_fd_cache, &key, out, BPF_NOEXIST);
+	return true;
+}
+
+/* fd was just created (or replaced, by dup2): resolve it and overwrite. */
+static __always_inline void jdw_fd_created(__u32 tgid, int fd)
+{
+	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
+	struct jdw_fd_obj o;
+
+	if (fd < 0)
+		return;
+	if (jdw_fd_resolve(fd, &o))
+		bpf_map_update_elem(&jdw_fd_cache, &key, &o, BPF_ANY);
+	else
+		bpf_map_delete_elem(&jdw_fd_cache, &key);
+}
+
+/* Two fds written to user memory (pipe, pipe2, socketpair). */
+static __always_inline void jdw_fd_created_pair(__u32 tgid, __u64 user_fds)
+{
+	int fds[2];
+
+	if (bpf_probe_read_user(fds, sizeof(fds), (void *)user_fds))
+		return;
+	jdw_fd_created(tgid, fds[0]);
+	jdw_fd_created(tgid, fds[1]);
+}
+
+static __always_inline void jdw_fd_set_sock_info_sent(__u32 tgid, int fd, struct jdw_fd_obj *o)
+{
+	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
+
+	o->sock_info_sent = 1;
+	bpf_map_update_elem(&jdw_fd_cache, &key, o, BPF_EXIST);
+}
+
+static __always_inline void jdw_fd_closed(__u32 tgid, int fd)
+{
+	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
+	struct jdw_fd_obj *o = bpf_map_lookup_elem(&jdw_fd_cache, &key);
+
+	if (o && o->kind == JDW_OBJ_SOCKET)
+		jdw_net_forget_sock(o->obj);
+	bpf_map_delete_elem(&jdw_fd_cache, &key);
+}
+
+static long jdw_fd_close_one(__u64 i, void *ctx)
+{
+	struct jdw_fd_key *key = ctx;
+
+	bpf_map_delete_elem(&jdw_fd_cache, key);
+	key->fd++;
+	return 0;
+}
+
+static __always_inline void jdw_fd_closed_range(__u32 tgid, __u32 first, __u32 last)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct jdw_fd_key key = { .tgid = tgid, .fd = first, .image = jdw_fd_image() };
+	__u32 max_fds = BPF_CORE_READ(task, files, fdt, max_fds);
+	__u64 n;
+
+	/* No fd at or above the table's size was open before the call. */
+	if (last >= max_fds)
+		last = max_fds - 1;
+	if (max_fds == 0 || first > last || first > 0x7fffffff)
+		return;
+	n = (__u64)last - first + 1;
+	if (n > JDW_FD_CLOSE_RANGE_MAX)
+		n = JDW_FD_CLOSE_RANGE_MAX;
+	bpf_loop(n, jdw_fd_close_one, &key, 0);
+}
+
+#endif /* JACKDAW_FD_CACHE_BPF_H */

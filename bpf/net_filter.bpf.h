@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The net group's process filter: with a process filter set, a packet is
+ * recorded only when it belongs to a socket of a traced process.
+ *
+ * A transmitted packet names its socket (skb->sk); a received one does not
+ * yet (netif_receive_skb runs before the socket lookup). So the filter keeps
+ * two sets, both filled from the syscall group as traced processes touch
+ * their sockets:
+ *  - jdw_traced_socks: struct sock addresses of traced processes' sockets;
+ *  - jdw_traced_flows: (local port, remote port, remote address) of their
+ *    connections, learned from each transmitted packet of a traced socket,
+ *    and (local port, 0, 0) for ports they bind, so a connection to a traced
+ *    listener is seen from its first SYN, before accept() returns.
+ * A received packet is traced when its reversed tuple or its destination
+ * port is in jdw_traced_flows. A socket leaves jdw_traced_socks when a traced
+ * process closes it (its struct sock may be reused by anyone); flows stay
+ * until the LRU ages them out, so the filter can keep a little too much.
+ * Without a process filter (targ_filter_tgid false) every packet is kept and
+ * the verifier drops this code.
+ */
+#ifndef JACKDAW_NET_FILTER_BPF_H
+#define JACKDAW_NET_FILTER_BPF_H
+
+#include "jackdaw.bpf.h"
+
+struct jdw_flow_key {
+	__u16 lport; /* host order */
+	__u16 rport; /* 0: every connection to lport */
+	__u8 raddr[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u8);
+} jdw_traced_socks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct jdw_flow_key);
+	__type(value, __u8);
+} jdw_traced_flows SEC(".maps");
+
+/* A socket of a traced process (called from the syscall group). */
+static __always_inline void jdw_net_mark_sock(__u64 sk)
+{
+	__u8 one = 1;
+
+	if (!targ_filter_tgid || !sk)
+		return;
+	if (!bpf_map_lookup_elem(&jdw_traced_socks, &sk))
+		bpf_map_update_elem(&jdw_traced_socks, &sk, &one, BPF_ANY);
+}
+
+/* A traced process closed an fd of sk: a later socket at the same address
+ * may belong to anyone. */
+static __always_inline void jdw_net_forget_sock(__u64 sk)
+{
+	if (targ_filter_tgid && sk)
+		bpf_map_delete_elem(&jdw_traced_socks, &sk);
+}
+
+/* A traced process bound sk's local port (bind, listen). */
+static __always_inline void jdw_net_mark_port(struct sock *sk)
+{
+	struct jdw_flow_key key = {};
+	__u8 one = 1;
+
+	if (!targ_filter_tgid || !sk)
+		return;
+	key.lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	if (key.lport)
+		bpf_map_update_elem(&jdw_traced_flows, &key, &one, BPF_ANY);
+}
+
+static __always_inline bool jdw_net_flow_traced(__u16 lport, __u16 rport, const __u8 *raddr)
+{
+	struct jdw_flow_key key = { .lport = lport, .rport = rport };
+
+	__builtin_memcpy(key.raddr, raddr, 16);
+	if (bpf_map_lookup_elem(&jdw_traced_flows, &key))
+		return true;
+	__builtin_memset(&key, 0, sizeof(key));
+	key.lport = lport;
+	return bpf_map_lookup_elem(&jdw_traced_flows, &key) != NULL;
+}
+
+/* Whether a parsed packet is to be recorded. xmit: sport/saddr are local. */
+static __always_inline bool jdw_net_packet_traced(const struct jdw_net_packet *p, bool xmit)
+{
+	struct jdw_flow_key key = {};
+	__u8 one = 1;
+
+	if (!targ_filter_tgid)
+		return true;
+	if (!xmit)
+		return jdw_net_flow_traced(p->dport, p->sport, p->saddr);
+	if (p->sk && bpf_map_lookup_elem(&jdw_traced_socks, &p->sk)) {
+		/* learn the flow so the replies are kept too */
+		key.lport = p->sport;
+		key.rport = p->dport;
+		__builtin_memcpy(key.raddr, p->daddr, 16);
+		if (!bpf_map_lookup_elem(&jdw_traced_flows, &key))
+			bpf_map_update_elem(&jdw_traced_flows, &key, &one, BPF_ANY);
+		return true;
+	}
+	return jdw_net_flow_traced(p->sport, p->dport, p->daddr);
+}
+
+#endif /* JACKDAW_NET_FILTER_BPF_H */
