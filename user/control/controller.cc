@@ -29,7 +29,7 @@ uint64_t StatusField(const char* key) {
 uint64_t ResidentBytes() { return StatusField("VmRSS:"); }
 uint64_t PeakResidentBytes() { return StatusField("VmHWM:"); }
 
-Controller::Controller(capture::CaptureSession* session, Hooks hooks, bool tgid_filter)
+Controller::Controller(capture::CaptureBackend* session, Hooks hooks, bool tgid_filter)
     : session_(session), hooks_(std::move(hooks)), tgid_filter_(tgid_filter) {}
 
 void Controller::CountRecord(uint16_t type) {
