@@ -89,7 +89,7 @@ mkfifo "$work/mon.in" "$work/mon.out"
 qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp 2 -m 1536 -display none -serial stdio -no-reboot \
 	-kernel "/boot/vmlinuz-$krel" -initrd "$work/initramfs.cpio.gz" \
 	-drive "file=$work/disk.img,format=raw,if=virtio" -monitor "pipe:$work/mon" \
-	-append "console=ttyS0 panic=-1 softlockup_panic=1 loglevel=5 ${CI:+jdw_ci=1} jdw_cycles=${VM_CYCLES:-20} ${VM_APPEND:-}" </dev/null >"$work/console.log" 2>&1 &
+	-append "console=ttyS0 panic=-1 softlockup_panic=1 loglevel=5 ${CI:+jdw_ci=1} jdw_cycles=${VM_CYCLES:-20} jdw_bench_rounds=${VM_BENCH_ROUNDS:-9} ${VM_APPEND:-}" </dev/null >"$work/console.log" 2>&1 &
 qemu=$!
 cat "$work/mon.out" > "$work/monitor.log" 2>/dev/null &
 monreader=$!

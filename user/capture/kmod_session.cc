@@ -112,13 +112,9 @@ Status KmodSession::SetSyscallFilter(const std::vector<int>& syscalls) {
 
 void KmodSession::Deliver(RecordSink& sink, uint32_t cpu, const uint8_t* rec, size_t size) {
   if (!mono_) return sink.OnRecord(cpu, rec, size);
+  // The ring is mapped read-only: convert a copy.
   scratch_.assign(rec, rec + size);
-  auto* h = reinterpret_cast<jdw_record_header*>(scratch_.data());
-  h->ts = mapping_.TscToMono(h->ts);
-  if (h->type == JDW_EVENT_BLOCK_COMPLETE && size >= sizeof(jdw_block_complete_record)) {
-    auto* b = reinterpret_cast<jdw_block_complete_record*>(scratch_.data());
-    if (b->body.issue_ts) b->body.issue_ts = mapping_.TscToMono(b->body.issue_ts);
-  }
+  RecordTimesToMono(scratch_.data(), size, mapping_);
   sink.OnRecord(cpu, scratch_.data(), size);
 }
 
