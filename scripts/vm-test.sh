@@ -3,11 +3,14 @@
 # initramfs holding jackdaw.ko, the jackdaw binaries and the known workload,
 # and runs the module's tests there (this host cannot load modules):
 #   - both backends record the known workload: same events, counts, bytes
-#   - --backend auto picks eBPF and says so
+#     (sched, syscall, net; block once the eBPF block group loads)
+#   - --backend auto picks eBPF and says so; live runs on kmod and auto
 #   - bad ioctl arguments: EINVAL, nothing changed; no CAP_SYS_ADMIN: no open
 #   - a 4 KiB ring wrapping under load never yields a torn record
-#   - load, record, unload 20 times under load; dmesg free of WARN/BUG/Oops
-#   - benchmark: added cost per syscall event, module vs eBPF (ratio)
+#   - load, record, unload VM_CYCLES (20) times under load; dmesg free of
+#     WARN/BUG/Oops; a soft lockup panics the VM
+#   - benchmark: added cost per syscall event, module vs eBPF (ratio),
+#     VM_BENCH_ROUNDS (9) interleaved rounds
 # The VM prints "VMTEST ..." lines on its serial console; this script
 # passes them through and exits 0 only on "VMTEST RESULT: PASS".
 #
