@@ -88,8 +88,9 @@ mkfifo "$work/mon.in" "$work/mon.out"
 # just patched (a jump label in syscall_trace_enter flipped by registering
 # sys_enter): the int3 of the patch's middle step, trapping forever with
 # memory already holding the final jmp (kprobe_int3_handler rewinds to it),
-# so both vCPUs soft-locked. Serialised vCPUs cannot race the invalidation.
-qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp 2 -m 1536 -display none -serial stdio -no-reboot \
+# so both vCPUs soft-locked. Serialised vCPUs cannot race the invalidation
+# (VM_TCG_THREAD=multi brings the race back, to check a newer qemu).
+qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max -smp 2 -m 1536 -display none -serial stdio -no-reboot \
 	-kernel "/boot/vmlinuz-$krel" -initrd "$work/initramfs.cpio.gz" \
 	-drive "file=$work/disk.img,format=raw,if=virtio" -monitor "pipe:$work/mon" \
 	-append "console=ttyS0 panic=-1 softlockup_panic=1 loglevel=5 ${CI:+jdw_ci=1} jdw_cycles=${VM_CYCLES:-20} jdw_bench_rounds=${VM_BENCH_ROUNDS:-9} ${VM_APPEND:-}" </dev/null >"$work/console.log" 2>&1 &
