@@ -124,7 +124,8 @@ for i in $(seq "$want"); do
 	$J/kmod_vm_check cycle 100 >/tmp/cycle.txt 2>&1 || { fail "session #$i: $(cat /tmp/cycle.txt)"; break; }
 	rmmod jackdaw || { fail "rmmod #$i under load"; break; }
 	cycles=$i
-	[ $i = 1 ] && say "cycle 1 done"
+	# Progress every 10 cycles: vm-test.sh takes a silent console for a hang.
+	[ $i = 1 ] || [ $((i % 10)) = 0 ] && say "cycle $i done"
 done
 kill $LOAD 2>/dev/null
 wait $LOAD 2>/dev/null
