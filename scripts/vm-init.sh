@@ -18,6 +18,8 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+mkdir -p /run
 ip link set lo up
 echo 0 > /proc/sys/kernel/printk_ratelimit 2>/dev/null
 say "kernel $(uname -r), $(nproc) CPUs"
@@ -30,6 +32,9 @@ WORKLOAD="$J/jackdaw-workload --getppid 2000 --tcp 4096 16384 --pipe-rounds 100"
 
 insmod $J/jackdaw.ko || { fail "insmod jackdaw.ko: $(dmesg | tail -n 3)"; finish; }
 [ -c /dev/jackdaw ] || fail "/dev/jackdaw did not appear after insmod"
+# Where the code is, to read a hung vCPU's RIP (vm-test.sh dumps the
+# registers) against System.map and the module: every load lands here.
+say "jackdaw.ko .text at $(cat /sys/module/jackdaw/sections/.text), kernel $(grep -w _stext /proc/kallsyms)"
 
 # 1. Both backends on the same kernel and workload.
 if $J/jackdaw record --backend bpf -q -o /tmp/bpf.jdw -- $WORKLOAD >/tmp/bpf.out 2>/tmp/bpf.err; then
@@ -60,11 +65,15 @@ if [ -b /dev/vda ]; then
 		$J/kmod_vm_check compare-block /tmp/blk-bpf.jdw /tmp/blk-kmod.jdw > /tmp/blk.txt 2>&1
 		say_each /tmp/blk.txt
 		grep -q "^PASS" /tmp/blk.txt || fails=$((fails + 1))
-	else
-		# Not the module's failure, but never silent: say exactly why.
+	elif grep -q "block: disabled: the kernel refused its probes" /tmp/blk-bpf.err; then
+		# The eBPF block group's own defect on this kernel, not the
+		# module's: never silent, and the moment it loads the comparison
+		# above runs and its failure fails the test.
 		say "UNTESTED block group comparison: the eBPF block group does not load on $(uname -r): $(tail -n 1 /tmp/blk-bpf.err)"
 		$J/jackdaw record --backend bpf --probes block -v -q -o /tmp/blk-bpf.jdw -- true 2>&1 |
 			grep -iE "invalid|error|unknown|failed|R[0-9]" | tail -n 6 | say_each
+	else
+		fail "record block with bpf: $(tail -n 2 /tmp/blk-bpf.err)"
 	fi
 else
 	fail "no /dev/vda: the virtio disk did not appear, the block group cannot be compared"
@@ -72,6 +81,23 @@ fi
 $J/jackdaw record --backend auto -o /tmp/auto.jdw --duration 0.2 2>/tmp/auto.err >/dev/null
 if grep -q "backend: bpf (auto" /tmp/auto.err; then say "PASS auto picks eBPF and says so"
 else fail "auto: $(cat /tmp/auto.err | head -n 3)"; fi
+
+# 1c. jackdaw live on the module: the whole pipeline, fed through the same
+# CaptureBackend interface, records converted to CLOCK_MONOTONIC.
+export JACKDAW_SCHEMA_PATH=$J/schemas
+for b in kmod auto; do
+	$J/jackdaw live --backend $b --schema tcp-threadpool --json --duration 3 --interval 1 >/tmp/live-$b.out 2>/tmp/live-$b.err &
+	LIVE=$!
+	sleep 0.5
+	$J/jackdaw-workload --getppid 500 --tcp 4096 16384 --pipe-rounds 50 >/dev/null 2>&1
+	wait $LIVE; rc=$?
+	ev=$(sed -n 's/.*ended: \([0-9]*\) events.*/\1/p' /tmp/live-$b.err)
+	if [ $rc = 0 ] && [ "${ev:-0}" -gt 0 ] && grep -q '"events_per_s"' /tmp/live-$b.out; then
+		say "PASS live --backend $b: $ev events through the live pipeline ($(grep -o 'backend: [a-z]*' /tmp/live-$b.err | head -n 1))"
+	else
+		fail "live --backend $b (exit $rc, ${ev:-no} events): $(tail -n 2 /tmp/live-$b.err)"
+	fi
+done
 
 # 2. Control and safety.
 for t in ioctl nocap; do
@@ -98,7 +124,8 @@ for i in $(seq "$want"); do
 	$J/kmod_vm_check cycle 100 >/tmp/cycle.txt 2>&1 || { fail "session #$i: $(cat /tmp/cycle.txt)"; break; }
 	rmmod jackdaw || { fail "rmmod #$i under load"; break; }
 	cycles=$i
-	[ $i = 1 ] && say "cycle 1 done"
+	# Progress every 10 cycles: vm-test.sh takes a silent console for a hang.
+	[ $i = 1 ] || [ $((i % 10)) = 0 ] && say "cycle $i done"
 done
 kill $LOAD 2>/dev/null
 wait $LOAD 2>/dev/null
@@ -110,23 +137,49 @@ else
 fi
 
 # 4. Benchmark: added cost per syscall event (enter + exit of getppid),
-# module vs eBPF, side by side; TCG makes absolute times meaningless.
+# module vs eBPF, on this kernel and workload. TCG makes absolute times
+# meaningless and the host is shared, so: rounds interleave untraced, bpf
+# and kmod (order rotated), each loop reports its fastest of 100 batches,
+# and the ratio of added costs is taken per round; median and range.
 insmod $J/jackdaw.ko
-N=20000
-base=0; bpf=0; kmod=0
-for r in 1 2; do
-	a=$($J/kmod_vm_check loop $N)
-	b=$($J/jackdaw record --backend bpf --probes syscall -q -o /tmp/bb.jdw -- $J/kmod_vm_check loop $N 2>/dev/null)
-	k=$($J/jackdaw record --backend kmod --probes syscall -q -o /tmp/kb.jdw -- $J/kmod_vm_check loop $N 2>/dev/null)
-	case "$a$b$k" in *[!0-9]*|"") say "BENCH round $r failed (untraced '$a' bpf '$b' kmod '$k')"; continue ;; esac
-	base=$((base + a))
-	bpf=$((bpf + b))
-	kmod=$((kmod + k))
+N=50000
+R=$(sed -n 's/.*jdw_bench_rounds=\([0-9]*\).*/\1/p' /proc/cmdline)
+R=${R:-9}
+[ "$R" = 0 ] && say "BENCH skipped (jdw_bench_rounds=0)"
+: > /tmp/bench.txt
+run_one() {
+	case $1 in
+	base) $J/kmod_vm_check loop $N ;;
+	*) $J/jackdaw record --backend $1 --probes syscall -q -o /tmp/b-$1.jdw -- $J/kmod_vm_check loop $N 2>/dev/null ;;
+	esac
+}
+for r in $(seq "$R"); do
+	case $((r % 3)) in
+	0) order="base bpf kmod" ;;
+	1) order="bpf kmod base" ;;
+	*) order="kmod base bpf" ;;
+	esac
+	a=""; b=""; k=""
+	for m in $order; do
+		v=$(run_one $m)
+		case $m in base) a=$v ;; bpf) b=$v ;; kmod) k=$v ;; esac
+	done
+	case "$a $b $k" in
+	*[!0-9.\ ]*|" "*|*"  "*|*" ") say "BENCH round $r failed (untraced '$a' bpf '$b' kmod '$k')" ;;
+	*) echo "$a $b $k" >> /tmp/bench.txt ;;
+	esac
 done
-if [ "$bpf" -gt "$base" ] && [ "$kmod" -gt 0 ]; then
-	say "BENCH added cost per syscall event, kmod/bpf = $(awk -v a=$base -v b=$bpf -v k=$kmod 'BEGIN{printf "%.2f", (k-a)/(b-a)}') (2x$N getppid; ns/call untraced $((base / 2 / N)), bpf $((bpf / 2 / N)), kmod $((kmod / 2 / N)) under TCG)"
+if [ "$R" = 0 ]; then
+	:
+elif [ "$(wc -l < /tmp/bench.txt)" -ge 3 ]; then
+	awk '$2 > $1 { print ($3 - $1) / ($2 - $1), $1, $2, $3 }' /tmp/bench.txt | sort -n > /tmp/ratios.txt
+	say "BENCH added cost per syscall event, kmod/bpf: $(awk '
+		{ r[NR] = $1; a += $2; b += $3; k += $4 }
+		END { m = (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+		      printf "median %.2f (min %.2f, max %.2f over %d interleaved rounds of '$N' getppid; mean ns/call untraced %.0f, bpf %.0f, kmod %.0f under TCG)", m, r[1], r[NR], NR, a / NR, b / NR, k / NR }' /tmp/ratios.txt)"
+	say "BENCH rounds (ns/call untraced bpf kmod): $(awk '{printf "%s/%s/%s ", $1, $2, $3}' /tmp/bench.txt)"
 else
-	say "BENCH not measured (bpf $bpf kmod $kmod base $base)"
+	say "BENCH not measured: fewer than 3 rounds succeeded"
 fi
 rmmod jackdaw
 finish

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ class CaptureBackend {
   virtual Status Disable(uint32_t group) = 0;
   virtual Status EnableAll() = 0;
   virtual void DisableAll() = 0;
+  // Runtime filters (jackdaw ctl): one more tgid in the set (when the
+  // session filters by tgid), and the syscall set (empty: all).
+  virtual Status AddTgid(uint32_t tgid) = 0;
+  virtual Status SetSyscallFilter(const std::vector<int>& syscalls) = 0;
 
   // Waits up to timeout_ms for data, then drains every CPU's ring. Returns
   // the number of records delivered.
@@ -51,5 +56,19 @@ class CaptureBackend {
   // lost[cpu][group] since the session started.
   virtual std::vector<std::vector<uint64_t>> ReadLosses() const = 0;
 };
+
+struct CaptureOptions;  // capture/session.h
+
+// The clock the records reach a sink in. kNative: the backend's own (the
+// trace header names it and carries the TSC mapping). kMonoNs:
+// CLOCK_MONOTONIC ns whichever backend, the module's TSC stamps converted
+// as they are read — for consumers that keep no clock mapping (live).
+enum class BackendClock { kNative, kMonoNs };
+
+// Opens the backend named "bpf", "kmod" or "auto" (eBPF when its probes
+// load, else the module when /dev/jackdaw exists). *choice says which one
+// runs and, under auto, why.
+StatusOr<std::unique_ptr<CaptureBackend>> OpenBackend(const CaptureOptions& opts, const std::string& backend,
+                                                      BackendClock clock, std::string* choice);
 
 }  // namespace jackdaw::capture

@@ -36,4 +36,14 @@ StatusOr<RingWalk> WalkRing(const uint8_t* ring, uint32_t ring_bytes, uint64_t t
   return w;
 }
 
+void RecordTimesToMono(uint8_t* rec, size_t size, const trace::ClockMapping& clock) {
+  if (size < sizeof(jdw_record_header)) return;
+  auto* h = reinterpret_cast<jdw_record_header*>(rec);
+  h->ts = clock.TscToMono(h->ts);
+  if (h->type == JDW_EVENT_BLOCK_COMPLETE && size >= sizeof(jdw_block_complete_record)) {
+    auto* b = reinterpret_cast<jdw_block_complete_record*>(rec);
+    if (b->body.issue_ts) b->body.issue_ts = clock.TscToMono(b->body.issue_ts);
+  }
+}
+
 }  // namespace jackdaw::capture

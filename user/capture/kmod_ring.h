@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "common/status.h"
+#include "trace/clock.h"
 
 namespace jackdaw::capture {
 
@@ -26,5 +27,9 @@ struct RingWalk {
 // ring was created; ring_bytes a power of two).
 StatusOr<RingWalk> WalkRing(const uint8_t* ring, uint32_t ring_bytes, uint64_t tail, uint64_t head,
                             const std::function<void(const uint8_t*, size_t)>& on_record);
+
+// Rewrites a record's TSC times (hdr.ts, and block_complete.issue_ts when
+// set; 0 means no issue was seen) to CLOCK_MONOTONIC ns through `clock`.
+void RecordTimesToMono(uint8_t* rec, size_t size, const trace::ClockMapping& clock);
 
 }  // namespace jackdaw::capture

@@ -107,5 +107,35 @@ TEST(KmodRing, RefusesMalformedRecords) {
   EXPECT_FALSE(WalkRing(p.ring.data(), kRing, 0, kRing + 8, noop).ok());
 }
 
+TEST(KmodRing, TimesMappedToMonotonicIncludingBlockIssue) {
+  trace::ClockMapping m;
+  m.tsc_per_ns = 2.5;
+  m.ref_tsc = 1'000'000;
+  m.ref_mono_ns = 5'000'000'000ull;
+  jdw_block_complete_record b{};
+  b.hdr.type = JDW_EVENT_BLOCK_COMPLETE;
+  b.hdr.size = sizeof(b);
+  b.hdr.ts = 1'000'000 + 2'500;  // 1000 ns after the reference
+  b.body.issue_ts = 1'000'000 - 25'000;  // 10 us before it
+  RecordTimesToMono(reinterpret_cast<uint8_t*>(&b), sizeof(b), m);
+  EXPECT_EQ(b.hdr.ts, 5'000'001'000ull);
+  EXPECT_EQ(b.body.issue_ts, 4'999'990'000ull);
+
+  b.hdr.ts = 1'000'000;
+  b.body.issue_ts = 0;  // the issue was not seen: stays "unknown"
+  RecordTimesToMono(reinterpret_cast<uint8_t*>(&b), sizeof(b), m);
+  EXPECT_EQ(b.hdr.ts, 5'000'000'000ull);
+  EXPECT_EQ(b.body.issue_ts, 0u);
+
+  jdw_sys_enter_record s{};  // any other record: only its header time
+  s.hdr.type = JDW_EVENT_SYS_ENTER;
+  s.hdr.size = sizeof(s);
+  s.hdr.ts = 1'000'000 + 25;
+  s.body.arg = 1'000'000;
+  RecordTimesToMono(reinterpret_cast<uint8_t*>(&s), sizeof(s), m);
+  EXPECT_EQ(s.hdr.ts, 5'000'000'010ull);
+  EXPECT_EQ(s.body.arg, 1'000'000u);
+}
+
 }  // namespace
 }  // namespace jackdaw::capture

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -28,8 +29,9 @@ bool KmodSession::DevicePresent() {
   return stat(JDW_KMOD_DEVICE, &st) == 0 && S_ISCHR(st.st_mode);
 }
 
-StatusOr<std::unique_ptr<KmodSession>> KmodSession::Create(const CaptureOptions& opts) {
+StatusOr<std::unique_ptr<KmodSession>> KmodSession::Create(const CaptureOptions& opts, bool mono_ns) {
   std::unique_ptr<KmodSession> s(new KmodSession());
+  s->mono_ = mono_ns;
   s->fd_ = open(JDW_KMOD_DEVICE, O_RDONLY | O_CLOEXEC);
   if (s->fd_ < 0) {
     const int e = errno;
@@ -62,19 +64,9 @@ StatusOr<std::unique_ptr<KmodSession>> KmodSession::Create(const CaptureOptions&
   s->tails_.resize(s->ncpus_);
   for (uint32_t c = 0; c < s->ncpus_; ++c) s->tails_[c] = Meta(s->area_, s->ring_bytes_, c)->tail;
 
-  jdw_kmod_filter fl{};
-  if (opts.filter_tgid) fl.filter_flags |= JDW_FILTER_TGID;
-  for (int nr : opts.syscalls) {
-    if (nr < 0 || nr >= JDW_MAX_SYSCALLS) return ErrStatus("syscall number %d out of range", nr);
-    fl.syscall_bitmap[nr / 64] |= 1ull << (nr % 64);
-  }
-  if (!opts.syscalls.empty()) fl.filter_flags |= JDW_FILTER_SYSCALL;
-  for (uint32_t t : opts.tgids) {
-    if (ioctl(s->fd_, JDW_IOC_ADD_TGID, &t) != 0)
-      return ErrStatus("jackdaw.ko refused pid %u for the filter: %s", t, strerror(errno));
-  }
-  if (ioctl(s->fd_, JDW_IOC_SET_FILTER, &fl) != 0)
-    return ErrStatus("jackdaw.ko refused the filter: %s", strerror(errno));
+  s->filter_tgid_ = opts.filter_tgid;
+  for (uint32_t t : opts.tgids) RETURN_IF_ERROR(s->AddTgid(t));
+  RETURN_IF_ERROR(s->SetSyscallFilter(opts.syscalls));
   for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) {
     if (!(opts.groups & (1u << g))) continue;
     if (JDW_KMOD_GROUPS & (1u << g)) s->available_ |= 1u << g;
@@ -84,7 +76,46 @@ StatusOr<std::unique_ptr<KmodSession>> KmodSession::Create(const CaptureOptions&
   }
   if (!opts.usdt.empty()) s->warnings_.push_back("app: USDT probes need the eBPF backend; not attached");
   if (s->available_ == 0) return ErrStatus("none of the requested probe groups is implemented by jackdaw.ko");
+  if (s->mono_) {
+    // Two pairs a few ms apart give a first frequency (unless the kernel
+    // publishes one); SyncClock adds one a second.
+    s->fit_.Add(SampleClockPair());
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    s->SyncClock();
+  }
   return s;
+}
+
+void KmodSession::SyncClock() {
+  fit_.Add(SampleClockPair());
+  mapping_ = fit_.Mapping();
+  last_sync_ns_ = MonoNowNs();
+}
+
+Status KmodSession::AddTgid(uint32_t tgid) {
+  if (ioctl(fd_, JDW_IOC_ADD_TGID, &tgid) != 0)
+    return ErrStatus("jackdaw.ko refused pid %u for the filter: %s", tgid, strerror(errno));
+  return Status::Ok();
+}
+
+Status KmodSession::SetSyscallFilter(const std::vector<int>& syscalls) {
+  jdw_kmod_filter fl{};
+  if (filter_tgid_) fl.filter_flags |= JDW_FILTER_TGID;
+  for (int nr : syscalls) {
+    if (nr < 0 || nr >= JDW_MAX_SYSCALLS) return ErrStatus("syscall number %d out of range", nr);
+    fl.syscall_bitmap[nr / 64] |= 1ull << (nr % 64);
+  }
+  if (!syscalls.empty()) fl.filter_flags |= JDW_FILTER_SYSCALL;
+  if (ioctl(fd_, JDW_IOC_SET_FILTER, &fl) != 0) return ErrStatus("jackdaw.ko refused the filter: %s", strerror(errno));
+  return Status::Ok();
+}
+
+void KmodSession::Deliver(RecordSink& sink, uint32_t cpu, const uint8_t* rec, size_t size) {
+  if (!mono_) return sink.OnRecord(cpu, rec, size);
+  // The ring is mapped read-only: convert a copy.
+  scratch_.assign(rec, rec + size);
+  RecordTimesToMono(scratch_.data(), size, mapping_);
+  sink.OnRecord(cpu, scratch_.data(), size);
 }
 
 KmodSession::~KmodSession() {
@@ -128,16 +159,18 @@ void KmodSession::DisableAll() {
 
 StatusOr<int> KmodSession::DrainOnce(RecordSink& sink) {
   int delivered = 0;
+  busiest_bytes_ = 0;
   for (uint32_t c = 0; c < ncpus_; ++c) {
     const jdw_kmod_meta* m = Meta(area_, ring_bytes_, c);
     const uint64_t head = __atomic_load_n(&m->head, __ATOMIC_ACQUIRE);
     if (head == tails_[c]) continue;
     const uint8_t* ring = reinterpret_cast<const uint8_t*>(m) + JDW_KMOD_META_BYTES;
     ASSIGN_OR_RETURN(RingWalk w, WalkRing(ring, ring_bytes_, tails_[c], head,
-                                          [&](const uint8_t* rec, size_t size) { sink.OnRecord(c, rec, size); }));
+                                          [&](const uint8_t* rec, size_t size) { Deliver(sink, c, rec, size); }));
     jdw_kmod_consume cm{c, 0, w.tail};
     if (ioctl(fd_, JDW_IOC_CONSUME, &cm) != 0)
       return ErrStatus("jackdaw.ko refused to free ring space of cpu %u: %s", c, strerror(errno));
+    busiest_bytes_ = std::max<uint64_t>(busiest_bytes_, w.tail - tails_[c]);
     tails_[c] = w.tail;
     delivered += static_cast<int>(w.records);
   }
@@ -145,12 +178,17 @@ StatusOr<int> KmodSession::DrainOnce(RecordSink& sink) {
 }
 
 StatusOr<int> KmodSession::Poll(RecordSink& sink, int timeout_ms) {
+  if (mono_ && MonoNowNs() - last_sync_ns_ >= 1'000'000'000ull) SyncClock();
   // The module never wakes a reader (a wakeup from inside sched_switch
-  // could deadlock on the runqueue lock), so waiting is a sleep.
+  // could deadlock on the runqueue lock), so waiting is a sleep. Like the
+  // eBPF backend, which is never woken either, a poll sleeps unless a ring
+  // is filling fast: returning at once whenever there were records would
+  // spin on the records of this process's own ioctls.
   ASSIGN_OR_RETURN(int n, DrainOnce(sink));
-  if (n > 0 || timeout_ms <= 0) return n;
+  if (timeout_ms <= 0 || busiest_bytes_ >= ring_bytes_ / 4) return n;
   std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
-  return DrainOnce(sink);
+  ASSIGN_OR_RETURN(int m, DrainOnce(sink));
+  return n + m;
 }
 
 StatusOr<int> KmodSession::Drain(RecordSink& sink) { return DrainOnce(sink); }

@@ -9,8 +9,6 @@
 #include <cstring>
 #include <fstream>
 
-#include "capture/kmod_session.h"
-#include "jackdaw/kmod.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -42,33 +40,6 @@ nlohmann::json ClockJson(const trace::ClockMapping& m) {
           {"fit_max_residual_ns", m.fit_max_residual_ns}};
 }
 
-StatusOr<std::unique_ptr<CaptureBackend>> CreateBackend(const RecorderOptions& opts, std::string* choice) {
-  if (opts.backend == "kmod") {
-    ASSIGN_OR_RETURN(auto k, KmodSession::Create(opts.capture));
-    *choice = "kmod (requested)";
-    return std::unique_ptr<CaptureBackend>(std::move(k));
-  }
-  if (opts.backend != "bpf" && opts.backend != "auto")
-    return ErrStatus("unknown backend '%s'; valid: bpf, kmod, auto", opts.backend.c_str());
-  auto b = CaptureSession::Create(opts.capture);
-  if (b.ok()) {
-    *choice = opts.backend == "auto" ? "bpf (auto: the eBPF probes load)" : "bpf (requested)";
-    return std::unique_ptr<CaptureBackend>(std::move(b).value());
-  }
-  if (opts.backend == "bpf") return b.status();
-  if (!KmodSession::DevicePresent())
-    return Status::Error("jackdaw: no capture backend works: eBPF failed (" + b.status().message() +
-                             ") and the jackdaw.ko module is not loaded (" JDW_KMOD_DEVICE " missing)",
-                         b.status().exit_code());
-  auto k = KmodSession::Create(opts.capture);
-  if (!k.ok())
-    return Status::Error("jackdaw: no capture backend works: eBPF failed (" + b.status().message() +
-                             "); kmod failed (" + k.status().message() + ")",
-                         k.status().exit_code());
-  *choice = "kmod (auto: eBPF failed: " + b.status().message() + ")";
-  return std::unique_ptr<CaptureBackend>(std::move(k).value());
-}
-
 }  // namespace
 
 nlohmann::json ScanTasks(const std::vector<uint32_t>& tgids) {
@@ -88,7 +59,7 @@ nlohmann::json ScanTasks(const std::vector<uint32_t>& tgids) {
 StatusOr<std::unique_ptr<Recorder>> Recorder::Create(const RecorderOptions& opts) {
   std::unique_ptr<Recorder> r(new Recorder());
   r->opts_ = opts;
-  ASSIGN_OR_RETURN(r->session_, CreateBackend(opts, &r->backend_choice_));
+  ASSIGN_OR_RETURN(r->session_, OpenBackend(opts.capture, opts.backend, BackendClock::kNative, &r->backend_choice_));
   r->stages_.resize(r->session_->ncpus());
   for (auto& s : r->stages_) s.buf.reserve(opts.flush_bytes + 4096);
   return r;

@@ -37,6 +37,7 @@ void OnSignal(int) { g_stop = true; }
 struct LiveArgs {
   std::string schema;
   CaptureArgs cap;
+  std::string backend = "bpf";
   double duration = 0;
   double interval = 1;
   double window = 0.25;
@@ -59,16 +60,19 @@ struct NewAnomaly {
 };
 
 int Run(const LiveArgs& a, const std::string& argv0) {
-  Status priv = capture::CheckPrivileges();
+  Status priv = a.backend == "bpf" ? capture::CheckPrivileges() : Status::Ok();  // the module checks its own
   if (!priv.ok()) return PrintError(priv.message()), 2;
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
   capture::CaptureOptions co;
   auto sel = Resolve(a.cap, &co);
   if (!sel.ok()) return PrintError(sel.status().message()), 1;
-  auto session = capture::CaptureSession::Create(co);
+  std::string choice;
+  auto session = capture::OpenBackend(co, a.backend, capture::BackendClock::kMonoNs, &choice);
   if (!session.ok()) return PrintError(session.status().message()), 1;
-  capture::CaptureSession& cs = **session;
+  capture::CaptureBackend& cs = **session;
+  auto* bpf = dynamic_cast<capture::CaptureSession*>(&cs);  // pinned maps: eBPF only
+  fprintf(stderr, "jackdaw: backend: %s\n", choice.c_str());
   for (const auto& w : cs.warnings()) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
 
   LivePipelineOptions po;
@@ -100,7 +104,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"host", u.nodename},
                           {"kernel", std::string(u.release) + " " + u.version},
                           {"ncpus", cs.ncpus()},
-                          {"backend", "bpf"},
+                          {"backend", cs.name()},
                           {"timebase", "mono_ns"},
                           {"probe_groups", names},
                           {"filter_tgids", co.tgids},
@@ -151,7 +155,8 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   auto server = control::ControlServer::Create(
       a.run_dir, session_id, [&](const std::vector<std::string>& w) { return controller.Handle(w); });
   if (!server.ok()) return PrintError(server.status().message()), 1;
-  auto pins = control::PinnedMaps::Create(a.pin_root, session_id, cs.PinnableMaps());
+  auto pins = control::PinnedMaps::Create(a.pin_root, session_id,
+                                          bpf ? bpf->PinnableMaps() : std::vector<std::pair<std::string, int>>{});
   if (!pins.ok()) return PrintError(pins.status().message()), 1;
 
   struct sigaction sa {};
@@ -293,6 +298,11 @@ Runner RegisterLive(CLI::App& app) {
       "received no request for --idle seconds (trace time) is dropped.");
   sub->add_option("-s,--schema", args->schema, "schema name (testserver, tcp-threadpool) or path")->required();
   AddCaptureOptions(sub, &args->cap, "model");
+  sub->add_option("--backend", args->backend,
+                  "capture mechanism: bpf, kmod (the jackdaw.ko module), auto (eBPF when it loads, else the "
+                  "module); see jackdaw record --help")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bpf", "kmod", "auto"}));
   sub->add_option("--duration", args->duration, "stop after this many seconds (default: Ctrl-C)")
       ->check(CLI::PositiveNumber);
   sub->add_flag("--json", args->json, "one JSON line per refresh instead of the terminal view");

@@ -111,11 +111,11 @@ StatusOr<uint64_t> LivePipeline::SaveSnapshot(const std::string& path, const nlo
   return total;
 }
 
-trace::TraceMeta LiveMeta(const capture::CaptureSession& session, const std::vector<capture::UsdtTarget>& usdt) {
+trace::TraceMeta LiveMeta(const capture::CaptureBackend& session, const std::vector<capture::UsdtTarget>& usdt) {
   trace::TraceMeta m;
   m.abi_version = JDW_ABI_VERSION;
   m.ncpus = session.ncpus();
-  m.backend = "bpf";
+  m.backend = session.name();
   m.time.base = trace::Timebase::kMonoNs;
   m.syscall_names = trace::SyscallNames();
   for (const auto& t : usdt) m.app_probes.push_back(t.provider + ":" + t.name);

@@ -95,6 +95,6 @@ class LivePipeline : public capture::RecordSink {
 };
 
 // The TraceMeta of a live session (as the recorder's header would say).
-trace::TraceMeta LiveMeta(const capture::CaptureSession& session, const std::vector<capture::UsdtTarget>& usdt);
+trace::TraceMeta LiveMeta(const capture::CaptureBackend& session, const std::vector<capture::UsdtTarget>& usdt);
 
 }  // namespace jackdaw::cli

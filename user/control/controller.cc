@@ -34,7 +34,7 @@ uint64_t StatusField(const char* key) {
 uint64_t ResidentBytes() { return StatusField("VmRSS:"); }
 uint64_t PeakResidentBytes() { return StatusField("VmHWM:"); }
 
-Controller::Controller(capture::CaptureSession* session, Hooks hooks, bool tgid_filter)
+Controller::Controller(capture::CaptureBackend* session, Hooks hooks, bool tgid_filter)
     : session_(session), hooks_(std::move(hooks)), tgid_filter_(tgid_filter) {}
 
 void Controller::CountRecord(uint16_t type) {
@@ -181,7 +181,10 @@ StatusOr<nlohmann::json> Controller::Granularity(const std::vector<std::string>&
   if (!(session_->available_groups() & (1u << JDW_GROUP_INTERACT)))
     return ErrStatus("the interact probe group is not loaded in this session: start it with --probes ...,interact");
   if (!interact_) {
-    ASSIGN_OR_RETURN(interact_, capture::InteractControl::Attach(*session_));
+    // Interactions are computed by the eBPF interact group only.
+    auto* bpf = dynamic_cast<capture::CaptureSession*>(session_);
+    if (!bpf) return ErrStatus("granularity: this session's backend has no interact group (use --backend bpf)");
+    ASSIGN_OR_RETURN(interact_, capture::InteractControl::Attach(*bpf));
   }
   if (w.size() == 1) return InteractStatus();
   std::string mode;

@@ -51,7 +51,7 @@ class Controller {
     std::function<nlohmann::json()> status;
   };
 
-  Controller(capture::CaptureSession* session, Hooks hooks, bool tgid_filter);
+  Controller(capture::CaptureBackend* session, Hooks hooks, bool tgid_filter);
 
   void CountRecord(uint16_t type);
   // Closes a rate interval when at least a second has passed.
@@ -66,7 +66,7 @@ class Controller {
   std::array<uint64_t, JDW_GROUP_MAX> Losses() const;
 
  private:
-  capture::CaptureSession* session_;
+  capture::CaptureBackend* session_;
   Hooks hooks_;
   bool tgid_filter_;
   std::array<uint64_t, JDW_GROUP_MAX> events_{}, events_at_tick_{};
