@@ -4,12 +4,12 @@
 // after the server (so its workers already exist), analysed with the
 // black-box schema and scored against the clients' ground truth.
 //
-// The bounds are the suite's measured floor on this machine (README,
-// tests/results/), not the issue's targets, which need the join's message
-// rule (join/message_tracker.h) to be wired in: they catch regressions, and
-// the first two bounds of every run are what issue 10 fixed here (workers
-// that existed before recording are traced; connection-per-request HTTP
-// extracts one request per client request).
+// The bounds are the issue's targets where they hold under load on this
+// machine (README, tests/results/): every client request extracted exactly
+// once (at most 1% missed), none merged, no extra requests (connection
+// set-up and teardown are the connection's), and clusters that do not mix
+// kinds. Clustering figures that depend on load (cluster counts, ARI) are
+// measured by `jackdaw reproduce --real --repeat`, not asserted here.
 #include <unistd.h>
 
 #include <filesystem>
@@ -60,28 +60,23 @@ class RealServers : public ::testing::Test {
   validate::RealRunOptions opts_;
 };
 
-TEST_F(RealServers, NginxConnectionPerRequest) {
-  auto r = Run("nginx-close");
-  EXPECT_GE(r.exact, uint64_t(kRequests * 95 / 100)) << r.summary;
-  EXPECT_EQ(r.merged, 0u);
-  EXPECT_GE(r.purity, 0.9);
+void ExpectExact(const validate::SchemaResult& r) {
+  EXPECT_GE(r.exact, uint64_t(kRequests * 99 / 100)) << r.summary;
+  EXPECT_EQ(r.merged, 0u) << r.summary;
+  EXPECT_EQ(r.unmatched, 0u) << "extra requests: connection life emitted as requests? " << r.summary;
+  EXPECT_GE(r.purity, 0.95);
+  EXPECT_GE(r.accounted_cpu, 0.8) << r.summary;
 }
 
-TEST_F(RealServers, NginxKeepAlive) {
-  auto r = Run("nginx-keepalive");
-  EXPECT_GE(r.exact, uint64_t(kRequests * 80 / 100)) << r.summary;
-  EXPECT_GE(r.purity, 0.9);
-}
+TEST_F(RealServers, NginxConnectionPerRequest) { ExpectExact(Run("nginx-close")); }
 
-TEST_F(RealServers, MemcachedPersistentConnections) {
-  auto r = Run("memcached");
-  EXPECT_GE(r.exact, uint64_t(kRequests * 75 / 100)) << r.summary;
-}
+TEST_F(RealServers, NginxKeepAlive) { ExpectExact(Run("nginx-keepalive")); }
 
-TEST_F(RealServers, ApachePreforkKeepAlive) {
-  auto r = Run("apache-keepalive");
-  EXPECT_GE(r.exact, uint64_t(kRequests * 60 / 100)) << r.summary;
-}
+TEST_F(RealServers, MemcachedPersistentConnections) { ExpectExact(Run("memcached")); }
+
+TEST_F(RealServers, ApachePreforkConnectionPerRequest) { ExpectExact(Run("apache-close")); }
+
+TEST_F(RealServers, ApachePreforkKeepAlive) { ExpectExact(Run("apache-keepalive")); }
 
 }  // namespace
 }  // namespace jackdaw

@@ -52,8 +52,11 @@ NormString Normalize(const canonical::SerializedRequest& request, const Normaliz
   NormString s;
   s.tokens.reserve(request.tokens.size());
   const double inv[kNumResources] = {1.0 / norm.cpu_ns, 1.0 / norm.disk_bytes,
-                                     1.0 / norm.net_bytes};
+                                     norm.token_net_weight / norm.net_bytes};
   double total[kNumResources] = {0, 0, 0};
+  const double raw[kNumResources] = {static_cast<double>(request.total.cpu_ns),
+                                     static_cast<double>(request.total.disk_bytes),
+                                     static_cast<double>(request.total.net_bytes)};
   for (const canonical::Token& t : request.tokens) {
     NormToken n;
     n.symbol = t.symbol;
@@ -74,8 +77,7 @@ NormString Normalize(const canonical::SerializedRequest& request, const Normaliz
   // not depend on the mix of requests (distance.h).
   const double granularity[kNumResources] = {kMinCpuScaleNs, kMinDiskScaleBytes, kMinNetScaleBytes};
   for (int d = 0; d < kNumResources; ++d)
-    s.log_total[d] = static_cast<float>(norm.totals_weight *
-                                        std::log1p(total[d] * norm.scale(d) / granularity[d]));
+    s.log_total[d] = static_cast<float>(norm.totals_weight * std::log1p(raw[d] / granularity[d]));
   return s;
 }
 

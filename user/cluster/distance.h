@@ -7,8 +7,9 @@
 //   a_i only (delete):  w + ||r(a_i)||_2
 //   b_j only (insert):  w + ||r(b_j)||_2
 //
-// where r(t) = (cpu_ns / S_cpu, disk_bytes / S_disk, net_bytes / S_net) is
-// the token's demand normalised per resource dimension. The scales S are,
+// where r(t) = (cpu_ns / S_cpu, disk_bytes / S_disk, u net_bytes / S_net) is
+// the token's demand normalised per resource dimension (u, the per-token
+// weight of network bytes, is 0 by default: Normalization::token_net_weight). The scales S are,
 // by default, the mean per-request total of that resource over the requests
 // that use it at all (DeriveNormalization): one unit of distance is then
 // "one event more or less" or "a typical request's whole demand of one
@@ -82,6 +83,15 @@ struct Normalization {
   double symbol_cost = kDefaultSymbolCost;
   // Weight of the log-scale term on request totals (0: off).
   double totals_weight = kDefaultTotalsWeight;
+  // Weight of each token's network bytes in the edit distance (0: network
+  // demand counts only through the log-scale total). How the kernel cuts a
+  // response into packets (segmentation offload, the congestion window, a
+  // corked socket flushed at close) changes from one request to the next
+  // of the same kind: 256 KB sent as 4 x 64 KB or as 2 x 32 KB + 4 x 47 KB
+  // is the same demand, but token by token the two differ by several
+  // packets' worth of bytes, enough to split one kind into several
+  // clusters. The total still separates kinds, by ratio.
+  double token_net_weight = 0;
 
   double scale(int r) const { return r == 0 ? cpu_ns : r == 1 ? disk_bytes : net_bytes; }
 };

@@ -1,5 +1,7 @@
 #include "cluster/distance.h"
 
+#include "cluster/cluster.h"  // kFloorThreshold
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,6 +70,41 @@ TEST(DistanceTest, TotalsOnALogScaleSeparateSmallKindsBesideALargeOne) {
       EXPECT_LE(TotalsDistance(a, b), Distance(a, b) + 1e-5f);
       EXPECT_LE(LowerBound(a, b), Distance(a, b) + 1e-4f);
     }
+}
+
+// One 256 KB response as nginx sent it in three recordings (packets as the
+// kernel cut them: segmentation offload, window, a corked socket), beside
+// 5 KB and 12 KB ones. The three are one kind: below any threshold the
+// clusterer derives (at least kFloorThreshold) apart; 5 KB against 12 KB
+// stays a doubling apart.
+std::vector<Token> Response(uint32_t sym_pkt, std::vector<uint64_t> packets, uint64_t cpu_each = 5'000) {
+  std::vector<Token> t = {T(0, 20'000, 0, 115), T(1, 10'000), T(2, 30'000)};
+  for (uint64_t p : packets) {
+    t.push_back(T(sym_pkt, cpu_each, 0, p));
+    t.push_back(T(3, 0, 0, 52));  // its ACK
+  }
+  return t;
+}
+
+TEST(DistanceTest, OneResponseCutIntoDifferentPacketsIsOneDemand) {
+  const auto a = Req(Response(4, {32834, 32834, 47682, 47682, 47682, 47682}));
+  const auto b = Req(Response(4, {32834, 32834, 47682, 47682, 65549, 30000}));
+  const auto c = Req(Response(4, {65549, 65549, 65549, 32000, 27749}));
+  const auto k5 = Req(Response(4, {5500}));
+  const auto k12 = Req(Response(4, {12400}));
+  std::vector<SerializedRequest> mix = {a, b, c, k5, k12};
+  const Normalization norm = DeriveNormalization(mix);
+  auto d = [&](const SerializedRequest& x, const SerializedRequest& y) {
+    return Distance(Normalize(x, norm), Normalize(y, norm));
+  };
+  EXPECT_LT(d(a, b), 0.5 * kFloorThreshold);
+  EXPECT_LT(d(a, c), kFloorThreshold);  // a packet and its ACK fewer: 2 plain edits
+  EXPECT_GT(d(k5, k12), 0.6f);
+  EXPECT_GT(d(k12, a), 2.5f);
+  // Per-token network bytes, if asked for, are back (and split the kind).
+  Normalization per_token = norm;
+  per_token.token_net_weight = 1;
+  EXPECT_GT(Distance(Normalize(a, per_token), Normalize(c, per_token)), 2 * kFloorThreshold);
 }
 
 TEST(DistanceTest, IdenticalStringsAreAtZero) {

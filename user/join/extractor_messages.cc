@@ -73,6 +73,17 @@ void Extractor::Impl::ChargeConnection(const Ctx& c, uint64_t sk) {
     threads_.ChargeRun(t, c.ts);
     l.c.cpu_ns += t->cpu_pending;
     stats_.cpu_conn_ns += t->cpu_pending;
+    // The process' serving window (Stats::cpu_observed_ns) covers its
+    // connections' life too: a first accept before any request, the close
+    // after the last one.
+    if (c.tgid) {
+      ProcessAccount& a = threads_.Account(c.tgid);
+      if (!a.window_open) {
+        a.pre_window_ns += t->cpu_pending;
+      } else if (a.window_closed) {
+        a.window_to_cpu = std::max(a.window_to_cpu, threads_.CumCpu(c.tgid, c.ts));
+      }
+    }
     t->cpu_pending = 0;
     if (!l.c.tgid) l.c.tgid = c.tgid;
     l.has_syscall = true;

@@ -199,16 +199,19 @@ TEST(WorkloadModelTest, PlantedOutlierIsAnAnomalyWithItsReason) {
   EXPECT_EQ(m->clusters[a.compared_cluster].size, 30u);  // the A cluster
   ASSERT_GE(a.reasons.size(), 2u);
   EXPECT_NE(a.reasons[0].find("in total CPU +"), std::string::npos) << a.reasons[0];
-  EXPECT_NE(a.reasons[1].find("extra event 'softirq:net_tx' (CPU 100.000 ms)"), std::string::npos)
-      << a.reasons[1];
-  int differing = 0;
+  // The planted event is named. (Network bytes no longer weigh token by
+  // token in the distance, so the alignment may pair it with the
+  // representative's send instead of calling it extra.)
+  EXPECT_NE(a.reasons[1].find("'softirq:net_tx'"), std::string::npos) << a.reasons[1];
+  int differing = 0, planted = 0;
   for (const AnomalyEvent& e : a.events) {
     if (e.differs) {
       ++differing;
-      EXPECT_EQ(e.symbol, "softirq:net_tx");
+      planted += e.symbol == "softirq:net_tx";
     }
   }
-  EXPECT_EQ(differing, 1);
+  EXPECT_EQ(planted, 1);
+  EXPECT_LE(differing, 2);
 }
 
 TEST(WorkloadModelTest, MembersBeyondThresholdAreAnomalies) {
