@@ -11,7 +11,9 @@
  *  - jdw_traced_flows: (local port, remote port, remote address) of their
  *    connections, learned from each transmitted packet of a traced socket,
  *    and (local port, 0, 0) for ports they bind, so a connection to a traced
- *    listener is seen from its first SYN, before accept() returns.
+ *    listener is seen from its first SYN, before accept() returns. Listeners
+ *    bound before the session started are added by user space when their
+ *    process is selected (CaptureSession::AddTgid).
  * A received packet is traced when its reversed tuple or its destination
  * port is in jdw_traced_flows. A socket leaves jdw_traced_socks when a traced
  * process closes it (its struct sock may be reused by anyone); flows stay
@@ -23,12 +25,6 @@
 #define JACKDAW_NET_FILTER_BPF_H
 
 #include "jackdaw.bpf.h"
-
-struct jdw_flow_key {
-	__u16 lport; /* host order */
-	__u16 rport; /* 0: every connection to lport */
-	__u8 raddr[16];
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -396,8 +396,19 @@ struct jdw_tgid_bucket {
 	__u32 overflow;
 };
 
+/* Key of jdw_traced_flows, the net group's process filter: a connection
+ * of a traced process, or (lport, 0, ::) for every connection to a port a
+ * traced process listens on. User space adds the listeners that exist when
+ * a process is selected; the kernel side learns the rest. */
+struct jdw_flow_key {
+	__u16 lport; /* host order */
+	__u16 rport; /* 0: every connection to lport */
+	__u8 raddr[16];
+};
+
 #define JDW_ABI_ASSERT_SIZE(st, n) JDW_STATIC_ASSERT(sizeof(struct st) == (n), #st " size changed: bump JDW_ABI_VERSION")
 JDW_ABI_ASSERT_SIZE(jdw_record_header, 24);
+JDW_ABI_ASSERT_SIZE(jdw_flow_key, 20);
 JDW_ABI_ASSERT_SIZE(jdw_sched_switch, 24);
 JDW_ABI_ASSERT_SIZE(jdw_sched_wakeup, 16);
 JDW_ABI_ASSERT_SIZE(jdw_task_fork, 24);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/listeners.h"
 #include "app.skel.h"
 #include "block.skel.h"
 #include "interact.skel.h"
@@ -424,6 +425,15 @@ Status CaptureSession::AddTgid(uint32_t tgid) {
   if (!placed) b.overflow = 1;
   if (bpf_map_update_elem(buckets_fd_, &idx, &b, BPF_ANY) != 0)
     return ErrStatus("cannot update the pid filter: %s", strerror(errno));
+  // A server listening since before the session: its clients' first
+  // packets (SYN, handshake, the request itself) arrive before accept()
+  // names their socket, so the filter keeps its listening ports.
+  for (uint16_t port : ListeningPortsOf(static_cast<pid_t>(tgid))) {
+    jdw_flow_key key{};
+    key.lport = port;
+    if (bpf_map_update_elem(traced_flows_fd_, &key, &one, BPF_ANY) != 0)
+      return ErrStatus("cannot add port %u to the packet filter: %s", port, strerror(errno));
+  }
   return Status::Ok();
 }
 
