@@ -54,6 +54,19 @@ bool WaitForFile(const std::string& path, int tries = 2000) {
   return false;
 }
 
+// Until the file holds at least its fixed header: the recorder creates the
+// file and writes the header right after, and a kill between the two leaves
+// an empty file (which every reader refuses with one clear line).
+bool WaitForHeader(const std::string& path, int tries = 20000) {
+  constexpr uintmax_t kFixedHeaderBytes = 32;
+  std::error_code ec;
+  for (int i = 0; i < tries; ++i) {
+    if (fs::exists(path, ec) && fs::file_size(path, ec) >= kFixedHeaderBytes) return true;
+    usleep(1000);
+  }
+  return false;
+}
+
 // Children of `pid` as the kernel lists them.
 std::vector<pid_t> Children(pid_t pid) {
   std::vector<pid_t> out;
@@ -231,7 +244,7 @@ TEST(RecordSafety, KilledBeforeTheFirstClockSyncClaimsNoTscFrequency) {
   JDW_REQUIRE_ROOT();
   const std::string path = testing::TempPath("noclock.jdw");
   pid_t pid = Spawn({Jackdaw(), "record", "-q", "-o", path, "--duration", "30"});
-  ASSERT_TRUE(WaitForFile(path, 20000));
+  ASSERT_TRUE(WaitForHeader(path));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   auto d = RunCommand({Jackdaw(), "dump", "--summary", "--salvage", path});
