@@ -17,6 +17,7 @@
 #include "schema/schema.h"
 #include "trace/event_table.h"
 #include "trace/trace_reader.h"
+#include "validate/jackdaw_child.h"
 
 namespace jackdaw::validate {
 namespace {
@@ -107,34 +108,9 @@ std::string InteractionsPathFor(const std::string& trace) { return Stem(trace) +
 std::string InteractionsLogFor(const std::string& trace) { return Stem(trace) + ".ia.log"; }
 
 StatusOr<pid_t> StartInteractionRecorder(const std::string& bin_dir, pid_t server, const std::string& trace) {
-  const std::string log = InteractionsLogFor(trace);
-  const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (err < 0) return ErrStatus("cannot create %s: %s", log.c_str(), strerror(errno));
-  std::vector<std::string> argv = {bin_dir + "/jackdaw", "interactions", "--pid", std::to_string(server),
-                                   "--by", "interaction", "-o", InteractionsPathFor(trace)};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(err, STDERR_FILENO);
-    const int null = open("/dev/null", O_RDWR);
-    if (null >= 0) dup2(null, STDIN_FILENO), dup2(null, STDOUT_FILENO);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(err);
-  if (pid < 0) return ErrStatus("fork: %s", strerror(errno));
-  for (int i = 0; i < 600; ++i) {  // 30 s: loading the probes on a busy machine
-    int st;
-    if (waitpid(pid, &st, WNOHANG) == pid)
-      return ErrStatus("jackdaw interactions exited before following: %s", ReadAll(log).c_str());
-    if (ReadAll(log).find("jackdaw: following interactions") != std::string::npos) return pid;
-    usleep(50 * 1000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return ErrStatus("jackdaw interactions did not start within 30 s (see %s)", log.c_str());
+  return StartJackdawChild({bin_dir + "/jackdaw", "interactions", "--pid", std::to_string(server), "--by",
+                            "interaction", "-o", InteractionsPathFor(trace)},
+                           InteractionsLogFor(trace), "jackdaw: following interactions");
 }
 
 Status StopInteractionRecorder(pid_t recorder, const std::string& trace) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 
+#include "validate/jackdaw_child.h"
 #include "validate/real_interactions.h"
 
 namespace jackdaw::validate {
@@ -39,32 +40,8 @@ int WaitExit(pid_t pid) {
 // is recording (the probes are attached and the filter holds P's tree).
 StatusOr<pid_t> StartRecorder(const RealRunOptions& o, pid_t server, const std::string& trace,
                               const std::string& log) {
-  const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (err < 0) return ErrStatus("cannot create %s: %s", log.c_str(), strerror(errno));
-  std::vector<std::string> argv = {o.bin_dir + "/jackdaw", "record", "--pid", std::to_string(server), "-o", trace};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(err, STDERR_FILENO);
-    const int null = open("/dev/null", O_RDWR);
-    if (null >= 0) dup2(null, STDIN_FILENO), dup2(null, STDOUT_FILENO);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(err);
-  if (pid < 0) return ErrStatus("fork: %s", strerror(errno));
-  for (int i = 0; i < 600; ++i) {  // 30 s: loading the probes on a busy machine
-    int st;
-    if (waitpid(pid, &st, WNOHANG) == pid)
-      return ErrStatus("jackdaw record exited before recording: %s", ReadAll(log).c_str());
-    if (ReadAll(log).find("jackdaw: recording") != std::string::npos) return pid;
-    usleep(50 * 1000);
-  }
-  kill(pid, SIGKILL);
-  WaitExit(pid);
-  return ErrStatus("jackdaw record did not start within 30 s (see %s)", log.c_str());
+  return StartJackdawChild({o.bin_dir + "/jackdaw", "record", "--pid", std::to_string(server), "-o", trace}, log,
+                           "jackdaw: recording");
 }
 
 }  // namespace
