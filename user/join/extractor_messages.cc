@@ -267,15 +267,18 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
     return false;
   }
   const uint8_t dir = cs_.SysDirection(e.nr);
-  if (dir) Life(sk, c.ts).data_tgid = c.tgid;
+  if (!dir) return true;
+  // One lookup per syscall: EndExchanges() may add connections but never
+  // removes one, and an unordered_map keeps references across rehashing.
+  ConnLife& life = Life(sk, c.ts);
+  life.data_tgid = c.tgid;
   if (dir == CompiledSchema::kDirIn) {
     tags_.clear();
     const MessageAssignment a = msgs_.OnRead(sk, t->sys_ts, c.ts, e.ret, &tags_);
     EndExchanges();
-    ConnLife& l = Life(sk, c.ts);
-    l.c.idle_ns += a.idle_ns;
+    life.c.idle_ns += a.idle_ns;
     if (!a.key) {
-      ++(e.ret == 0 ? l.c.eof_reads : l.c.empty_reads);
+      ++(e.ret == 0 ? life.c.eof_reads : life.c.empty_reads);
       ChargeConnection(c, sk);
       return false;
     }
@@ -284,7 +287,7 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
     return true;
   }
   if (dir == CompiledSchema::kDirOut) {
-    if (e.ret > 0) Life(sk, c.ts).written += uint64_t(e.ret);
+    if (e.ret > 0) life.written += uint64_t(e.ret);
     const MessageAssignment a = msgs_.OnWrite(sk, c.ts, e.ret);
     if (!a.key) {
       ChargeConnection(c, sk);
