@@ -508,15 +508,19 @@ TEST_P(AttachModes, FollowsForkExecExitAndSwitchTgids) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   const uint32_t tid = report["getppid"]["tid"];
   // The workload process: forked by the shell, a new tgid.
+  // Two passes: the file holds each CPU's records in order, not the
+  // machine's, so the workload's own forks may come before the shell's.
   uint32_t wl = 0;
-  std::set<uint32_t> wl_threads;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_TASK_FORK) return;
     const auto f = Body<jdw_task_fork>(h);
     if (h.tgid == shell && f.child_tgid != shell) wl = f.child_tgid;
-    if (wl && h.tgid == wl) wl_threads.insert(f.child_tid);
   });
   ASSERT_NE(wl, 0u) << "no fork record with the shell's child as a new process";
+  std::set<uint32_t> wl_threads;
+  (*r)->ForEachRecord([&](const jdw_record_header& h) {
+    if (h.type == JDW_EVENT_TASK_FORK && h.tgid == wl) wl_threads.insert(Body<jdw_task_fork>(h).child_tid);
+  });
   EXPECT_EQ(tid, wl) << "getppid runs on the workload's main thread";
   EXPECT_FALSE(wl_threads.empty()) << "the workload's threads were not recorded with its tgid";
   uint64_t enters = 0, execs = 0, exits = 0, switches_in = 0, bad_next_tgid = 0;

@@ -121,6 +121,7 @@ TEST(LoadTest, ServerGoingAwayMidRunKeepsTheGroundTruthSoFar) {
   ASSERT_EQ(listen(lfd, 16), 0);
   constexpr int kAnswers = 3;
   std::thread server([lfd] {
+    bool listening = true;
     for (int i = 0; i < kAnswers; ++i) {
       int c = accept(lfd, nullptr, nullptr);
       if (c < 0) break;
@@ -131,11 +132,19 @@ TEST(LoadTest, ServerGoingAwayMidRunKeepsTheGroundTruthSoFar) {
         buf[got] = 0;
         if (strstr(buf, "\r\n\r\n")) break;
       }
+      // The listener goes before the last answer: the client cannot connect
+      // again until it has that answer, so its next connect is refused
+      // rather than queued on a listener about to close (a reset).
+      if (i == kAnswers - 1) {
+        close(lfd);
+        listening = false;
+      }
       const char resp[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
-      if (write(c, resp, sizeof(resp) - 1) < 0) break;
+      const bool sent = write(c, resp, sizeof(resp) - 1) >= 0;
       close(c);
+      if (!sent) break;
     }
-    close(lfd);
+    if (listening) close(lfd);
   });
   auto target = ParseUrl("http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
   ASSERT_TRUE(target.ok()) << target.status().message();
