@@ -451,6 +451,48 @@ Clustering ClusterRequests(std::span<const NormString> strings, const ClusterOpt
       }
   }
 
+  // 4b. Outlier clusters: their members go to the nearest regular
+  // representative (kOutlierShare in cluster.h).
+  if (options.outlier_share > 0 && members.size() > 1) {
+    const double min_size = options.outlier_share * static_cast<double>(n);
+    std::vector<uint32_t> regular_reps;
+    std::vector<uint32_t> regular_of;  // position in regular_reps -> cluster
+    for (size_t c = 0; c < members.size(); ++c) {
+      if (static_cast<double>(members[c].size()) >= min_size) {
+        regular_reps.push_back(reps[c]);
+        regular_of.push_back(static_cast<uint32_t>(c));
+      }
+    }
+    if (!regular_reps.empty() && regular_reps.size() < members.size()) {
+      std::vector<std::vector<uint32_t>> kept;
+      std::vector<uint32_t> kept_reps;
+      std::vector<uint32_t> new_index(members.size(), UINT32_MAX);
+      for (uint32_t c : regular_of) {
+        new_index[c] = static_cast<uint32_t>(kept.size());
+        kept.push_back(std::move(members[c]));
+        kept_reps.push_back(reps[c]);
+      }
+      for (size_t c = 0; c < members.size(); ++c) {
+        if (new_index[c] != UINT32_MAX) continue;
+        ++out.outlier_clusters;
+        for (uint32_t i : members[c]) {
+          const NearestResult r = NearestOf(strings[i], get, regular_reps, -1, &computations);
+          const uint32_t target = new_index[regular_of[static_cast<size_t>(r.pos)]];
+          kept[target].push_back(i);
+          assignment[i] = target;
+          distance[i] = r.distance;
+          ++out.outlier_requests;
+        }
+      }
+      for (size_t c = 0; c < kept.size(); ++c) {
+        std::sort(kept[c].begin(), kept[c].end());
+        for (uint32_t i : kept[c]) assignment[i] = static_cast<uint32_t>(c);
+      }
+      members = std::move(kept);
+      reps = std::move(kept_reps);
+    }
+  }
+
   // 5. Order clusters largest first (ties: earliest first member); no
   // cluster is empty because representatives never leave their cluster.
   std::vector<uint32_t> order(members.size());

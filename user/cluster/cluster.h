@@ -27,6 +27,9 @@
 //     rounds, stopping early when nothing moves). A representative stays in
 //     its own cluster, so none empties. Members may now lie beyond the
 //     threshold; the model reports them as anomalies;
+//  5b. outlier clusters (fewer than outlier_share of the requests; see
+//     kOutlierShare) are dissolved: each member joins its nearest regular
+//     representative, beyond the threshold (an anomaly in the model);
 //  6. statistics: diameter (mean member-to-representative distance, the
 //     paper's "Dia."), maximum member distance, minimum separation (distance
 //     from the representative to the nearest other representative, "Min.
@@ -106,8 +109,27 @@ inline constexpr double kGapMinTop = 0.25;
 inline constexpr double kFloorThreshold = 0.25;
 ThresholdEstimate DeriveThreshold(std::span<const NormString> strings, uint32_t sample = 128);
 
+// Outlier clusters (Magpie OSDI'04 §6.3: outliers "always placed in a
+// cluster on their own"): a cluster holding fewer than kOutlierShare of the
+// requests is not a kind of request of the workload but a few requests
+// slowed or perturbed by something outside them (a cold worker's first
+// request, a vCPU descheduled in the middle of a send, a page fault, a
+// packet cut differently). Whether a recording happens to have one, two or
+// four such requests is chance, so counting each as a cluster makes the
+// model of one workload differ from recording to recording. Their members
+// are attached to the nearest regular representative (the model still
+// reports each of them as an anomaly: it lies beyond the threshold of that
+// representative) and Clustering counts them. A share, not a size: the
+// number of perturbed requests grows with the length of the recording. It
+// never applies to small inputs (below 1/kOutlierShare requests every
+// cluster is regular), nor when no cluster would be left.
+inline constexpr double kOutlierShare = 0.02;
+
 struct ClusterOptions {
   double threshold = 0;  // <= 0: DeriveThreshold()
+  // Clusters with fewer than this share of the requests are outliers,
+  // attached to their nearest regular cluster; 0 keeps every cluster.
+  double outlier_share = kOutlierShare;
   uint32_t threshold_sample = 128;
   bool refine = true;
   uint32_t refine_iterations = 1;
@@ -138,6 +160,10 @@ struct Clustering {
   uint64_t distance_computations = 0;  // exact (possibly cut-off) DP runs
   uint32_t refine_moves = 0;           // requests that changed cluster in refinement
   uint32_t merged_clusters = 0;        // clusters joined because their representatives were close
+  // Outlier clusters (ClusterOptions::outlier_share) whose members were
+  // attached to their nearest regular cluster, and those members.
+  uint32_t outlier_clusters = 0;
+  uint32_t outlier_requests = 0;
 };
 
 // The online algorithm; usable on a live stream with a fixed threshold.

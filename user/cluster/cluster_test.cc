@@ -265,3 +265,73 @@ TEST(ClusterTest, EmptyInput) {
 
 }  // namespace
 }  // namespace jackdaw::cluster
+
+namespace jackdaw::cluster {
+namespace {
+
+// One recording of a workload of three kinds (100 requests each, a few
+// percent of jitter; the kinds differ in their events) in which `strays`
+// requests of kind 0 were perturbed: extra CPU on one event, as a request
+// whose vCPU was descheduled mid-send or a cold worker's first request,
+// each by a different amount (so each stray is a cluster of its own).
+std::vector<NormString> RecordingWithStrays(uint64_t seed, int strays, std::vector<uint32_t>* truth) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> jitter(-0.03f, 0.03f);
+  std::vector<NormString> out;
+  for (int i = 0; i < 300; ++i) {
+    const uint32_t g = static_cast<uint32_t>(i % 3);
+    truth->push_back(g);
+    float cpu = 0.5f + jitter(rng);
+    if (g == 0 && i / 3 < strays) cpu += 1.0f + float(i / 3);
+    if (g == 0) out.push_back(S({{0, 0.01f}, {1, cpu}, {2, 0}}));
+    if (g == 1) out.push_back(S({{0, 0.01f}, {3, cpu}, {2, 0}}));
+    if (g == 2) out.push_back(S({{0, 0.01f}, {4, cpu}, {4, 0.1f}, {2, 0}}));
+  }
+  return out;
+}
+
+// Recordings of one workload differ in how many requests something outside
+// them perturbed (0 to 5 of 300 here): with outlier clusters attached to
+// their kind, every recording gives the same clusters; without, each stray
+// is a cluster of its own and the count follows the strays.
+TEST(ClusterTest, OutlierClustersAttachSoRecordingsAgree) {
+  std::set<size_t> counts, counts_without;
+  for (int strays = 0; strays <= 5; ++strays) {
+    std::vector<uint32_t> truth;
+    const std::vector<NormString> s = RecordingWithStrays(100 + uint64_t(strays), strays, &truth);
+    const Clustering c = ClusterRequests(s);
+    counts.insert(c.clusters.size());
+    EXPECT_EQ(c.outlier_requests, uint32_t(strays));
+    EXPECT_EQ(c.outlier_clusters, uint32_t(strays));
+    for (const Cluster& cl : c.clusters) {
+      std::set<uint32_t> kinds;
+      for (uint32_t i : cl.members) kinds.insert(truth[i]);
+      EXPECT_EQ(kinds.size(), 1u) << "an outlier went to another kind";
+      EXPECT_EQ(cl.members.size(), 100u);
+    }
+    // Attached strays stay beyond the threshold of their representative
+    // (the model reports them as anomalies).
+    for (int k = 0; k < strays; ++k) EXPECT_GT(c.distance[size_t(3 * k)], c.threshold.threshold);
+    ClusterOptions keep;
+    keep.outlier_share = 0;
+    counts_without.insert(ClusterRequests(s, keep).clusters.size());
+  }
+  EXPECT_EQ(counts, std::set<size_t>{3});
+  EXPECT_GT(counts_without.size(), 2u);
+}
+
+// Below 1/kOutlierShare requests no cluster is an outlier: a small input's
+// kinds are all kept, however few members each has.
+TEST(ClusterTest, SmallInputsKeepEveryCluster) {
+  std::vector<NormString> s;
+  for (int i = 0; i < 20; ++i) s.push_back(S({{0, 0.01f}, {1, 1.0f}}));
+  s.push_back(S({{0, 0.01f}, {1, 5.0f}}));
+  ClusterOptions o;
+  o.threshold = 0.5;
+  const Clustering c = ClusterRequests(s, o);
+  EXPECT_EQ(c.clusters.size(), 2u);
+  EXPECT_EQ(c.outlier_requests, 0u);
+}
+
+}  // namespace
+}  // namespace jackdaw::cluster

@@ -22,7 +22,7 @@ Extractor::Impl::Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options o
   max_age_ns_ = opts_.max_set_age_ns ? opts_.max_set_age_ns : kMaxSetAge * timeout_ns_;
   gc_every_ns_ = std::max<uint64_t>(timeout_ns_ / kGcPerTimeout, 1'000'000);
   msg_attr_ = schema_.message_attr;
-  if (messages_on()) join_.set_on_discard([this](Set& s) { OnDiscard(s); });
+  join_.set_on_discard([this](Set& s) { OnDiscard(s); });
 }
 
 // ---------------------------------------------------------------------------
@@ -40,8 +40,16 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
   // The accepting thread used the socket first (its accept returns it just
   // after this record): that is this connection, not an older one.
   if (c.thread && c.thread->last_sock == si->sk) c.thread->last_sock_ts = c.ts;
+  // The capture may describe a socket again while its connection goes on
+  // (another thread of the server resolving the same fd): the same
+  // addresses and ports on the same memory are the same connection.
+  const SockEntry* before = socks_.Current(si->sk);
+  const uint32_t gen = before ? before->gen : 0;
+  const bool known = before != nullptr;
   early_.Named(socks_.OnSockInfo(*si, c.ts), si->sk);
-  if (messages_on()) MessageSockInfo(si->sk, c.ts);
+  const SockEntry* after = socks_.Current(si->sk);
+  const bool same_connection = known && after && after->gen == gen;
+  if (messages_on()) MessageSockInfo(si->sk, c.ts, same_connection);
 }
 
 // The event as a set stores it: what it is, and the bytes and interrupt
@@ -71,6 +79,7 @@ Ev Extractor::Impl::EventOf(const Ctx& c) {
   if (c.irq) {
     ev.flags |= kEvIrq;
     ev.tid = 0;  // not the interrupted task's event
+    ev.tgid = c.rec->tid ? c.rec->tgid : 0;  // whose time the interrupt took (ChargeEvent)
     ev.cpu_ns = threads_.TakeIrqCpu(c.rec->cpu, c.rec->tid, c.rec->tgid, c.ts, opts_.irq_burst_gap_ns);
   }
   return ev;
@@ -171,14 +180,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   if (def.seed && !s.seed) {
     s.seed = true;
     s.seed_tgid = c.irq ? c.rec->tgid : c.tgid;
-    if (s.seed_tgid) {
-      ProcessAccount& a = threads_.Account(s.seed_tgid);
-      if (!a.window_open) {
-        a.window_open = true;
-        a.window_from_ts = c.ts;
-        a.window_from_cpu = threads_.CumCpu(s.seed_tgid, c.ts);
-      }
-    }
+    if (s.seed_tgid) threads_.Account(s.seed_tgid).OpenWindow(c.ts);
   }
   s.last_ts = std::max(s.last_ts, c.ts);
   s.first_ts = std::min(s.first_ts, c.ts);
@@ -308,7 +310,10 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
       RunEvent(c, &cs_.ForType(rec->type));
       if (t && rec->tid) {
         if (t->on_cpu) threads_.ChargeRun(t, ts);
-        if (t->cpu_pending) stats_.cpu_dropped_ns += t->cpu_pending;
+        if (t->cpu_pending) {
+          stats_.cpu_dropped_ns += t->cpu_pending;
+          threads_.Account(t).Unattributed(t->cpu_pending, ts);
+        }
         LeaveFutexSleep(t);
         threads_.Remove(rec->tid);  // a free slot: not on CPU, charges nothing at Finish()
       }
@@ -364,7 +369,10 @@ void Extractor::Impl::Gc(uint64_t now) {
     // Threads silent for long and off CPU: their state is stale anyway.
     if (now > kThreadSilence * timeout_ns_) {
       const uint64_t thread_horizon = now - kThreadSilence * timeout_ns_;
-      threads_.ExpireSilent(thread_horizon, [&](Thread& t) { LeaveFutexSleep(&t); });
+      threads_.ExpireSilent(thread_horizon, [&](Thread& t) {
+        if (t.cpu_pending) threads_.Account(&t).Unattributed(t.cpu_pending, t.last_seen);
+        LeaveFutexSleep(&t);
+      });
     }
   }
   // Held packets of connections not accepted, or not used by a request,
@@ -379,13 +387,9 @@ void Extractor::Impl::Gc(uint64_t now) {
 void Extractor::Impl::Emit(Set& s, bool timed_out) {
   // A request whose seed named no process (tgid 0: a damaged or crafted
   // trace) has no process account: its CPU is compared with none.
-  ProcessAccount* acct = s.seed_tgid ? &threads_.Account(s.seed_tgid) : nullptr;
-  const RequestBuilder::ProcessWindow window{acct ? acct->window_from_ts : 0};
+  for (const Ev& ev : s.events) ChargeEvent(ev, Charge::kRequest);
   RequestBuilder::Charged charged;
-  model::Request r = builder_.Build(s, timed_out, next_request_id_++, acct ? &window : nullptr, &charged);
-  stats_.softirq_charged_ns += charged.softirq_ns;
-  stats_.cpu_charged_ns += charged.process_cpu_ns;
-  if (acct) acct->pre_window_ns += charged.pre_window_ns;
+  model::Request r = builder_.Build(s, timed_out, next_request_id_++, nullptr, &charged);
   stats_.requests_emitted++;
   if (timed_out) stats_.requests_timed_out++;
   stats_.events_in_requests += s.events.size();
@@ -393,15 +397,30 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   stats_.edges_sync += charged.sync_edges;
   if (r.tgid && std::find(request_tgids_.begin(), request_tgids_.end(), r.tgid) == request_tgids_.end())
     request_tgids_.push_back(r.tgid);
-  if (r.tgid && !timed_out) {
-    // It finished now (the record being processed closed it): the process'
-    // request window extends to here. Sets cut by the GC or the end of the
-    // trace say nothing about when their request ended.
-    ProcessAccount& a = threads_.Account(r.tgid);
-    a.window_to_cpu = threads_.CumCpu(r.tgid, now_);
-    a.window_closed = true;
-  }
+  // It finished now (the record being processed closed it): the process'
+  // request window extends to here. Sets cut by the GC or the end of the
+  // trace say nothing about when their request ended.
+  if (r.tgid && !timed_out) threads_.Account(r.tgid).RequestEnded(now_);
   if (sink_) sink_(std::move(r));
+}
+
+void Extractor::Impl::ChargeEvent(const Ev& ev, Charge to) {
+  if (!ev.cpu_ns) return;
+  const bool irq = ev.flags & kEvIrq;
+  if (irq && to != Charge::kNobody) irq_charged_ns_ += ev.cpu_ns;
+  if (!ev.tgid) return;  // an interrupt on an idle CPU: no process' time
+  ProcessAccount& a = threads_.Account(ev.tgid);
+  switch (to) {
+    case Charge::kRequest:
+      (irq ? a.req_irq_ns : a.req_task_ns) += ev.cpu_ns;
+      break;
+    case Charge::kConnection:
+      (irq ? a.conn_irq_ns : a.conn_task_ns) += ev.cpu_ns;
+      break;
+    case Charge::kNobody:
+      a.Unattributed(ev.cpu_ns, ev.ts);
+      break;
+  }
 }
 
 void Extractor::Impl::Push(const jdw_record_header* rec) {
@@ -425,20 +444,28 @@ void Extractor::Impl::Finish() {
   // End of trace: whatever is still open is cut by the end of the trace.
   // A request still in progress keeps its process' window open to here.
   join_.FinishAll([&](Set& s) {
-    if (s.seed && s.seed_tgid) {
-      ProcessAccount& a = threads_.Account(s.seed_tgid);
-      a.window_to_cpu = threads_.CumCpu(s.seed_tgid, now_);
-      a.window_closed = true;
-    }
+    if (s.seed && s.seed_tgid) threads_.Account(s.seed_tgid).RequestEnded(now_);
   });
+  // Run time no event took (when it ran is not kept: counted inside the
+  // window once the process served, so that it lowers the accounted share
+  // rather than hiding), and interrupt time charged to events that the
+  // interrupted task's run never gave back (see cpu_irq_unapplied_ns).
   threads_.ForEachSlot([&](Thread& t) {
-    if (t.on_cpu && t.tid) threads_.ChargeRun(&t, now_);
+    if (!t.tid) return;
+    if (t.on_cpu) threads_.ChargeRun(&t, now_);
+    if (t.cpu_pending) {
+      ProcessAccount& a = threads_.Account(&t);
+      (a.window_open ? a.unattr_in_ns : a.unattr_pre_ns) += t.cpu_pending;
+    }
+    t.cpu_pending = 0;
+    if (t.irq_steal && std::find(request_tgids_.begin(), request_tgids_.end(), t.tgid) != request_tgids_.end())
+      stats_.cpu_irq_unapplied_ns += t.irq_steal;
   });
   // Everything below is about the processes that served requests: the
   // capture follows other threads only where they meet those (their switch
   // into a traced thread is recorded, their switch back in is not), so
   // their counts say nothing about the capture.
-  threads_.SumAccounts(request_tgids_);
+  threads_.SumAccounts(request_tgids_, irq_charged_ns_);
   if (stats_.sched_chain_breaks * 100 > stats_.sched_switches) {
     char buf[256];
     snprintf(buf, sizeof(buf),

@@ -124,6 +124,81 @@ TEST(ResourceAccounting, ExactOnSyntheticStream) {
   EXPECT_EQ(r.stats.io_starts, 1u);
 }
 
+// The CPU ledger (ProcessAccount): every on-CPU nanosecond of the server's
+// threads is charged exactly once — to the request, to the connection's
+// life, or to nobody (unattributed while serving, or outside the serving
+// window) — and interrupt time that ran on another process' time (the
+// client's send running the server's receive, as on loopback) is reported
+// apart, not counted as the server's. tcp-threadpool, one connection per
+// request.
+TEST(ResourceAccounting, LedgerChargesEveryNanosecondOnce) {
+  constexpr uint64_t kSk = 0xffff888000ee0000;
+  constexpr uint32_t W = 501, W2 = 502, W3 = 503, kClient = 601;
+  Stream s;
+  auto ours = [&] {  // the last packet is the server's (sent by it, or interrupted it)
+    auto* h = const_cast<jdw_record_header*>(s.records().back());
+    h->tgid = Stream::kTgid;
+  };
+  s.Switch(1000, 0, 0, W, 0);
+  s.SockInfo(1005, 0, W, kSk, 8080, 5555);
+  s.SysExit(1010, 0, W, "accept4", 7, JDW_OBJ_SOCKET, kSk);  // connection: 10
+  s.SysEnter(1020, 0, W, "read", 7, JDW_OBJ_SOCKET, kSk, 4096);
+  // The client's ACK and request, received on CPU 1 in the client's time.
+  s.Packet(JDW_EVENT_NET_RECV, 1030, 1, JDW_CTX_SOFTIRQ, kClient, kSk, 5555, 8080, 52);
+  s.Packet(JDW_EVENT_NET_RECV, 1040, 1, JDW_CTX_SOFTIRQ, kClient, kSk, 5555, 8080, 152);  // 10 ns, foreign
+  s.SysExit(1050, 0, W, "read", 100);
+  // Another server thread: runs, sleeps, is woken, sleeps again with
+  // nothing joined to a request (unattributed: 10 + 15).
+  s.Switch(1060, 1, 0, W2, 0);
+  s.Switch(1070, 1, W2, 0, 1);
+  s.Switch(1080, 1, 0, W2, 0);
+  s.SysEnter(1085, 1, W2, "futex", -1, JDW_OBJ_FUTEX, 0x7000, 0);
+  s.Switch(1095, 1, W2, 0, 1);
+  s.SysEnter(1100, 0, W, "write", 7, JDW_OBJ_SOCKET, kSk, 100);
+  s.Packet(JDW_EVENT_NET_XMIT, 1110, 0, JDW_CTX_TASK, W, kSk, 8080, 5555, 152);
+  ours();
+  // The client's ACKs, received on CPU 0 in W's time: 5 ns taken from W.
+  s.Packet(JDW_EVENT_NET_RECV, 1120, 0, JDW_CTX_SOFTIRQ, W, kSk, 5555, 8080, 52);
+  ours();
+  s.Packet(JDW_EVENT_NET_RECV, 1125, 0, JDW_CTX_SOFTIRQ, W, kSk, 5555, 8080, 52);
+  ours();
+  s.SysExit(1130, 0, W, "write", 100);
+  s.SysEnter(1140, 0, W, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(1150, 0, W, "close", 0);
+  s.Switch(1160, 0, W, 0, 1);  // after the last request: outside (10)
+  // A thread that runs after the last request until the end of the trace.
+  s.Switch(3000, 1, 0, W3, 0);
+  s.SysEnter(3100, 1, W3, "futex", -1, JDW_OBJ_FUTEX, 0x7000, 0);
+
+  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
+  ASSERT_TRUE(sch.ok()) << sch.status().message();
+  Result r = RunRecords(*sch, s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  ASSERT_EQ(r.conns.size(), 1u);
+  const Stats& st = r.stats;
+  // W 1000..1160, W2 10 + 15, W3 3000..3100.
+  EXPECT_EQ(st.cpu_observed_total_ns, 160u + 25u + 100u);
+  EXPECT_EQ(st.cpu_irq_unapplied_ns, 0u);
+  const uint64_t buckets = st.cpu_charged_ns + st.softirq_charged_ns + st.cpu_conn_ns + st.softirq_conn_ns +
+                           st.cpu_unattributed_ns + st.cpu_outside_ns;
+  EXPECT_EQ(buckets, st.cpu_observed_total_ns + st.cpu_irq_unapplied_ns)
+      << "request " << st.cpu_charged_ns << "+" << st.softirq_charged_ns << " connection " << st.cpu_conn_ns << "+"
+      << st.softirq_conn_ns << " unattributed " << st.cpu_unattributed_ns << " outside " << st.cpu_outside_ns;
+  EXPECT_EQ(st.softirq_charged_ns, 5u);   // the ACKs in W's time
+  EXPECT_EQ(st.softirq_foreign_ns, 10u);  // the request packet in the client's time
+  EXPECT_EQ(r.reqs[0].totals.softirq_cpu_ns, 15u);  // the request still shows both
+  EXPECT_EQ(st.cpu_conn_ns, r.conns[0].cpu_ns);
+  // The accept; the read's entry, before it returned the message (a thread
+  // interval of its own, on the connection's socket); the close's entry
+  // and exit.
+  EXPECT_EQ(st.cpu_conn_ns, 10u + 10u + 10u + 10u);
+  EXPECT_EQ(st.cpu_charged_ns, r.reqs[0].totals.cpu_ns);
+  EXPECT_EQ(st.cpu_outside_ns, 10u + 100u);    // W after its last request, W3
+  // The serving window's CPU is everything but what lies outside it.
+  EXPECT_EQ(st.cpu_observed_ns, st.cpu_observed_total_ns - st.cpu_outside_ns);
+  EXPECT_LE(st.cpu_charged_ns + st.softirq_charged_ns + st.cpu_conn_ns + st.softirq_conn_ns, st.cpu_observed_ns);
+}
+
 // Records that name no process (tgid 0 everywhere: a crafted or damaged
 // trace) still make a request; it has no process whose CPU it could be
 // compared with, so it charges none to the accounting ratio.

@@ -226,6 +226,14 @@ class Extractor::Impl {
   RequestBuilder builder_{symbols_, time_.clock};
 
 
+  // The CPU ledger (ProcessAccount): an event's CPU goes to a request, a
+  // connection or nobody. Task time is its thread's process'; interrupt
+  // time (kEvIrq) the interrupted task's (Ev::tgid, 0 if the CPU idled),
+  // counted in irq_charged_ns_ whichever task it was.
+  enum class Charge : uint8_t { kRequest, kConnection, kNobody };
+  void ChargeEvent(const Ev& ev, Charge to);
+  uint64_t irq_charged_ns_ = 0;
+
   std::vector<uint32_t> request_tgids_;
   uint64_t seq_ = 0;
   uint64_t next_request_id_ = 1;
@@ -247,7 +255,9 @@ class Extractor::Impl {
   bool MessagePacket(Ctx& c);
   void MessagePacketDone(const Ctx& c);
   uint64_t pending_end_ = 0;  // a connection to end once its last packet joined
-  void MessageSockInfo(uint64_t sk, uint64_t ts);
+  // The capture described `sk` (at an accept, or again): unless it is the
+  // same connection still open, the socket's memory serves a new one.
+  void MessageSockInfo(uint64_t sk, uint64_t ts, bool same_connection);
   // After a read joined: its packets into its exchange's set.
   void JoinReadPackets(const Ctx& c);
   // Exchanges the tracker finished: their sets learn what they were, and

@@ -64,26 +64,18 @@ void Extractor::Impl::ChargeConnection(const Ctx& c, uint64_t sk) {
   ConnLife& l = Life(sk, c.ts);
   l.c.events++;
   if (c.irq) {
-    const uint64_t ns = threads_.TakeIrqCpu(c.rec->cpu, c.rec->tid, c.rec->tgid, c.ts, opts_.irq_burst_gap_ns);
-    l.c.softirq_cpu_ns += ns;
-    stats_.softirq_conn_ns += ns;
+    Ev ev{};
+    ev.flags = kEvIrq;
+    ev.tgid = c.rec->tid ? c.rec->tgid : 0;
+    ev.cpu_ns = threads_.TakeIrqCpu(c.rec->cpu, c.rec->tid, c.rec->tgid, c.ts, opts_.irq_burst_gap_ns);
+    l.c.softirq_cpu_ns += ev.cpu_ns;
+    ChargeEvent(ev, Charge::kConnection);
   } else if (Thread* t = c.thread; t && !IsPacket(c)) {
     // (A packet sent in task context leaves the thread's run time to the
     // syscall it is sent in.)
     threads_.ChargeRun(t, c.ts);
     l.c.cpu_ns += t->cpu_pending;
-    stats_.cpu_conn_ns += t->cpu_pending;
-    // The process' serving window (Stats::cpu_observed_ns) covers its
-    // connections' life too: a first accept before any request, the close
-    // after the last one.
-    if (c.tgid) {
-      ProcessAccount& a = threads_.Account(c.tgid);
-      if (!a.window_open) {
-        a.pre_window_ns += t->cpu_pending;
-      } else if (a.window_closed) {
-        a.window_to_cpu = std::max(a.window_to_cpu, threads_.CumCpu(c.tgid, c.ts));
-      }
-    }
+    threads_.Account(t).conn_task_ns += t->cpu_pending;
     t->cpu_pending = 0;
     if (!l.c.tgid) l.c.tgid = c.tgid;
     l.has_syscall = true;
@@ -102,7 +94,7 @@ void Extractor::Impl::DropHeld(const std::vector<uint64_t>& tags) {
     l.c.events++;
     l.c.net_bytes_in += it->second.ev.bytes;
     l.c.softirq_cpu_ns += it->second.ev.cpu_ns;
-    stats_.softirq_conn_ns += it->second.ev.cpu_ns;
+    ChargeEvent(it->second.ev, Charge::kConnection);
     stats_.msg_packets_unread++;
     held_.erase(it);
   }
@@ -144,18 +136,31 @@ void Extractor::Impl::EndExchanges() {
   }
 }
 
+// A set without a seed: a one-way exchange's resources go to its
+// connection. So do those of a set that used a connection's socket but
+// holds no request of it: a thread's work on the connection outside its
+// exchanges (between an accept and the read that returns the first
+// message, an event loop's turn to the connection before its read). Any
+// other set's CPU goes to nobody (the ledger's unattributed time).
 void Extractor::Impl::OnDiscard(Set& s) {
-  if (!s.conn_sk) return;
-  ConnLife& l = Life(s.conn_sk, s.last_ts);
+  uint64_t sk = s.conn_sk;
+  if (!sk) {
+    for (const SetSock& ss : s.socks) {
+      if (lives_.count(ss.sk)) {
+        sk = ss.sk;
+        break;
+      }
+    }
+  }
+  if (!sk) {
+    for (const Ev& ev : s.events) ChargeEvent(ev, Charge::kNobody);
+    return;
+  }
+  ConnLife& l = Life(sk, s.last_ts);
   for (const Ev& ev : s.events) {
     l.c.events++;
-    if (ev.flags & kEvIrq) {
-      l.c.softirq_cpu_ns += ev.cpu_ns;
-      stats_.softirq_conn_ns += ev.cpu_ns;
-    } else {
-      l.c.cpu_ns += ev.cpu_ns;
-      stats_.cpu_conn_ns += ev.cpu_ns;
-    }
+    ((ev.flags & kEvIrq) ? l.c.softirq_cpu_ns : l.c.cpu_ns) += ev.cpu_ns;
+    ChargeEvent(ev, Charge::kConnection);
   }
 }
 
@@ -189,9 +194,9 @@ void Extractor::Impl::EndConnection(uint64_t sk, uint64_t ts) {
   l.closing = false;
 }
 
-void Extractor::Impl::MessageSockInfo(uint64_t sk, uint64_t ts) {
+void Extractor::Impl::MessageSockInfo(uint64_t sk, uint64_t ts, bool same_connection) {
   auto it = lives_.find(sk);
-  if (it != lives_.end() && (it->second.c.closed || it->second.has_syscall)) {
+  if (it != lives_.end() && (it->second.c.closed || (it->second.has_syscall && !same_connection))) {
     // The socket's memory serves a new connection: the old one is over,
     // whether or not its close was seen.
     if (!it->second.c.closed) {
@@ -216,7 +221,7 @@ void Extractor::Impl::MessageSockInfo(uint64_t sk, uint64_t ts) {
     l.c.events++;
     ((ev.flags & kEvNetOut) ? l.c.net_bytes_out : l.c.net_bytes_in) += ev.bytes;
     l.c.softirq_cpu_ns += ev.cpu_ns;
-    stats_.softirq_conn_ns += ev.cpu_ns;
+    ChargeEvent(ev, Charge::kConnection);
   }
 }
 

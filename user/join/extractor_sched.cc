@@ -108,6 +108,7 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     RunEvent(c, &cs_.ForSwitchOut());
     if (blocked && prev->cpu_pending) {
       stats_.cpu_dropped_ns += prev->cpu_pending;
+      threads_.Account(prev).Unattributed(prev->cpu_pending, ts);
       prev->cpu_pending = 0;
     }
     ThreadTracker::SwitchedOut(prev, ts, blocked, blocked ? reader_.BlockReasonOf(prev) : 0);

@@ -74,6 +74,39 @@ TEST(ShippedSchemas, PacketsBeforeAcceptSplitIntoHandshakeAndRequest) {
   EXPECT_EQ(r.stats.msg_packets_held, 1u);
 }
 
+// The capture may describe a socket again in the middle of its connection
+// (a worker resolving the fd the acceptor handed it): the same addresses
+// on the same socket are the same connection, and its request stays whole
+// (it used to end the connection there: the request lost its seed and was
+// not emitted, its response became a greeting of a new connection).
+TEST(ShippedSchemas, SocketDescribedAgainMidConnectionIsTheSameConnection) {
+  constexpr uint64_t kSk = 0xffff888000cc0000;
+  constexpr uint32_t kAcc = 111, kWrk = 112;
+  Stream s;
+  s.Switch(1000, 0, 0, kAcc, 0);
+  s.SockInfo(1090, 0, kAcc, kSk, 8080, 5555);
+  s.SysExit(1100, 0, kAcc, "accept4", 7, JDW_OBJ_SOCKET, kSk);
+  s.Switch(1150, 0, kAcc, 0, 1);
+  s.Switch(1200, 1, 0, kWrk, 0);
+  s.SysEnter(1210, 1, kWrk, "read", 7, JDW_OBJ_SOCKET, kSk, 4096);
+  s.SysExit(1300, 1, kWrk, "read", 100);
+  s.SockInfo(1400, 1, kWrk, kSk, 8080, 5555);  // described again: same connection
+  s.SysEnter(1500, 1, kWrk, "write", 7, JDW_OBJ_SOCKET, kSk, 148);
+  s.SysExit(1600, 1, kWrk, "write", 148);
+  s.SysEnter(1700, 1, kWrk, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(1750, 1, kWrk, "close", 0);
+  s.Switch(1800, 1, kWrk, 0, 1);
+
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_TRUE(r.reqs[0].has_message);
+  EXPECT_EQ(r.reqs[0].msg_out_bytes, 148u);
+  ASSERT_EQ(r.conns.size(), 1u);
+  EXPECT_EQ(r.conns[0].requests, 1u);
+  EXPECT_EQ(r.conns[0].greetings, 0u);
+  EXPECT_EQ(r.conns[0].one_way, 0u);
+}
+
 // Keep-alive with packets: each request begins at the packet that carried
 // its first byte (not at the read that was waiting for it, nor inside the
 // request before), holds its own inbound bytes, and the end-of-file read and

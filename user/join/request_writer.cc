@@ -154,7 +154,7 @@ std::string FormatSummary(const Stats& s) {
                                        : 0.0;
   snprintf(buf, sizeof(buf),
            "requests %" PRIu64 " (timed out %" PRIu64 "), events joined %" PRIu64 " (in requests %" PRIu64
-           ", discarded %" PRIu64 "), late records %" PRIu64 ", unaccounted cpu %.1f%% (%.3f ms of %.3f ms)",
+           ", discarded %" PRIu64 "), late records %" PRIu64 ", unattributed cpu %.1f%% (%.3f ms of %.3f ms)",
            s.requests_emitted, s.requests_timed_out, s.events_joined, s.events_in_requests, s.events_discarded,
            s.late_records + s.late_io_starts, pct, static_cast<double>(s.cpu_unaccounted_ns()) / 1e6,
            static_cast<double>(s.cpu_observed_ns) / 1e6);

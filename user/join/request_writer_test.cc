@@ -104,10 +104,12 @@ TEST(RequestWriter, SummaryLine) {
   s.events_discarded = 500;
   s.late_records = 3;
   s.cpu_observed_ns = 280'000'000;
-  s.cpu_charged_ns = 276'600'000;
+  s.cpu_charged_ns = 270'000'000;
+  s.cpu_conn_ns = 6'600'000;
+  s.cpu_unattributed_ns = 3'400'000;  // charged to no request or connection
   EXPECT_EQ(FormatSummary(s),
             "requests 500 (timed out 0), events joined 18000 (in requests 17500, discarded 500), late records 3, "
-            "unaccounted cpu 1.2% (3.400 ms of 280.000 ms)");
+            "unattributed cpu 1.2% (3.400 ms of 280.000 ms)");
   // Anomalies are appended only when they happened.
   s.seed_conflicts = 2;
   s.sched_switches = 1000;
@@ -115,7 +117,7 @@ TEST(RequestWriter, SummaryLine) {
   s.sched_running_inferred = 4;
   EXPECT_EQ(FormatSummary(s),
             "requests 500 (timed out 0), events joined 18000 (in requests 17500, discarded 500), late records 3, "
-            "unaccounted cpu 1.2% (3.400 ms of 280.000 ms), 2 events reached two requests (kept apart), "
+            "unattributed cpu 1.2% (3.400 ms of 280.000 ms), 2 events reached two requests (kept apart), "
             "7 of 1000 switch-ins missing from the trace");
 }
 

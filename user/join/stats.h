@@ -87,11 +87,21 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   /* seed event to the end of its last request that finished (Magpie's "during the course of the */          \
   /* experiment"; a server's start-up and shutdown are not request work, and dilute the ratio by the */      \
   /* length of the run). */                                                                                  \
+  /* The CPU ledger (ProcessAccount, thread_tracker.h): every on-CPU ns of a request process is charged */      \
+  /* once: cpu_observed_total_ns + cpu_irq_unapplied_ns = cpu_charged_ns + softirq_charged_ns + cpu_conn_ns */  \
+  /* + softirq_conn_ns + cpu_unattributed_ns + cpu_outside_ns. cpu_observed_ns is the right side less */        \
+  /* cpu_outside_ns: what the processes used from their first seed to the end of their last request. */       \
   X(cpu_observed_ns, kInfo, "on-CPU time of request processes while they served requests (ns)")              \
   X(cpu_observed_total_ns, kInfo, "on-CPU time of request processes over the whole trace (ns)")              \
   X(cpu_charged_ns, kInfo, "on-CPU time charged to emitted requests (ns)")                                    \
+  X(cpu_unattributed_ns, kInfo,                                                                               \
+    "on-CPU time of request processes while serving charged to no request or connection (ns)")               \
+  X(cpu_outside_ns, kInfo, "on-CPU time of request processes before their first request or after their last (ns)") \
+  X(cpu_irq_unapplied_ns, kInfo, "interrupt time charged to events but not found in the interrupted task's run (ns)") \
+  X(softirq_foreign_ns, kInfo,                                                                                \
+    "interrupt time charged to requests or connections that ran on other processes' time (ns)")             \
   X(cpu_dropped_ns, kDataLoss, "run time of threads that blocked before a joined event: charged to none (ns)") \
-  X(softirq_charged_ns, kInfo, "interrupt time charged to emitted requests (ns)")                             \
+  X(softirq_charged_ns, kInfo, "interrupt time of request processes charged to emitted requests (ns)")        \
   /* The message rule (schemas with `messages`): exchanges and connection life (LANGUAGE.md). */            \
   X(msg_requests, kInfo, "message exchanges with bytes both ways (requests)")                                 \
   X(msg_one_way, kInfo, "inbound messages never answered (a connection's last): the connection's")            \
@@ -104,7 +114,7 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   X(msg_packets_unread, kInfo, "inbound data packets never read: charged to their connection")               \
   X(connections_reported, kInfo, "connections reported (their life is not a request)")                      \
   X(cpu_conn_ns, kInfo, "on-CPU time charged to connections' life (ns)")                                     \
-  X(softirq_conn_ns, kInfo, "interrupt time charged to connections' life (ns)")                             \
+  X(softirq_conn_ns, kInfo, "interrupt time of request processes charged to connections' life (ns)")        \
   /* memory high-water marks */                                                                              \
   X(peak_live_sets, kInfo, "most event sets open at once")                                                    \
   X(peak_live_intervals, kInfo, "most valid-intervals open at once")                                          \
@@ -119,9 +129,9 @@ struct Stats {
   // schema / trace mismatches worth telling the user about
   std::vector<std::string> warnings;
 
-  uint64_t cpu_unaccounted_ns() const {
-    return cpu_observed_ns > cpu_charged_ns ? cpu_observed_ns - cpu_charged_ns : 0;
-  }
+  // CPU of the request processes while serving that went to no request and
+  // no connection (the ledger's unattributed bucket).
+  uint64_t cpu_unaccounted_ns() const { return cpu_unattributed_ns; }
 };
 
 struct StatInfo {

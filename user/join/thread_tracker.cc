@@ -157,9 +157,11 @@ void ThreadTracker::ExitSyscall(Thread* t, const jdw_sys_exit& e, uint64_t ts) {
   t->sys_fd = -1;
 }
 
-void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids) {
+void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids, uint64_t irq_total_ns) {
   stats_.cpu_observed_ns = 0;
   stats_.cpu_observed_total_ns = 0;
+  stats_.cpu_charged_ns = stats_.softirq_charged_ns = stats_.cpu_conn_ns = stats_.softirq_conn_ns = 0;
+  stats_.cpu_unattributed_ns = stats_.cpu_outside_ns = 0;
   for (uint32_t tgid : tgids) {
     const ProcessAccount& a = Account(tgid);
     stats_.sched_switches += a.switches;
@@ -167,10 +169,19 @@ void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids) {
     stats_.sched_running_inferred += a.running_inferred;
     stats_.cpu_lost_bound_ns += a.lost_bound_ns;
     stats_.cpu_observed_total_ns += a.cpu_ns;
-    const uint64_t to = a.window_closed ? a.window_to_cpu : a.cpu_ns;
-    if (a.window_open && to > a.window_from_cpu) stats_.cpu_observed_ns += to - a.window_from_cpu;
-    stats_.cpu_observed_ns += a.pre_window_ns;
+    stats_.cpu_charged_ns += a.req_task_ns;
+    stats_.softirq_charged_ns += a.req_irq_ns;
+    stats_.cpu_conn_ns += a.conn_task_ns;
+    stats_.softirq_conn_ns += a.conn_irq_ns;
+    stats_.cpu_unattributed_ns += a.unattr_in_ns;
+    stats_.cpu_outside_ns += a.unattr_pre_ns + a.unattr_open_ns;
   }
+  stats_.cpu_observed_ns = stats_.cpu_charged_ns + stats_.softirq_charged_ns + stats_.cpu_conn_ns +
+                           stats_.softirq_conn_ns + stats_.cpu_unattributed_ns;
+  // Interrupt time charged to requests and connections that interrupted
+  // other tasks (on loopback, the client's send runs the server's receive).
+  const uint64_t own_irq = stats_.softirq_charged_ns + stats_.softirq_conn_ns;
+  stats_.softirq_foreign_ns = irq_total_ns > own_irq ? irq_total_ns - own_irq : 0;
 }
 
 uint64_t ThreadTracker::TakeIrqCpu(uint16_t cpu, uint32_t tid, uint32_t tgid, uint64_t ts, uint64_t gap_ns) {

@@ -12,6 +12,7 @@
 // thread's slot is reused. Threads silent and off CPU for long are expired.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -72,22 +73,50 @@ struct CpuState {
   uint64_t last_task_ts = 0;  // last sched_switch or task-context record here
 };
 
-// Per process: on-CPU time and scheduling anomalies, and the window of its
-// requests (first seed to the end of the last request that finished), so
-// that Stats can compare charged CPU with the CPU of the processes that
-// served requests while they did (not their start-up or shutdown).
+// Per process: on-CPU time and scheduling anomalies, and its CPU ledger.
+// Every nanosecond ChargeRun() adds to cpu_ns leaves the process' threads
+// exactly once: to an emitted request (req_*), to a connection's life
+// (conn_*), or to nobody (unattributed: run time dropped at a blocking
+// switch-out or a task exit, events of sets discarded without a seed,
+// run time still pending at the end of the trace). Interrupt time the
+// join charged to a packet or block event is taken from the task it
+// interrupted (irq_steal), so it is that task's process' CPU too (*_irq).
+// Unattributed time is split by the window of the process' requests (its
+// first seed to the end of the last request that finished), by when it was
+// given up (the event that held it, the switch-out that dropped it): before
+// it (start-up), inside it, after it (shutdown); only the part inside counts
+// against the accounted CPU (Stats::cpu_observed_ns).
 struct ProcessAccount {
   uint64_t cpu_ns = 0;  // all on-CPU time charged so far (ChargeRun)
   uint64_t switches = 0, chain_breaks = 0, running_inferred = 0;
   uint64_t lost_bound_ns = 0;  // see Stats::cpu_lost_bound_ns
-  bool window_open = false, window_closed = false;
-  uint64_t window_from_ts = 0;
-  uint64_t window_from_cpu = 0;  // CumCpu() at the first seed
-  // CPU charged to requests' events older than the first seed (the accept
-  // and parsing before a request_start seed): inside the requests, before
-  // the window, so added to it.
-  uint64_t pre_window_ns = 0;
-  uint64_t window_to_cpu = 0;  // CumCpu() at the end of the last finished request
+  bool window_open = false;
+  uint64_t window_from_ts = 0;  // the first seed
+  uint64_t last_end_ts = 0;     // the end of the last request that finished
+  uint64_t req_task_ns = 0, req_irq_ns = 0;    // charged to emitted requests
+  uint64_t conn_task_ns = 0, conn_irq_ns = 0;  // charged to connections' life
+  uint64_t unattr_pre_ns = 0;   // charged to nobody before the first seed
+  uint64_t unattr_in_ns = 0;    // ... between the first seed and the last request's end
+  uint64_t unattr_open_ns = 0;  // ... since the last request's end (inside if another ends)
+  void OpenWindow(uint64_t ts) {
+    if (window_open) return;
+    window_open = true;
+    window_from_ts = ts;
+  }
+  void Unattributed(uint64_t ns, uint64_t ts) {
+    if (!window_open || ts < window_from_ts) {
+      unattr_pre_ns += ns;
+    } else {
+      (ts <= last_end_ts ? unattr_in_ns : unattr_open_ns) += ns;
+    }
+  }
+  // A request of the process finished at `ts`: what was unattributed since
+  // the previous one lies inside the window.
+  void RequestEnded(uint64_t ts) {
+    last_end_ts = std::max(last_end_ts, ts);
+    unattr_in_ns += unattr_open_ns;
+    unattr_open_ns = 0;
+  }
 };
 
 class ThreadTracker {
@@ -168,9 +197,11 @@ class ThreadTracker {
   static void EnterSyscall(Thread* t, const jdw_sys_enter& e, uint64_t ts);
   static void ExitSyscall(Thread* t, const jdw_sys_exit& e, uint64_t ts);
 
-  // Sets the scheduling and CPU-observation counters of Stats to the sums
-  // over the accounts of `tgids` (the processes that served requests).
-  void SumAccounts(const std::vector<uint32_t>& tgids);
+  // Sets the scheduling and CPU counters of Stats to the sums over the
+  // accounts of `tgids` (the processes that served requests);
+  // `irq_total_ns`: all interrupt time charged to requests and connections,
+  // whichever task it interrupted.
+  void SumAccounts(const std::vector<uint32_t>& tgids, uint64_t irq_total_ns);
 
   // Interrupt work charged to an interrupt-context event on `cpu` at `ts`:
   // the time since the previous interrupt record of the same burst (no more

@@ -198,22 +198,33 @@ TEST(ThreadTracker, SumAccountsOverTheRequestProcessesOnly) {
   a.switches = 10;
   a.chain_breaks = 1;
   a.cpu_ns = 1000;
-  a.window_open = true;
-  a.window_from_cpu = 200;
-  a.window_closed = true;
-  a.window_to_cpu = 900;
-  a.pre_window_ns = 50;
-  ProcessAccount& b = tt.Account(8);  // open window: to its CPU so far
+  a.req_task_ns = 600;
+  a.req_irq_ns = 20;
+  a.conn_task_ns = 100;
+  a.unattr_pre_ns = 50;
+  a.OpenWindow(100);
+  a.Unattributed(30, 150);  // since the last request's end: inside once another ends
+  a.RequestEnded(400);
+  a.Unattributed(200, 500);  // after the last one: outside
+  ProcessAccount& b = tt.Account(8);
   b.switches = 5;
   b.cpu_ns = 300;
-  b.window_open = true;
-  b.window_from_cpu = 100;
+  b.req_task_ns = 290;
+  b.conn_irq_ns = 10;
   tt.Account(9).switches = 1000;  // served no request
-  tt.SumAccounts({7, 8});
+  tt.Account(9).req_task_ns = 1000;
+  tt.SumAccounts({7, 8}, /*irq_total_ns=*/45);
   EXPECT_EQ(st.sched_switches, 15u);
   EXPECT_EQ(st.sched_chain_breaks, 1u);
   EXPECT_EQ(st.cpu_observed_total_ns, 1300u);
-  EXPECT_EQ(st.cpu_observed_ns, 700u + 50u + 200u);
+  EXPECT_EQ(st.cpu_charged_ns, 890u);
+  EXPECT_EQ(st.softirq_charged_ns, 20u);
+  EXPECT_EQ(st.cpu_conn_ns, 100u);
+  EXPECT_EQ(st.softirq_conn_ns, 10u);
+  EXPECT_EQ(st.cpu_unattributed_ns, 30u);
+  EXPECT_EQ(st.cpu_outside_ns, 250u);
+  EXPECT_EQ(st.cpu_observed_ns, 890u + 20u + 100u + 10u + 30u);
+  EXPECT_EQ(st.softirq_foreign_ns, 15u);  // 45 charged, 30 of it the request processes'
 }
 
 TEST(ThreadTracker, IrqCpuIsTheGapWithinABurstTakenFromTheInterruptedTask) {

@@ -172,6 +172,8 @@ StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const Mode
   m.stats.distance_computations = c.distance_computations;
   m.stats.refine_moves = c.refine_moves;
   m.stats.merged_clusters = c.merged_clusters;
+  m.stats.outlier_clusters = c.outlier_clusters;
+  m.stats.outlier_requests = c.outlier_requests;
 
   m.requests.resize(n);
   for (size_t i = 0; i < n; ++i) {

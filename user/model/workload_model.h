@@ -185,6 +185,8 @@ struct ModelStats {
   uint64_t idle_wakeups = 0;         // woken threads that did nothing of the request's
   uint64_t distance_computations = 0;
   uint32_t merged_clusters = 0;  // clusters joined because their representatives were close
+  uint32_t outlier_clusters = 0;  // outlier clusters attached to their nearest cluster (cluster.h)
+  uint32_t outlier_requests = 0;  // their members (anomalies)
   uint32_t refine_moves = 0;
 };
 

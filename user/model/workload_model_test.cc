@@ -186,17 +186,29 @@ TEST(WorkloadModelTest, PlantedOutlierIsAnAnomalyWithItsReason) {
   std::vector<Request> reqs = f.MakeMix("ABF", 30, &letters);
   Request odd = WithExtraChunk(f.Make('A', 1000, 5'000'000'000ull, 1001, 2001), 100'000'000);
   reqs.insert(reqs.begin() + 40, odd);
+  // With 91 requests the outlier's cluster (1 < 2% of them) is attached to
+  // its nearest kind (cluster.h, kOutlierShare); kept apart, it is a small
+  // cluster of its own. An anomaly either way, with the same reasons.
+  ModelOptions keep;
+  keep.cluster.outlier_share = 0;
+  StatusOr<WorkloadModel> apart = BuildModel(reqs, keep);
+  ASSERT_TRUE(apart.ok());
+  EXPECT_EQ(apart->clusters.size(), 4u);
+  ASSERT_EQ(apart->anomalies.size(), 1u);
+  EXPECT_EQ(apart->anomalies[0].kind, Anomaly::Kind::kSmallCluster);
+  EXPECT_EQ(apart->clusters[apart->anomalies[0].compared_cluster].size, 30u);  // the A cluster
   StatusOr<WorkloadModel> m = BuildModel(reqs);
   ASSERT_TRUE(m.ok());
-  EXPECT_EQ(m->clusters.size(), 4u);
+  EXPECT_EQ(m->clusters.size(), 3u);
+  EXPECT_EQ(m->stats.outlier_requests, 1u);
   ASSERT_EQ(m->anomalies.size(), 1u);
   const Anomaly& a = m->anomalies[0];
   EXPECT_EQ(a.request_id, 1000u);
-  EXPECT_EQ(a.kind, Anomaly::Kind::kSmallCluster);
+  EXPECT_EQ(a.kind, Anomaly::Kind::kBeyondThreshold);
   EXPECT_TRUE(m->requests[a.request].anomaly);
   EXPECT_GT(a.distance, 10 * m->threshold.threshold);
   ASSERT_GE(a.compared_cluster, 0);
-  EXPECT_EQ(m->clusters[a.compared_cluster].size, 30u);  // the A cluster
+  EXPECT_EQ(m->clusters[a.compared_cluster].size, 31u);  // the A cluster, the outlier attached
   ASSERT_GE(a.reasons.size(), 2u);
   EXPECT_NE(a.reasons[0].find("in total CPU +"), std::string::npos) << a.reasons[0];
   // The planted event is named. (Network bytes no longer weigh token by

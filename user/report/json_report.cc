@@ -84,6 +84,8 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
                       {"idle_wakeups", m.stats.idle_wakeups},
                       {"distance_computations", m.stats.distance_computations},
                       {"merged_clusters", m.stats.merged_clusters},
+                      {"outlier_clusters", m.stats.outlier_clusters},
+                      {"outlier_requests", m.stats.outlier_requests},
                       {"refine_moves", m.stats.refine_moves}};
   if (truth) {
     model::AgreementScore s = model::ScoreAgainstTruth(m, *truth);

@@ -17,6 +17,10 @@ void WriteTextReport(const model::WorkloadModel& m, std::ostream& out,
   out << fmt::format("jackdaw workload model: {} requests, {} clusters, {} anomalies\n", n,
                      m.clusters.size(), m.anomalies.size());
   out << "threshold " << ThresholdText(m.threshold) << "\n";
+  if (m.stats.outlier_requests)
+    out << fmt::format("outliers: {} requests in {} clusters of fewer than {:.0f}% of the requests, attached to their "
+                       "nearest cluster (anomalies below)\n",
+                       m.stats.outlier_requests, m.stats.outlier_clusters, 100 * cluster::kOutlierShare);
   out << fmt::format("normalisation: CPU {}, disk {}, net {} per unit of distance\n",
                      model::FormatResource(0, m.normalization.cpu_ns),
                      model::FormatResource(1, m.normalization.disk_bytes),
