@@ -24,7 +24,7 @@ packages=(
 	# real-server validation suite (jackdaw reproduce --real): run privately
 	# on loopback with generated configs; their packaged services are left
 	# stopped (see below)
-	nginx memcached apache2
+	nginx memcached apache2 postgresql
 	# jackdaw live --metrics test: a private Prometheus on loopback (own
 	# config and data dir) scrapes a live session; its service stays stopped
 	prometheus

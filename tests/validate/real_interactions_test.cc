@@ -6,100 +6,79 @@
 //
 // The kernel's side is asserted against the clients' ground truth: that
 // is its own correctness (one interaction per request, inside the client's
-// interval). Against the join, connection-per-request workloads are held
-// to 90% one to one. On kept-alive connections the bound is only "some
-// agree": it was set before the join had the message rule, when its
-// requests ran from the read of one request to the arrival of the next;
-// with the rule, `jackdaw reproduce --real` measured 300/300 on all five
-// workloads (README), and the keep-alive bounds may be raised to match.
-#include <unistd.h>
-
-#include <filesystem>
+// interval). Against the join, the HTTP and memcached workloads — a
+// connection per request or kept alive — are held to 95% one to one: with
+// the message rule the join's requests are the kernel's interactions
+// (`jackdaw reproduce --real` measured 300/300 on each, this test 80/80),
+// and the margin is for a loaded machine.
+//
+// PostgreSQL (a backend process per connection) is held to what it
+// measures, and its gaps are named: each connection's startup exchange is
+// an interaction (the clients log it as set-up, so it is counted apart),
+// the client's Terminate message before it closes is recorded as an
+// interaction with no response (flagged), and the join's requests agree
+// with the interactions on 85–89% (README: requests that flush WAL are
+// joined through other backends' lock wake-ups and disk completions).
+#include <optional>
 
 #include <gtest/gtest.h>
 
+#include "real_fixture.h"
 #include "schema/schema.h"
-#include "support/test_support.h"
 #include "validate/real_interactions.h"
-#include "validate/real_suite.h"
 
 namespace jackdaw {
 namespace {
 
-constexpr int kRequests = 80;
-
-class RealInteractions : public ::testing::Test {
+class RealInteractions : public testing::RealServerTest {
  protected:
-  void SetUp() override {
-    JDW_REQUIRE_ROOT();
-    opts_.bin_dir = testing::BinDir();
-    opts_.work_dir = testing::TempPath("realia");
-    std::filesystem::create_directories(opts_.work_dir);
-  }
-  void TearDown() override { std::filesystem::remove_all(opts_.work_dir); }
+  RealInteractions() : RealServerTest("realia") {}
 
-  validate::InteractionAgreement Run(const std::string& name) {
-    auto sel = validate::SelectRealWorkloads(validate::RealWorkloads(kRequests), {name});
-    EXPECT_TRUE(sel.ok() && sel->size() == 1u);
-    if (!sel.ok() || sel->empty()) return {};
-    const std::string bin = validate::ServerBinary((*sel)[0].server);
-    if (access(bin.c_str(), X_OK) != 0) {
-      ADD_FAILURE() << bin << " missing: run scripts/install-deps.sh as root";
-      return {};
-    }
-    auto run = validate::RecordRealWorkload(opts_, (*sel)[0]);
-    EXPECT_TRUE(run.ok()) << run.status().message();
-    if (!run.ok()) return {};
+  // Records and compares; nullopt after a failure or a skip.
+  std::optional<validate::InteractionAgreement> RunAndCompare(const std::string& name) {
+    auto run = Record(name);
+    if (!run) return std::nullopt;
     auto a = validate::CompareRunInteractions(*run, "tcp-threadpool",
-                                              schema::DefaultSchemaDirs(testing::BinDir() + "/jackdaw"));
+                                              schema::DefaultSchemaDirs(opts_.bin_dir + "/jackdaw"));
     EXPECT_TRUE(a.ok()) << a.status().message();
-    if (!a.ok()) return {};
+    if (!a.ok()) return std::nullopt;
     validate::PrintInteractionTable({{name, *a}}, stdout);
     EXPECT_EQ(a->truth.left, uint64_t(kRequests));
     EXPECT_EQ(a->lost, 0u);
+    // Every client request is one server interaction; each lies inside its
+    // client's send..receive interval (1 ms slack at each end).
+    EXPECT_EQ(a->truth.one_to_one, uint64_t(kRequests));
+    EXPECT_EQ(a->inside_1ms, a->truth.one_to_one);
     return *a;
   }
 
-  validate::RealRunOptions opts_;
+  void RunAndExpectAgreement(const std::string& name) {
+    auto a = RunAndCompare(name);
+    if (!a) return;
+    EXPECT_EQ(a->truth.right, uint64_t(kRequests)) << "one server interaction per request, no extra";
+    EXPECT_EQ(a->flagged, 0u);
+    EXPECT_GE(a->join.one_to_one, uint64_t(kRequests * 95 / 100));
+  }
 };
 
-// Every client request is one server interaction and nothing else is; each
-// lies inside its client's send..receive interval (1 ms slack at each end).
-void ExpectOneToOneWithTruth(const validate::InteractionAgreement& a) {
-  EXPECT_EQ(a.truth.one_to_one, uint64_t(kRequests));
-  EXPECT_EQ(a.truth.right, uint64_t(kRequests)) << "one server interaction per request, no extra";
-  EXPECT_EQ(a.inside_1ms, a.truth.one_to_one);
-  EXPECT_EQ(a.flagged, 0u);
-}
+TEST_F(RealInteractions, NginxConnectionPerRequest) { RunAndExpectAgreement("nginx-close"); }
 
-TEST_F(RealInteractions, NginxConnectionPerRequest) {
-  auto a = Run("nginx-close");
-  ExpectOneToOneWithTruth(a);
-  EXPECT_GE(a.join.one_to_one, uint64_t(kRequests * 9 / 10));
-}
+TEST_F(RealInteractions, NginxKeepAlive) { RunAndExpectAgreement("nginx-keepalive"); }
 
-TEST_F(RealInteractions, NginxKeepAlive) {
-  auto a = Run("nginx-keepalive");
-  ExpectOneToOneWithTruth(a);
-  EXPECT_GT(a.join.one_to_one, 0u);
-}
+TEST_F(RealInteractions, Memcached) { RunAndExpectAgreement("memcached"); }
 
-TEST_F(RealInteractions, Memcached) {
-  auto a = Run("memcached");
-  ExpectOneToOneWithTruth(a);
-  EXPECT_GT(a.join.one_to_one, 0u);
-}
+TEST_F(RealInteractions, ApachePreforkConnectionPerRequest) { RunAndExpectAgreement("apache-close"); }
 
-TEST_F(RealInteractions, ApachePreforkConnectionPerRequest) {
-  auto a = Run("apache-close");
-  ExpectOneToOneWithTruth(a);
-  EXPECT_GE(a.join.one_to_one, uint64_t(kRequests * 9 / 10));
-}
+TEST_F(RealInteractions, ApachePreforkKeepAlive) { RunAndExpectAgreement("apache-keepalive"); }
 
-TEST_F(RealInteractions, ApachePreforkKeepAlive) {
-  auto a = Run("apache-keepalive");
-  ExpectOneToOneWithTruth(a);
-  EXPECT_GT(a.join.one_to_one, 0u);
+TEST_F(RealInteractions, PostgresBackendPerConnection) {
+  auto a = RunAndCompare("postgres");
+  if (!a) return;
+  constexpr uint64_t kConnections = 4;
+  EXPECT_EQ(a->setup, kConnections) << "each connection's startup: one interaction";
+  EXPECT_LE(a->flagged, kConnections) << "only the clients' Terminate messages, one per connection";
+  EXPECT_EQ(a->truth.right, uint64_t(kRequests) + a->setup + a->flagged) << "no other interaction";
+  EXPECT_GE(a->join.one_to_one, uint64_t(kRequests * 3 / 4));
 }
 
 }  // namespace

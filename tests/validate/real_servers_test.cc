@@ -1,8 +1,10 @@
-// The real-server suite in short form (issue 10): Debian's nginx, memcached
-// and apache2 (mpm_prefork) on loopback with private configurations, driven
-// by jackdaw's own clients, recorded with `jackdaw record --pid` started
-// after the server (so its workers already exist), analysed with the
-// black-box schema and scored against the clients' ground truth.
+// The real-server suite in short form (issue 10): Debian's nginx, memcached,
+// apache2 (mpm_prefork) and PostgreSQL on loopback with private
+// configurations, driven by jackdaw's own clients, recorded with `jackdaw
+// record --pid` started after the server (so its workers already exist;
+// PostgreSQL's backends are forked during the recording, one per
+// connection), analysed with the black-box schema and scored against the
+// clients' ground truth.
 //
 // The bounds are the issue's targets where they hold under load on this
 // machine (README, tests/results/): every client request extracted exactly
@@ -10,73 +12,72 @@
 // set-up and teardown are the connection's), and clusters that do not mix
 // kinds. Clustering figures that depend on load (cluster counts, ARI) are
 // measured by `jackdaw reproduce --real --repeat`, not asserted here.
-#include <unistd.h>
-
-#include <filesystem>
+#include <optional>
 
 #include <gtest/gtest.h>
 
+#include "real_fixture.h"
 #include "schema/schema.h"
-#include "support/test_support.h"
-#include "validate/real_suite.h"
 
 namespace jackdaw {
 namespace {
 
-constexpr int kRequests = 80;
-
-class RealServers : public ::testing::Test {
+class RealServers : public testing::RealServerTest {
  protected:
-  void SetUp() override {
-    JDW_REQUIRE_ROOT();
-    opts_.bin_dir = testing::BinDir();
-    opts_.work_dir = testing::TempPath("realsrv");
-    std::filesystem::create_directories(opts_.work_dir);
-  }
-  void TearDown() override { std::filesystem::remove_all(opts_.work_dir); }
+  RealServers() : RealServerTest("realsrv") {}
 
-  validate::SchemaResult Run(const std::string& name) {
-    auto all = validate::RealWorkloads(kRequests);
-    auto sel = validate::SelectRealWorkloads(all, {name});
-    EXPECT_TRUE(sel.ok() && sel->size() == 1u);
-    if (!sel.ok() || sel->empty()) return {};
-    const std::string bin = validate::ServerBinary((*sel)[0].server);
-    if (access(bin.c_str(), X_OK) != 0) {
-      ADD_FAILURE() << bin << " missing: run scripts/install-deps.sh as root";
-      return {};
-    }
-    auto run = validate::RecordRealWorkload(opts_, (*sel)[0]);
-    EXPECT_TRUE(run.ok()) << run.status().message();
-    if (!run.ok()) return {};
-    auto r = validate::AnalyzeRun(*run, "tcp-threadpool", schema::DefaultSchemaDirs(testing::BinDir() + "/jackdaw"));
+  // Records and analyses; nullopt after a failure or a skip.
+  std::optional<validate::SchemaResult> RunAndAnalyze(const std::string& name) {
+    auto run = Record(name);
+    if (!run) return std::nullopt;
+    auto r = validate::AnalyzeRun(*run, "tcp-threadpool", schema::DefaultSchemaDirs(opts_.bin_dir + "/jackdaw"));
     EXPECT_TRUE(r.ok()) << r.status().message();
-    if (!r.ok()) return {};
+    if (!r.ok()) return std::nullopt;
     validate::PrintRealTable({{*run, {*r}}}, stdout);
     EXPECT_EQ(r->sent, uint64_t(kRequests));
     EXPECT_GT(r->extracted, 0u) << "no requests: were the server's workers traced? " << r->summary;
     return *r;
   }
 
-  validate::RealRunOptions opts_;
+  void RunAndExpectExact(const std::string& name) {
+    auto r = RunAndAnalyze(name);
+    if (!r) return;
+    EXPECT_GE(r->exact, uint64_t(kRequests * 99 / 100)) << r->summary;
+    EXPECT_EQ(r->merged, 0u) << r->summary;
+    EXPECT_EQ(r->unmatched, 0u) << "extra requests: connection life emitted as requests? " << r->summary;
+    EXPECT_GE(r->purity, 0.95);
+    EXPECT_GE(r->accounted_cpu, 0.8) << r->summary;
+  }
 };
 
-void ExpectExact(const validate::SchemaResult& r) {
-  EXPECT_GE(r.exact, uint64_t(kRequests * 99 / 100)) << r.summary;
-  EXPECT_EQ(r.merged, 0u) << r.summary;
-  EXPECT_EQ(r.unmatched, 0u) << "extra requests: connection life emitted as requests? " << r.summary;
-  EXPECT_GE(r.purity, 0.95);
-  EXPECT_GE(r.accounted_cpu, 0.8) << r.summary;
+TEST_F(RealServers, NginxConnectionPerRequest) { RunAndExpectExact("nginx-close"); }
+
+TEST_F(RealServers, NginxKeepAlive) { RunAndExpectExact("nginx-keepalive"); }
+
+TEST_F(RealServers, MemcachedPersistentConnections) { RunAndExpectExact("memcached"); }
+
+TEST_F(RealServers, ApachePreforkConnectionPerRequest) { RunAndExpectExact("apache-close"); }
+
+TEST_F(RealServers, ApachePreforkKeepAlive) { RunAndExpectExact("apache-keepalive"); }
+
+// A backend process forked per connection during the recording, persistent
+// connections, queries that differ in rows returned and in WAL written.
+// Held to what it measures, below the targets (README, "Real servers"):
+// each connection's startup exchange is extracted as a request (a
+// client-first handshake the bytes cannot tell from a query; named through
+// the client's set-up log), and requests that flush WAL are joined with
+// other backends' work through lock wake-ups and disk completions, so some
+// span later queries of their connection (85–91% exact measured).
+TEST_F(RealServers, PostgresBackendPerConnection) {
+  auto r = RunAndAnalyze("postgres");
+  if (!r) return;
+  constexpr uint64_t kConnections = 4;
+  EXPECT_EQ(r->unmatched, r->setup) << "extra requests other than the connections' startups " << r->summary;
+  EXPECT_LE(r->setup, kConnections);
+  EXPECT_GE(r->exact, uint64_t(kRequests * 7 / 10)) << r->summary;
+  EXPECT_GE(r->purity, 0.9);
+  EXPECT_GE(r->accounted_cpu, 0.8) << r->summary;
 }
-
-TEST_F(RealServers, NginxConnectionPerRequest) { ExpectExact(Run("nginx-close")); }
-
-TEST_F(RealServers, NginxKeepAlive) { ExpectExact(Run("nginx-keepalive")); }
-
-TEST_F(RealServers, MemcachedPersistentConnections) { ExpectExact(Run("memcached")); }
-
-TEST_F(RealServers, ApachePreforkConnectionPerRequest) { ExpectExact(Run("apache-close")); }
-
-TEST_F(RealServers, ApachePreforkKeepAlive) { ExpectExact(Run("apache-keepalive")); }
 
 }  // namespace
 }  // namespace jackdaw

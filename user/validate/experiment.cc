@@ -182,7 +182,9 @@ StatusOr<RecordedRun> RecordWorkload(const RunOptions& o, const Workload& w) {
   return run;
 }
 
-StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path) {
+namespace {
+
+StatusOr<std::vector<TruthEntry>> ReadTruthLines(const std::string& path, bool setup) {
   std::ifstream in(path);
   if (!in) return ErrStatus("cannot read ground truth %s", path.c_str());
   std::vector<TruthEntry> out;
@@ -193,6 +195,7 @@ StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path) {
     if (line.empty()) continue;
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) return ErrStatus("%s:%zu: not JSON", path.c_str(), n);
+    if (j.value("setup", false) != setup) continue;
     TruthEntry t;
     t.type = j.value("type", std::string());
     t.client_port = j.value("local_port", uint16_t{0});
@@ -204,6 +207,12 @@ StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path) {
   }
   return out;
 }
+
+}  // namespace
+
+StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path) { return ReadTruthLines(path, false); }
+
+StatusOr<std::vector<TruthEntry>> ReadSetupExchanges(const std::string& path) { return ReadTruthLines(path, true); }
 
 StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& schema_name,
                                   const std::vector<std::string>& schema_dirs) {
@@ -258,6 +267,16 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
     }
     if (!any && best >= 0) hits->insert(size_t(best));
   };
+  // A request matching no client request may be a set-up exchange.
+  ASSIGN_OR_RETURN(auto setups, ReadSetupExchanges(run.truth));
+  auto is_setup = [&](const model::Request& r) {
+    for (const TruthEntry& t : setups) {
+      if (std::min(t.recv_mono_ns, r.end_ns) < std::max(t.send_mono_ns, r.start_ns)) continue;
+      for (const auto& c : r.connections)
+        if (PortOf(c.remote) == t.client_port || PortOf(c.local) == t.client_port) return true;
+    }
+    return false;
+  };
   std::vector<int> truth_hits(truth.size(), 0);
   std::vector<int> truth_single(truth.size(), 0);  // hits by requests matching only it
   std::unordered_map<uint64_t, std::string> labels;  // request id -> type
@@ -277,6 +296,7 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
     if (hits.size() == 1) ++truth_single[*hits.begin()];
     if (hits.empty()) {
       ++res.unmatched;
+      if (is_setup(r)) ++res.setup;
       continue;
     }
     if (hits.size() > 1) ++res.merged;

@@ -79,7 +79,11 @@ struct TruthEntry {
   uint64_t req_id = 0;
   uint64_t server_cpu_ns = 0;  // the server's own thread-CPU measurement
 };
+// The client requests of a ground-truth file; lines marked `"setup": true`
+// (a connection's set-up exchange a client logged, e.g. PostgreSQL's
+// startup) are left out, and ReadSetupExchanges() returns only them.
 StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path);
+StatusOr<std::vector<TruthEntry>> ReadSetupExchanges(const std::string& path);
 
 struct ClusterRow {
   std::string label;
@@ -91,6 +95,9 @@ struct ClusterRow {
 struct SchemaResult {
   std::string schema;
   uint64_t sent = 0, extracted = 0, matched = 0, merged = 0, split = 0, missing = 0, unmatched = 0;
+  // Of `unmatched`: requests that are a connection's set-up exchange the
+  // client logged (same port, overlapping its interval).
+  uint64_t setup = 0;
   // Truth entries matched by exactly one request that matches nothing else.
   uint64_t exact = 0;
   double accounted_cpu = 0;       // fraction: requests and connection life

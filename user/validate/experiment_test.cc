@@ -1,5 +1,10 @@
-// Workload selection for `jackdaw reproduce --only`.
+// Workload selection for `jackdaw reproduce --only`, and reading ground truth.
 #include "validate/experiment.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +42,27 @@ TEST(SelectWorkloads, UnknownNameOrClientCountIsAnError) {
   EXPECT_FALSE(SelectWorkloads(all, {"E:3"}).ok());
   EXPECT_FALSE(SelectWorkloads(all, {"E:x"}).ok());
   EXPECT_FALSE(SelectWorkloads(all, {"e"}).ok());
+}
+
+TEST(ReadGroundTruth, SetUpExchangesAreReadApartFromRequests) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("jdw_truth_setup" + std::to_string(getpid()))).string();
+  {
+    std::ofstream f(path);
+    f << R"({"type":"pg-startup","local_port":5000,"send_mono_ns":1,"recv_mono_ns":2,"req_id":0,"setup":true})"
+      << "\n"
+      << R"({"type":"point","local_port":5000,"send_mono_ns":3,"recv_mono_ns":4,"req_id":7})" << "\n";
+  }
+  auto requests = ReadGroundTruth(path);
+  auto setups = ReadSetupExchanges(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(requests.ok() && setups.ok());
+  ASSERT_EQ(requests->size(), 1u);
+  EXPECT_EQ((*requests)[0].type, "point");
+  EXPECT_EQ((*requests)[0].req_id, 7u);
+  ASSERT_EQ(setups->size(), 1u);
+  EXPECT_EQ((*setups)[0].type, "pg-startup");
+  EXPECT_EQ((*setups)[0].send_mono_ns, 1u);
 }
 
 }  // namespace

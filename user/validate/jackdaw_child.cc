@@ -1,6 +1,8 @@
 #include "validate/jackdaw_child.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,8 +26,14 @@ StatusOr<pid_t> StartJackdawChild(const std::vector<std::string>& argv, const st
   const std::string what = argv.size() > 1 ? "jackdaw " + argv[1] : "jackdaw";
   const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (err < 0) return ErrStatus("cannot create %s: %s", log.c_str(), strerror(errno));
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {
+    // Stopped like a user's Ctrl-C should this process die first (a
+    // SIGINT'ed or crashed reproduce), so no recorder outlives its run.
+    signal(SIGINT, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGINT);
+    if (getppid() != parent) _exit(1);
     dup2(err, STDERR_FILENO);
     const int null = open("/dev/null", O_RDWR);
     if (null >= 0) dup2(null, STDIN_FILENO), dup2(null, STDOUT_FILENO);

@@ -16,6 +16,7 @@ namespace jackdaw::validate {
 // Runs argv (argv[0] a path) with stdin/stdout on /dev/null and stderr in
 // `log`; returns its pid once `ready` appears in the log. Fails, with the
 // log's text, if it exits first or is not ready within 30 s (then killed).
+// The child gets SIGINT (a recorder's clean stop) if the caller dies.
 StatusOr<pid_t> StartJackdawChild(const std::vector<std::string>& argv, const std::string& log,
                                   const std::string& ready);
 

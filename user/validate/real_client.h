@@ -1,5 +1,10 @@
 // The real-server suite's clients: HTTP/1.1 (a connection per request, or
-// keep-alive) and memcached's text protocol (persistent connections). Each
+// keep-alive), memcached's text protocol and PostgreSQL's v3 protocol
+// (simple queries; pg_wire.h), both on persistent connections. A
+// PostgreSQL connection's startup exchange and its Terminate belong to the
+// connection, not to requests: the startup is logged with `"setup": true`
+// (ReadGroundTruth leaves it out; ReadSetupExchanges reads it), so an
+// extracted request that is really a set-up can be named as one. Each
 // client thread records its own ground truth per request — kind, its local
 // port (the server's remote port), CLOCK_MONOTONIC just before the first
 // byte is sent and just after the last byte of the response arrives — in the
@@ -20,13 +25,13 @@
 
 namespace jackdaw::validate {
 
-enum class Protocol { kHttp, kMemcache };
+enum class Protocol { kHttp, kMemcache, kPostgres };
 
 struct RequestKind {
   std::string name;        // ground-truth label: "5K", "get-100K"
-  std::string target;      // HTTP path, or memcached key
-  std::string op = "get";  // memcached: get | set
-  size_t bytes = 0;        // expected body / value size (set: bytes sent)
+  std::string target;      // HTTP path, memcached key, or SQL
+  std::string op = "get";  // memcached: get | set; PostgreSQL: the CommandComplete tag expected
+  size_t bytes = 0;        // expected body / value size (set: bytes sent); PostgreSQL: least row bytes
   int http_status = 200;
 };
 
@@ -50,5 +55,9 @@ Status RunClients(const ClientOptions& o);
 // Stores every `get` kind's value (and nothing else) before recording, so
 // the recorded gets hit. memcached only.
 Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds);
+
+// Creates and fills the tables ServerRequestKinds(kPostgres) query, then
+// checkpoints, before recording. PostgreSQL only.
+Status PreparePostgres(uint16_t port);
 
 }  // namespace jackdaw::validate

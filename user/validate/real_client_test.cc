@@ -16,12 +16,14 @@
 #include <gtest/gtest.h>
 
 #include "validate/experiment.h"
+#include "validate/pg_wire.h"
 
 namespace jackdaw::validate {
 namespace {
 
 // Answers HTTP GETs (200 with the size from the kinds, 404 for the 404
-// kind) or memcached get/set, one thread per connection.
+// kind), memcached get/set, or PostgreSQL's startup and simple queries (the
+// kind's tag, one row of its bytes), one thread per connection.
 class TinyServer {
  public:
   TinyServer(Protocol p, std::vector<RequestKind> kinds) : proto_(p), kinds_(std::move(kinds)) {
@@ -57,8 +59,42 @@ class TinyServer {
   int connections() const { return connections_; }
 
  private:
+  static std::string Msg(char type, const std::string& body) {
+    const uint32_t n = uint32_t(body.size() + 4);
+    return std::string(1, type) + char(n >> 24) + char(n >> 16) + char(n >> 8) + char(n) + body;
+  }
+  // One PostgreSQL message off buf: false when incomplete; *reply empty and
+  // *close_after set on Terminate.
+  bool ServePg(std::string& buf, bool& started, std::string* reply, bool* close_after) {
+    if (!started) {
+      if (buf.size() < 4) return false;
+      const uint32_t len = uint32_t(uint8_t(buf[0])) << 24 | uint32_t(uint8_t(buf[1])) << 16 |
+                           uint32_t(uint8_t(buf[2])) << 8 | uint8_t(buf[3]);
+      if (buf.size() < len) return false;
+      buf.erase(0, len);
+      started = true;
+      *reply = Msg('R', std::string(4, '\0')) + Msg('S', std::string("a\0b\0", 4)) + Msg('Z', "I");
+      return true;
+    }
+    PgMessage m;
+    auto whole = PgTakeMessage(&buf, &m);
+    if (!whole.ok() || !*whole) return false;
+    if (m.type == 'X') {
+      *close_after = true;
+      return true;
+    }
+    const std::string sql = m.body.substr(0, m.body.find('\0'));
+    for (const auto& k : kinds_) {
+      if (k.target != sql) continue;
+      if (k.bytes) *reply += Msg('D', std::string(k.bytes, 'r'));
+      *reply += Msg('C', k.op + '\0');
+    }
+    *reply += Msg('Z', "I");
+    return true;
+  }
   void Serve(int c) {
     std::string buf;
+    bool pg_started = false;
     char tmp[65536];
     for (;;) {
       ssize_t n = recv(c, tmp, sizeof(tmp), 0);
@@ -67,7 +103,9 @@ class TinyServer {
       while (true) {
         std::string reply;
         bool close_after = false;
-        if (proto_ == Protocol::kHttp) {
+        if (proto_ == Protocol::kPostgres) {
+          if (!ServePg(buf, pg_started, &reply, &close_after)) break;
+        } else if (proto_ == Protocol::kHttp) {
           auto end = buf.find("\r\n\r\n");
           if (end == std::string::npos) break;
           const std::string req = buf.substr(0, end);
@@ -194,6 +232,39 @@ TEST(RealClient, MemcacheGetsAndSetsAndTheSameSequenceTwice) {
     std::filesystem::remove(o.truth_path);
   }
   EXPECT_EQ(seqs[0], seqs[1]);
+}
+
+TEST(RealClient, PostgresQueriesOnPersistentConnectionsStartupNotInTheTruth) {
+  std::vector<RequestKind> kinds = {{"point", "SELECT 1", "SELECT 1", 0, 0},
+                                    {"scan", "SELECT big", "SELECT 1", 4000, 0},
+                                    {"insert1", "INSERT x", "INSERT 0 1", 0, 0}};
+  TinyServer s(Protocol::kPostgres, kinds);
+  ClientOptions o;
+  o.protocol = Protocol::kPostgres;
+  o.port = s.port();
+  o.kinds = kinds;
+  o.clients = 2;
+  o.requests = 12;
+  o.think_us = 0;
+  o.truth_path = TruthPath("jdw_truth_pg");
+  Status st = RunClients(o);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto truth = ReadGroundTruth(o.truth_path);
+  ASSERT_TRUE(truth.ok());
+  ASSERT_EQ(truth->size(), 12u);  // queries only: the startup exchanges are the connections'
+  std::map<std::string, int> per_kind;
+  std::set<uint16_t> ports;
+  for (const auto& t : *truth) ++per_kind[t.type], ports.insert(t.client_port);
+  EXPECT_EQ(per_kind, (std::map<std::string, int>{{"insert1", 4}, {"point", 4}, {"scan", 4}}));
+  EXPECT_EQ(ports.size(), 2u);
+  EXPECT_EQ(s.connections(), 2);
+  std::filesystem::remove(o.truth_path);
+  // A tag other than the kind's fails the run.
+  o.kinds[2].op = "INSERT 0 500";
+  st = RunClients(o);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("expected INSERT 0 500"), std::string::npos) << st.message();
+  std::filesystem::remove(o.truth_path);
 }
 
 TEST(RealClient, AWrongResponseFailsTheRun) {

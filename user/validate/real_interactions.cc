@@ -136,7 +136,8 @@ StatusOr<std::vector<jdw_interaction>> ReadServerInteractions(const std::string&
 
 InteractionAgreement CompareInteractions(const std::vector<TruthEntry>& truth,
                                          const std::vector<jdw_interaction>& interactions,
-                                         const std::vector<ConnSpan>& requests) {
+                                         const std::vector<ConnSpan>& requests,
+                                         const std::vector<TruthEntry>& setups) {
   InteractionAgreement a;
   std::vector<ConnSpan> sent, ias;
   for (const TruthEntry& t : truth) sent.push_back(ConnSpan{{t.client_port}, t.send_mono_ns, t.recv_mono_ns});
@@ -146,6 +147,11 @@ InteractionAgreement CompareInteractions(const std::vector<TruthEntry>& truth,
   }
   a.truth = MatchOneToOne(sent, ias);
   a.join = MatchOneToOne(ias, requests);
+  if (!setups.empty()) {
+    std::vector<ConnSpan> set_up;
+    for (const TruthEntry& t : setups) set_up.push_back(ConnSpan{{t.client_port}, t.send_mono_ns, t.recv_mono_ns});
+    a.setup = MatchOneToOne(set_up, ias).one_to_one;
+  }
   for (auto [t, i] : a.truth.pairs) {
     const jdw_interaction& ia = interactions[i];
     const uint64_t end = ia.resp_end ? ia.resp_end : ia.req_end;
@@ -157,6 +163,7 @@ InteractionAgreement CompareInteractions(const std::vector<TruthEntry>& truth,
 StatusOr<InteractionAgreement> CompareRunInteractions(const RecordedRun& run, const std::string& schema_name,
                                                       const std::vector<std::string>& schema_dirs) {
   ASSIGN_OR_RETURN(auto truth, ReadGroundTruth(run.truth));
+  ASSIGN_OR_RETURN(auto setups, ReadSetupExchanges(run.truth));
   const std::string path = InteractionsPathFor(run.trace);
   if (access(path.c_str(), R_OK) != 0)
     return ErrStatus("no kernel interactions were recorded (%s): %s", path.c_str(),
@@ -171,7 +178,7 @@ StatusOr<InteractionAgreement> CompareRunInteractions(const RecordedRun& run, co
     for (const auto& c : r.connections) s.ports.push_back(PortOf(c.remote)), s.ports.push_back(PortOf(c.local));
     requests.push_back(std::move(s));
   }
-  InteractionAgreement a = CompareInteractions(truth, interactions, requests);
+  InteractionAgreement a = CompareInteractions(truth, interactions, requests, setups);
   a.lost = LostFromLog(InteractionsLogFor(run.trace));
   return a;
 }
@@ -184,7 +191,8 @@ nlohmann::json AgreementJson(const InteractionAgreement& a) {
   };
   return {{"sent", a.truth.left}, {"interactions", a.truth.right}, {"join_requests", a.join.right},
           {"truth_vs_interactions", side(a.truth)}, {"interactions_vs_join", side(a.join)},
-          {"flagged", a.flagged}, {"inside_client_interval_1ms", a.inside_1ms}, {"lost", a.lost}};
+          {"flagged", a.flagged}, {"inside_client_interval_1ms", a.inside_1ms}, {"lost", a.lost},
+          {"setup_interactions", a.setup}};
 }
 
 void PrintInteractionTable(const std::vector<std::pair<std::string, InteractionAgreement>>& rows, FILE* out) {
@@ -193,18 +201,20 @@ void PrintInteractionTable(const std::vector<std::pair<std::string, InteractionA
   fprintf(out, "%-17s %5s %5s %5s  %-18s %-18s %-11s %9s %5s\n", "workload", "sent", "ia", "join", "truth 1:1 (m/x)",
           "join 1:1 (m/x)", "join (e/x)", "in 1 ms", "lost");
   for (const auto& [name, a] : rows) {
-    char t[48], j[48], jr[32], in[24];
+    char t[48], j[48], jr[32], in[24], ia[32];
+    snprintf(ia, sizeof(ia), a.setup ? "%llu(%llus)" : "%llu", u(a.truth.right), u(a.setup));
     snprintf(t, sizeof(t), "%llu/%llu (%llu/%llu)", u(a.truth.one_to_one), u(a.truth.left), u(a.truth.left_unmatched),
              u(a.truth.left_multi));
     snprintf(j, sizeof(j), "%llu/%llu (%llu/%llu)", u(a.join.one_to_one), u(a.join.left), u(a.join.left_unmatched),
              u(a.join.left_multi));
     snprintf(jr, sizeof(jr), "%llu/%llu", u(a.join.right_unmatched), u(a.join.right_multi));
     snprintf(in, sizeof(in), "%llu/%zu", u(a.inside_1ms), a.truth.pairs.size());
-    fprintf(out, "%-17s %5llu %5llu %5llu  %-18s %-18s %-11s %9s %5llu\n", name.c_str(), u(a.truth.left),
-            u(a.truth.right), u(a.join.right), t, j, jr, in, u(a.lost));
+    fprintf(out, "%-17s %5llu %5s %5llu  %-18s %-18s %-11s %9s %5llu\n", name.c_str(), u(a.truth.left), ia,
+            u(a.join.right), t, j, jr, in, u(a.lost));
   }
   fprintf(out,
-          "\nsent: client requests; ia: the kernel's server interactions; join: the join's requests.\n"
+          "\nsent: client requests; ia: the kernel's server interactions, N(Ms): M of them a connection's\n"
+          "set-up exchange the client logged (PostgreSQL's startup); join: the join's requests.\n"
           "truth 1:1: client requests matched by exactly one interaction that matches no other request\n"
           "(m: matching no interaction, x: several); join 1:1: interactions matched by exactly one join\n"
           "request that matches no other interaction (m: none, x: several); join (e/x): join requests\n"

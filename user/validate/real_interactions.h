@@ -60,6 +60,10 @@ struct InteractionAgreement {
   uint64_t flagged = 0;    // interactions with a JDW_IA_* flag other than CLOSED
   uint64_t inside_1ms = 0; // truth pairs: interaction inside send..recv within 1 ms
   uint64_t lost = 0;       // interactions the recorder reported lost or untracked
+  // Interactions that are a connection's set-up exchange the client logged
+  // (ReadSetupExchanges: PostgreSQL's startup), matched one to one; they
+  // are among truth.right_unmatched.
+  uint64_t setup = 0;
 };
 
 // Where a run's interactions and the recorder's log go, beside its trace
@@ -80,7 +84,8 @@ StatusOr<std::vector<jdw_interaction>> ReadServerInteractions(const std::string&
 // The comparison of one recorded run; `requests` are the join's.
 InteractionAgreement CompareInteractions(const std::vector<TruthEntry>& truth,
                                          const std::vector<jdw_interaction>& interactions,
-                                         const std::vector<ConnSpan>& requests);
+                                         const std::vector<ConnSpan>& requests,
+                                         const std::vector<TruthEntry>& setups = {});
 
 // Reads the run's interactions and truth, extracts the join's requests with
 // `schema` from its full trace, and compares. `lost` comes from the

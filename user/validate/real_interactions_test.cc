@@ -78,6 +78,20 @@ TEST(CompareInteractions, CountsTruthJoinAndTiming) {
   EXPECT_EQ(a.join.right_multi, 1u);
 }
 
+TEST(CompareInteractions, AConnectionsSetUpExchangeIsNamedNotMatchedToARequest) {
+  // A PostgreSQL-like connection: the startup exchange, then one query.
+  std::vector<TruthEntry> truth = {Sent(5000, 10'000'000, 12'000'000)};
+  std::vector<TruthEntry> setups = {Sent(5000, 1'000'000, 5'000'000)};
+  std::vector<jdw_interaction> ias = {Ia(5000, 1'500'000, 4'800'000), Ia(5000, 10'200'000, 11'800'000)};
+  std::vector<ConnSpan> requests = {{{80, 5000}, 1'500'000, 4'800'000}, {{80, 5000}, 10'200'000, 11'800'000}};
+  InteractionAgreement a = CompareInteractions(truth, ias, requests, setups);
+  EXPECT_EQ(a.truth.one_to_one, 1u);
+  EXPECT_EQ(a.truth.right_unmatched, 1u);
+  EXPECT_EQ(a.setup, 1u);
+  EXPECT_EQ(a.join.one_to_one, 2u);
+  EXPECT_EQ(CompareInteractions(truth, ias, requests).setup, 0u);
+}
+
 TEST(InteractionsPathFor, SitsBesideTheTrace) {
   EXPECT_EQ(InteractionsPathFor("/tmp/x/nginx-close_r0.jdw"), "/tmp/x/nginx-close_r0.ia.jdw");
   EXPECT_EQ(InteractionsLogFor("/tmp/x/nginx-close_r0.jdw"), "/tmp/x/nginx-close_r0.ia.log");

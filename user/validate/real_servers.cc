@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "validate/real_postgres.h"
+
 namespace jackdaw::validate {
 namespace {
 
@@ -137,6 +139,7 @@ const char* ServerName(ServerKind k) {
     case ServerKind::kNginx: return "nginx";
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2-prefork";
+    case ServerKind::kPostgres: return "postgres";
   }
   return "?";
 }
@@ -146,6 +149,7 @@ std::string ServerBinary(ServerKind k) {
     case ServerKind::kNginx: return "/usr/sbin/nginx";
     case ServerKind::kMemcached: return "/usr/bin/memcached";
     case ServerKind::kApachePrefork: return "/usr/sbin/apache2";
+    case ServerKind::kPostgres: return PostgresBinary();
   }
   return "";
 }
@@ -155,6 +159,7 @@ const char* ServerPackage(ServerKind k) {
     case ServerKind::kNginx: return "nginx";
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2";
+    case ServerKind::kPostgres: return "postgresql";
   }
   return "";
 }
@@ -165,6 +170,17 @@ std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
     out.push_back({"get-small", "small", "get", 100, 0});
     out.push_back({"get-100K", "big", "get", 100 * 1024, 0});
     out.push_back({"set-50K", "upload", "set", 50 * 1024, 0});
+    return out;
+  }
+  if (k == ServerKind::kPostgres) {
+    // Two reads (a point lookup, ~110 KB of rows) and two writes that
+    // differ mainly in WAL: one row committed with its WAL flushed, and
+    // 500 rows (~140 KB of WAL) in one statement. Tables: PreparePostgres().
+    out.push_back({"point", "SELECT v FROM kv WHERE k = 4242", "SELECT 1", 0, 0});
+    out.push_back({"scan100K", "SELECT id, pad FROM wide ORDER BY id", "SELECT 1000", 100 * 1000, 0});
+    out.push_back({"insert1", "INSERT INTO log (pad) VALUES (repeat('i', 100))", "INSERT 0 1", 0, 0});
+    out.push_back({"bulk500", "INSERT INTO log (pad) SELECT repeat('b', 200) FROM generate_series(1, 500)",
+                   "INSERT 0 500", 0, 0});
     return out;
   }
   for (const auto& f : kFiles) out.push_back({f.kind, std::string("/") + f.name, "get", f.bytes, 200});
@@ -217,10 +233,20 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
       argv = {bin, "-u", "nobody", "-l", "127.0.0.1", "-p", std::to_string(s->port_), "-U", "0", "-t", "4",
               "-m", "256", "-c", "1024"};
       break;
+    case ServerKind::kPostgres:
+      break;  // below: its keeper runs initdb and the postmaster
   }
   const std::string log = dir + "/server.out";
   const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out < 0) return ErrStatus("cannot create %s: %s", log.c_str(), strerror(errno));
+  if (kind == ServerKind::kPostgres) {
+    auto pg = StartPostgres(dir, s->port_, out);
+    close(out);
+    if (!pg.ok()) return ErrStatus("postgres: %s: %s", pg.status().message().c_str(), Tail(log).c_str());
+    s->pid_ = pg->postmaster;
+    s->child_ = pg->keeper;
+    return s.release()->AwaitAccepting(log, 60);
+  }
   s->pid_ = fork();
   if (s->pid_ == 0) {
     setpgid(0, 0);
@@ -236,36 +262,43 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
   }
   close(out);
   if (s->pid_ < 0) return ErrStatus("fork: %s", strerror(errno));
+  s->child_ = s->pid_;
   setpgid(s->pid_, s->pid_);
-  for (int i = 0; i < 200; ++i) {  // 10 s
+  return s.release()->AwaitAccepting(log, 10);
+}
+
+StatusOr<std::unique_ptr<RealServer>> RealServer::AwaitAccepting(const std::string& log, int seconds) {
+  std::unique_ptr<RealServer> self(this);
+  for (int i = 0; i < seconds * 20; ++i) {
     int st;
-    if (waitpid(s->pid_, &st, WNOHANG) == s->pid_) {
-      s->pid_ = -1;
+    if (waitpid(child_, &st, WNOHANG) == child_) {
+      pid_ = child_ = -1;
       std::string why = Tail(log);
-      if (why.empty()) why = Tail(dir + "/error.log");
-      return ErrStatus("%s exited at start-up: %s", ServerName(kind), why.c_str());
+      if (why.empty()) why = Tail(dir_ + "/error.log");
+      return ErrStatus("%s exited at start-up: %s", ServerName(kind_), why.c_str());
     }
-    if (Accepts(s->port_)) {
+    if (Accepts(port_)) {
       // Pre-forked workers and worker threads come up right after the
       // listener; give them a moment so they exist when recording starts.
       usleep(300 * 1000);
-      return s;
+      return self;
     }
     usleep(50 * 1000);
   }
-  (void)s->Stop();
-  return ErrStatus("%s did not accept on 127.0.0.1:%u within 10 s (see %s)", ServerName(kind), s->port_,
+  (void)Stop();
+  return ErrStatus("%s did not accept on 127.0.0.1:%u within %d s (see %s)", ServerName(kind_), port_, seconds,
                    log.c_str());
 }
 
 Status RealServer::Stop() {
-  if (pid_ <= 0) return Status::Ok();
-  const pid_t pid = pid_;
-  pid_ = -1;
+  if (child_ <= 0) return Status::Ok();
+  const pid_t pid = child_;
+  pid_ = child_ = -1;
   // nginx: SIGTERM is a fast shutdown; apache2: stops its children;
-  // memcached: exits.
+  // memcached: exits; PostgreSQL's keeper: a fast shutdown, then removes
+  // the cluster.
   kill(pid, SIGTERM);
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 400; ++i) {
     int st;
     const pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid || (r < 0 && errno == ECHILD)) {
@@ -276,7 +309,7 @@ Status RealServer::Stop() {
   }
   kill(-pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-  return ErrStatus("%s did not stop within 10 s of SIGTERM; killed", ServerName(kind_));
+  return ErrStatus("%s did not stop within 20 s of SIGTERM; killed", ServerName(kind_));
 }
 
 RealServer::~RealServer() { (void)Stop(); }

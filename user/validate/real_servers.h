@@ -8,7 +8,8 @@
 // Shapes: nginx (a master and 2 event-loop workers, epoll, Debian's
 // sendfile on), memcached (4 worker threads behind one listener thread,
 // libevent), apache2 with mpm_prefork (pre-forked single-threaded worker
-// processes).
+// processes), PostgreSQL (a postmaster that forks one backend process per
+// connection; real_postgres.h).
 #pragma once
 
 #include <sys/types.h>
@@ -23,7 +24,7 @@
 
 namespace jackdaw::validate {
 
-enum class ServerKind { kNginx, kMemcached, kApachePrefork };
+enum class ServerKind { kNginx, kMemcached, kApachePrefork, kPostgres };
 
 const char* ServerName(ServerKind k);
 // The binary each kind runs, and the Debian package that provides it.
@@ -41,6 +42,8 @@ class RealServer {
   static StatusOr<std::unique_ptr<RealServer>> Start(ServerKind kind, const std::string& dir);
   ~RealServer();  // stops it if still running
 
+  // The server's top process (nginx's master, the postmaster): what
+  // `record --pid` is given.
   pid_t pid() const { return pid_; }
   uint16_t port() const { return port_; }
   ServerKind kind() const { return kind_; }
@@ -49,8 +52,12 @@ class RealServer {
 
  private:
   RealServer() = default;
+  // Takes ownership of this (a new server): waits until it accepts, or
+  // fails with its log's tail if it exits or does not within `seconds`.
+  StatusOr<std::unique_ptr<RealServer>> AwaitAccepting(const std::string& log, int seconds);
   ServerKind kind_ = ServerKind::kNginx;
   pid_t pid_ = -1;
+  pid_t child_ = -1;  // our child, signalled and reaped: pid_, or PostgreSQL's keeper
   uint16_t port_ = 0;
   std::string dir_;
 };

@@ -53,6 +53,7 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
       {"memcached", ServerKind::kMemcached, true, 4, requests},
       {"apache-close", ServerKind::kApachePrefork, false, 4, requests},
       {"apache-keepalive", ServerKind::kApachePrefork, true, 4, requests},
+      {"postgres", ServerKind::kPostgres, true, 4, requests},
   };
 }
 
@@ -100,7 +101,9 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   const uint64_t t0 = MonoNs();
   ASSIGN_OR_RETURN(auto server, RealServer::Start(w.server, stem + ".server"));
   ClientOptions c;
-  c.protocol = w.server == ServerKind::kMemcached ? Protocol::kMemcache : Protocol::kHttp;
+  c.protocol = w.server == ServerKind::kMemcached  ? Protocol::kMemcache
+               : w.server == ServerKind::kPostgres ? Protocol::kPostgres
+                                                   : Protocol::kHttp;
   c.port = server->port();
   c.kinds = ServerRequestKinds(w.server);
   c.clients = w.clients;
@@ -109,6 +112,7 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   c.seed = o.seed + uint32_t(repeat);
   c.truth_path = run.truth;
   if (c.protocol == Protocol::kMemcache) RETURN_IF_ERROR(PrepareMemcache(c.port, c.kinds));
+  if (c.protocol == Protocol::kPostgres) RETURN_IF_ERROR(PreparePostgres(c.port));
   ASSIGN_OR_RETURN(pid_t recorder, StartRecorder(o, server->pid(), run.trace, stem + ".record.log"));
   // The kernel's interactions beside it (real_interactions.h); a failure
   // there is reported when they are compared, the run goes on.
@@ -150,9 +154,12 @@ void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaR
       char ex[32];
       snprintf(ex, sizeof(ex), "%llu/%llu", static_cast<unsigned long long>(r.exact),
                static_cast<unsigned long long>(r.sent));
-      fprintf(out, "%-17s %-15s %9s %6llu %5llu %5llu %6.1f %5.1f %6.3f %7.3f %7zu %4.1f%%  %s\n",
+      char extra[32];
+      snprintf(extra, sizeof(extra), r.setup ? "%llu(%llus)" : "%llu", static_cast<unsigned long long>(r.unmatched),
+               static_cast<unsigned long long>(r.setup));
+      fprintf(out, "%-17s %-15s %9s %6llu %5llu %5s %6.1f %5.1f %6.3f %7.3f %7zu %4.1f%%  %s\n",
               run.workload.name.c_str(), r.schema.c_str(), ex, static_cast<unsigned long long>(r.merged),
-              static_cast<unsigned long long>(r.split), static_cast<unsigned long long>(r.unmatched),
+              static_cast<unsigned long long>(r.split), extra,
               100 * r.accounted_cpu, 100 * r.connection_cpu, r.purity, r.ari, r.clusters.size(), 100 * r.outside_type_cluster, cl.c_str());
     }
   }
@@ -160,7 +167,8 @@ void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaR
           "\nexact: client requests matched by exactly one extracted request that matches nothing else / sent;\n"
           "merged: extracted requests holding several client requests; split: client requests over several\n"
           "extracted ones; extra: extracted requests matching no client request (connection set-up or\n"
-          "teardown, idle reads); acct%%: CPU charged to requests or to their connections' life / on-CPU\n"
+          "teardown, idle reads), N(Ms): M of them a set-up exchange the client logged (PostgreSQL's\n"
+          "startup); acct%%: CPU charged to requests or to their connections' life / on-CPU\n"
           "time of the server's threads; conn%%: the part charged to connection life (accept, idle and\n"
           "end-of-file reads, close: not requests).\n");
 }
