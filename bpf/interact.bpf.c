@@ -672,8 +672,12 @@ static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, _
 	return bpf_map_lookup_elem(&jdw_ia_conns, &key);
 }
 
+/* A socket without any BPF storage (every traced one, as a rule) is told
+ * by a pointer test, without the helper call. */
 static __always_inline bool skipped(const struct sock *sk)
 {
+	if (!sk->sk_bpf_storage)
+		return false;
 	return bpf_sk_storage_get(&jdw_ia_skip, (struct sock *)sk, 0, 0) != NULL;
 }
 

@@ -476,6 +476,47 @@ bool Exchange(int cfd, int sfd) {
          read(cfd, buf, sizeof(buf)) == 5;
 }
 
+// The serving thread's time between reading a request and answering it,
+// split by the scheduler hooks: it sleeps 20 ms (blocked, off CPU) and then
+// spins 5 ms (on CPU). Without the scheduler hooks following the thread,
+// all of it would count as on-CPU time.
+TEST_F(InteractTest, ServingThreadTimeIsSplitByState) {
+  const uint32_t me = static_cast<uint32_t>(getpid());
+  auto session = OpenSession({me});
+  ASSERT_TRUE(session);
+  Collect sink;
+  uint16_t port = 0;
+  const int l = Listen(&port);
+  ASSERT_GE(l, 0);
+  const int c = Connect(port);
+  const int s = accept(l, nullptr, nullptr);
+  ASSERT_TRUE(c >= 0 && s >= 0);
+  char buf[8];
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(write(c, "ping", 4), 4);
+    ASSERT_EQ(read(s, buf, sizeof(buf)), 4);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto spin_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+    while (std::chrono::steady_clock::now() < spin_end) {
+    }
+    ASSERT_EQ(write(s, "pong!", 5), 5);
+    ASSERT_EQ(read(c, buf, sizeof(buf)), 5);
+  }
+  close(c);
+  close(s);
+  close(l);
+  DrainFor(*session, sink, 200);
+  auto srv = sink.Of(me, JDW_ROLE_SERVER);
+  ASSERT_EQ(srv.size(), 3u);
+  for (const auto& x : srv) {
+    const jdw_interaction& ia = x.ia;
+    EXPECT_GE(ia.blocked_ns, 19'000'000u) << "the 20 ms sleep is blocked time";
+    EXPECT_GE(ia.oncpu_ns + ia.runq_ns, 4'000'000u) << "the 5 ms spin is on CPU (or waiting for it)";
+    EXPECT_LT(ia.oncpu_ns, 20'000'000u) << "the sleep is not on-CPU time";
+    EXPECT_LE(ia.oncpu_ns + ia.runq_ns + ia.blocked_ns, ia.resp_start - ia.in_read + 1000);
+  }
+}
+
 // A table far smaller than the connections held open: the kernel counts the
 // ones it cannot follow, the idle sweep evicts and counts, and every record
 // emitted stays exact; then thousands of short connections through the same
