@@ -21,6 +21,9 @@
 # throughput a CPU-bound server keeps. The load average is printed per round.
 #   nginx (1 worker, keep-alive, a 5 KB file) under wrk -t1 -c10
 #   jackdaw-testserver (keep-alive) under jackdaw-load -c 4, mix C:1,D:1
+# With JACKDAW_BASE=/path/to/an/earlier/jackdaw, a fifth configuration
+# "ia-base" runs that binary's interactions in the same rounds: a change's
+# effect side by side with what it changes.
 # Usage: bench-interact.sh BUILD_DIR [REPS] [SECONDS]
 set -euo pipefail
 build=${1:?usage: bench-interact.sh BUILD_DIR [REPS] [SECONDS]}
@@ -106,9 +109,11 @@ measure() {
 	if [ "$server" = nginx ]; then target="--pid $nginx_master"; spid=$nginx_worker; else target="--pid $ts"; spid=$ts; fi
 	case $config in
 	untraced) ;;
-	interactions)
+	interactions | ia-base)
 		f=$work/ia.jdw
-		"$bin/jackdaw" interactions -q --by interaction -o "$f" $target > /dev/null 2> "$work/tracer.err" &
+		local jd=$bin/jackdaw
+		[ "$config" = ia-base ] && jd=$JACKDAW_BASE
+		"$jd" interactions -q --by interaction -o "$f" $target > /dev/null 2> "$work/tracer.err" &
 		tracer=$! ;;
 	classes)
 		f=$work/classes.json
@@ -146,6 +151,7 @@ stats() {
 declare -A rates cpus sum_rec sum_req last_req
 servers=(nginx testserver)
 configs=(untraced interactions classes full)
+[ -n "${JACKDAW_BASE:-}" ] && configs=(untraced ia-base interactions classes full)
 for r in $(seq "$reps"); do
 	for s in "${servers[@]}"; do
 		for c in "${configs[@]}"; do
