@@ -141,6 +141,19 @@ struct {
 	__type(value, __u64);
 } jdw_ia_stats SEC(".maps");
 
+/* Sockets of processes the filter leaves out, marked on their first
+ * application touch: every hook tests this before anything else, a pointer
+ * load when the socket carries no BPF storage at all (most sockets), so an
+ * untraced peer on the same host (a load generator, a proxy) costs neither
+ * a table lookup nor a slot in the connection table. Freed with the socket,
+ * so a reused address never inherits it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u8);
+} jdw_ia_skip SEC(".maps");
+
 /* Zeroed scratch for a new connection (too big for the stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -165,6 +178,17 @@ static __always_inline struct jdw_ia_control *ia_ctl(void)
 }
 
 /* ---- serving threads --------------------------------------------------- */
+
+/* A task's accounting, or NULL when it serves no tracked connection. The
+ * scheduler hooks fire on every switch and wakeup of the machine, and most
+ * tasks carry no BPF storage at all: testing the pointer first spares them
+ * the helper call and its storage lock. */
+static __always_inline struct thread_acct *thread_of(struct task_struct *t)
+{
+	if (!t->bpf_storage)
+		return NULL;
+	return bpf_task_storage_get(&jdw_ia_threads, t, 0, 0);
+}
 
 static __always_inline void snap_thread(struct thread_acct *a, __u64 now, struct thread_snap *s)
 {
@@ -218,14 +242,14 @@ int BPF_PROG(ia_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	struct thread_acct *a;
 	__u64 now = 0;
 
-	a = bpf_task_storage_get(&jdw_ia_threads, prev, 0, 0);
+	a = thread_of(prev);
 	if (a) {
 		now = bpf_ktime_get_ns();
 		a->oncpu += now - a->ts;
 		a->state = (preempt || prev_state == 0) ? THR_RUNNABLE : THR_BLOCKED;
 		a->ts = now;
 	}
-	a = bpf_task_storage_get(&jdw_ia_threads, next, 0, 0);
+	a = thread_of(next);
 	if (a) {
 		if (!now)
 			now = bpf_ktime_get_ns();
@@ -242,7 +266,7 @@ int BPF_PROG(ia_sched_switch, bool preempt, struct task_struct *prev, struct tas
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(ia_sched_wakeup, struct task_struct *p)
 {
-	struct thread_acct *a = bpf_task_storage_get(&jdw_ia_threads, p, 0, 0);
+	struct thread_acct *a = thread_of(p);
 	__u64 now;
 
 	if (!a || a->state != THR_BLOCKED)
@@ -258,8 +282,7 @@ int BPF_PROG(ia_sched_wakeup, struct task_struct *p)
 SEC("tp_btf/block_io_start")
 int BPF_PROG(ia_block_io_start, struct request *rq)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_acct *a = bpf_task_storage_get(&jdw_ia_threads, task, 0, 0);
+	struct thread_acct *a = thread_of(bpf_get_current_task_btf());
 
 	if (!a)
 		return 0;
@@ -488,19 +511,13 @@ static __always_inline __u32 tcp_segs(const struct sock *sk, __u8 dir)
 	return dir == DIR_IN ? tp->data_segs_in : tp->data_segs_out;
 }
 
-/* The message in direction `d` ended: hand its totals to the interaction. */
-static __always_inline void end_message(struct conn *c, const struct sock *sk, __u8 d)
+/* The message in direction `d` ended with `packets` packets: hand its
+ * totals to the interaction. */
+static __always_inline void end_message_n(struct conn *c, __u8 d, __u32 packets)
 {
 	struct msg_acc *m = &c->msg[d == DIR_IN ? 0 : 1];
 	__u8 req_dir = c->role == JDW_ROLE_SERVER ? DIR_IN : DIR_OUT;
-	__u32 packets = m->packets;
 
-	if (c->protocol == IPPROTO_TCP) {
-		__u32 segs = tcp_segs(sk, d);
-
-		packets = segs - m->seg_mark;
-		m->seg_mark = segs;
-	}
 	if (d == req_dir) {
 		c->req_end = m->end;
 		c->req_bytes += m->bytes;
@@ -512,6 +529,22 @@ static __always_inline void end_message(struct conn *c, const struct sock *sk, _
 	}
 	m->bytes = 0;
 	m->packets = 0;
+}
+
+/* Datagrams are counted as they pass; a TCP message's packets are the
+ * data segments since the last message this way ended. */
+static __always_inline void end_message(struct conn *c, const struct sock *sk, __u8 d)
+{
+	struct msg_acc *m = &c->msg[d == DIR_IN ? 0 : 1];
+	__u32 packets = m->packets;
+
+	if (c->protocol == IPPROTO_TCP) {
+		__u32 segs = tcp_segs(sk, d);
+
+		packets = segs - m->seg_mark;
+		m->seg_mark = segs;
+	}
+	end_message_n(c, d, packets);
 }
 
 /* An event in direction `d` at `now`: a new message if the last data went
@@ -639,8 +672,19 @@ static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, _
 	return bpf_map_lookup_elem(&jdw_ia_conns, &key);
 }
 
-/* The first application touch names the owner; the filters apply here. */
-static __always_inline bool owner_ok(struct conn *c, __u64 pid_tgid)
+/* A socket without any BPF storage (every traced one, as a rule) is told
+ * by a pointer test, without the helper call. */
+static __always_inline bool skipped(const struct sock *sk)
+{
+	if (!sk->sk_bpf_storage)
+		return false;
+	return bpf_sk_storage_get(&jdw_ia_skip, (struct sock *)sk, 0, 0) != NULL;
+}
+
+/* The first application touch names the owner; the filters apply here. A
+ * socket left out is marked (jdw_ia_skip) and leaves the table; should the
+ * mark fail, its entry stays, flagged ignored. */
+static __always_inline bool owner_ok(struct conn *c, struct sock *sk, __u64 key, __u64 pid_tgid)
 {
 	struct jdw_ia_control *ictl;
 	struct jdw_control *ctl;
@@ -656,6 +700,8 @@ static __always_inline bool owner_ok(struct conn *c, __u64 pid_tgid)
 	    (ictl->cgroup_id && ictl->cgroup_id != c->cgroup)) {
 		c->ignored = 1;
 		stat_inc(JDW_IA_STAT_FILTERED);
+		if (bpf_sk_storage_get(&jdw_ia_skip, sk, 0, BPF_SK_STORAGE_GET_F_CREATE))
+			bpf_map_delete_elem(&jdw_ia_conns, &key);
 		return false;
 	}
 	return true;
@@ -674,10 +720,9 @@ int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
 	__u64 key = (__u64)sk, now;
 	struct conn *c;
 
-	if (!group_on() || !tracked_sock(sk))
+	if (!group_on() || !tracked_sock(sk) || skipped(sk))
 		return 0;
-	now = bpf_ktime_get_ns();
-	c = get_conn(sk, key, DIR_IN, true, now);
+	c = get_conn(sk, key, DIR_IN, true, 0); /* on_data stamps it */
 	if (!c || c->ignored)
 		return 0;
 	if (c->protocol == IPPROTO_TCP) {
@@ -694,6 +739,7 @@ int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
 			return 0;
 		c->last_rx = rx;
 	}
+	now = bpf_ktime_get_ns();
 	on_data(c, sk, key, DIR_IN, now);
 	if (c->protocol != IPPROTO_TCP)
 		c->msg[0].packets += 1; /* a datagram; after on_data, which resets a new message */
@@ -706,14 +752,14 @@ int BPF_PROG(ia_sock_recv_length, struct sock *sk, int ret, int flags)
 	__u64 key = (__u64)sk, now, id;
 	struct conn *c;
 
-	if (ret <= 0 || (flags & MSG_PEEK) || !group_on() || !tracked_sock(sk))
+	if (ret <= 0 || (flags & MSG_PEEK) || !group_on() || !tracked_sock(sk) || skipped(sk))
 		return 0;
 	now = bpf_ktime_get_ns();
 	c = get_conn(sk, key, DIR_IN, true, now);
 	if (!c)
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	if (!owner_ok(c, id))
+	if (!owner_ok(c, sk, key, id))
 		return 0;
 	/* Data read after our last outbound bytes arrived before them (the
 	 * arrival was folded into the earlier inbound message): a pipelined
@@ -740,14 +786,14 @@ int BPF_PROG(ia_sock_send_length, struct sock *sk, int ret, int flags)
 	__u64 key = (__u64)sk, now, id;
 	struct conn *c;
 
-	if (ret <= 0 || !group_on() || !tracked_sock(sk))
+	if (ret <= 0 || !group_on() || !tracked_sock(sk) || skipped(sk))
 		return 0;
 	now = bpf_ktime_get_ns();
 	c = get_conn(sk, key, DIR_OUT, true, now);
 	if (!c)
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	if (!owner_ok(c, id))
+	if (!owner_ok(c, sk, key, id))
 		return 0;
 	on_data(c, sk, key, DIR_OUT, now);
 	c->msg[1].bytes += ret;
@@ -788,4 +834,47 @@ int BPF_PROG(ia_inet_sock_set_state, const struct sock *sk, const int oldstate, 
 		stat_inc(JDW_IA_STAT_CLOSED);
 	}
 	return 0;
+}
+
+/* A UDP socket has no state change to watch: its last interaction would
+ * wait for the next request forever. Releasing the socket (close of its
+ * last reference) ends it. cgroup/sock_release runs in inet_release for
+ * every inet socket of the cgroup tree it is attached to (the root, by
+ * user space), once per socket and never per packet. Its context is the
+ * struct sock itself, so its address is the table's key (reading it needs
+ * CAP_PERFMON, which loading needs anyway); the ports tell a stale entry at
+ * that address from this socket's, as in same_sock(). TCP
+ * is left to inet_sock_set_state, which sees the FIN go out. Optional: when
+ * it cannot attach, the idle sweep frees the entry and the interaction in
+ * flight is lost, as before. */
+SEC("cgroup/sock_release")
+int ia_sock_release(struct bpf_sock *ctx)
+{
+	__u64 key = (__u64)ctx;
+	struct sock *sk = (struct sock *)key;
+	struct conn *c;
+
+	if (ctx->protocol != IPPROTO_UDP)
+		return 1;
+	c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
+	if (!c)
+		return 1;
+	/* The release context exposes no ports: read them from the socket. */
+	if (c->protocol != IPPROTO_UDP || c->lport != BPF_CORE_READ(sk, __sk_common.skc_num) ||
+	    c->rport != bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport))) {
+		if (bpf_map_delete_elem(&jdw_ia_conns, &key) == 0)
+			stat_inc(JDW_IA_STAT_REUSED);
+		return 1;
+	}
+	if (c->dir != DIR_NONE && !c->ignored) {
+		__u8 d = c->dir;
+
+		end_message_n(c, d, c->msg[d == DIR_IN ? 0 : 1].packets);
+		c->flags |= JDW_IA_CLOSED;
+		complete(c, key);
+		c->dir = DIR_NONE;
+	}
+	bpf_map_delete_elem(&jdw_ia_conns, &key);
+	stat_inc(JDW_IA_STAT_CLOSED);
+	return 1;
 }

@@ -11,11 +11,19 @@
 # interleaved (untraced, interactions, classes, full, untraced, ...) for REPS
 # rounds, so drifting machine load touches every configuration alike.
 # Reports per configuration the median and min-max throughput, the median's
-# ratio to untraced, and what reached user space per request; then what one
-# request costs in full capture, per event type. The load average is printed
-# before and after: quote throughput ratios only from a quiet machine.
+# ratio to untraced, the server's own CPU time per request (every thread,
+# from /proc/PID/task/*/schedstat, so the probes' work in its context
+# counts) and its ratio, and what reached user space per request; then what
+# one request costs in full capture, per event type. Throughput follows the
+# CPU share the server gets, so on a loaded machine it swings more than the
+# probes cost; CPU time per request is what the probes add to each request
+# and barely depends on that share: untraced / traced CPU per request is the
+# throughput a CPU-bound server keeps. The load average is printed per round.
 #   nginx (1 worker, keep-alive, a 5 KB file) under wrk -t1 -c10
 #   jackdaw-testserver (keep-alive) under jackdaw-load -c 4, mix C:1,D:1
+# With JACKDAW_BASE=/path/to/an/earlier/jackdaw, a fifth configuration
+# "ia-base" runs that binary's interactions in the same rounds: a change's
+# effect side by side with what it changes.
 # Usage: bench-interact.sh BUILD_DIR [REPS] [SECONDS]
 set -euo pipefail
 build=${1:?usage: bench-interact.sh BUILD_DIR [REPS] [SECONDS]}
@@ -86,15 +94,26 @@ run_load() {
 	esac
 }
 
-# measure SERVER CONFIG -> "rate requests records"
+# cpu_ns PID -> on-CPU nanoseconds of every thread of the process so far
+cpu_ns() {
+	local t=0 ns f
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r ns _ < "$f" 2>/dev/null && t=$((t + ns))
+	done
+	echo $t
+}
+
+# measure SERVER CONFIG -> "rate requests records cpu_ns_per_request"
 measure() {
-	local server=$1 config=$2 target tracer="" rate n records=0 f=""
-	if [ "$server" = nginx ]; then target="--pid $nginx_master"; else target="--pid $ts"; fi
+	local server=$1 config=$2 target tracer="" rate n records=0 f="" spid c0 c1
+	if [ "$server" = nginx ]; then target="--pid $nginx_master"; spid=$nginx_worker; else target="--pid $ts"; spid=$ts; fi
 	case $config in
 	untraced) ;;
-	interactions)
+	interactions | ia-base)
 		f=$work/ia.jdw
-		"$bin/jackdaw" interactions -q --by interaction -o "$f" $target > /dev/null 2> "$work/tracer.err" &
+		local jd=$bin/jackdaw
+		[ "$config" = ia-base ] && jd=$JACKDAW_BASE
+		"$jd" interactions -q --by interaction -o "$f" $target > /dev/null 2> "$work/tracer.err" &
 		tracer=$! ;;
 	classes)
 		f=$work/classes.json
@@ -106,7 +125,9 @@ measure() {
 		tracer=$! ;;
 	esac
 	[ -n "$tracer" ] && sleep 1.5
+	c0=$(cpu_ns "$spid")
 	read -r rate n < <(run_load "$server")
+	c1=$(cpu_ns "$spid")
 	if [ -n "$tracer" ]; then
 		kill -INT "$tracer"
 		wait "$tracer" || true
@@ -118,7 +139,7 @@ measure() {
 		esac
 		rm -f "$f"
 	fi
-	echo "$rate $n ${records:-0}"
+	echo "$rate $n ${records:-0} $(( (c1 - c0) / (n > 0 ? n : 1) ))"
 }
 
 # stats "v1 v2 ..." -> "median min max"
@@ -127,15 +148,17 @@ stats() {
 		m = NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; print m, v[1], v[NR]}'
 }
 
-declare -A rates sum_rec sum_req last_req
+declare -A rates cpus sum_rec sum_req last_req
 servers=(nginx testserver)
 configs=(untraced interactions classes full)
+[ -n "${JACKDAW_BASE:-}" ] && configs=(untraced ia-base interactions classes full)
 for r in $(seq "$reps"); do
 	for s in "${servers[@]}"; do
 		for c in "${configs[@]}"; do
-			read -r rate n rec < <(measure "$s" "$c")
-			echo "round $r $s $c: $rate req/s, $n requests, $rec records to user space"
+			read -r rate n rec cpu < <(measure "$s" "$c")
+			echo "round $r $s $c: $rate req/s, $n requests, server CPU $cpu ns/request, $rec records to user space (load $(cut -d' ' -f1 /proc/loadavg))"
 			rates[$s.$c]="${rates[$s.$c]:-} $rate"
+			cpus[$s.$c]="${cpus[$s.$c]:-} $cpu"
 			sum_req[$s.$c]=$(( ${sum_req[$s.$c]:-0} + n ))
 			last_req[$s.$c]=$n
 			sum_rec[$s.$c]=$(( ${sum_rec[$s.$c]:-0} + rec ))
@@ -149,18 +172,37 @@ done
 	echo "req/s: median (min-max) over the rounds; vs untraced: median / untraced median;"
 	echo "to user: records (classes: class rows) that reached user space, per request served;"
 	echo "full/this: how many times more reach user space per request with full capture"
-	printf "%-11s %-13s %10s %21s %11s %12s %10s %10s\n" server config "req/s" "(min-max)" "vs untraced" "to user" "per req" "full/this"
+	echo "cpu/req: the server's CPU ns per request, median over the rounds; kept: untraced cpu/req / this"
+	printf "%-11s %-13s %10s %21s %11s %8s %6s %12s %10s %10s\n" server config "req/s" "(min-max)" "vs untraced" \
+		"cpu/req" "kept" "to user" "per req" "full/this"
 	for s in "${servers[@]}"; do
 		read -r base _ _ < <(stats "${rates[$s.untraced]}")
+		read -r cbase _ _ < <(stats "${cpus[$s.untraced]}")
 		full_per=$(echo "${sum_rec[$s.full]} / ${sum_req[$s.full]}" | bc -l)
 		for c in "${configs[@]}"; do
 			read -r med lo hi < <(stats "${rates[$s.$c]}")
+			read -r cmed _ _ < <(stats "${cpus[$s.$c]}")
 			rec=${sum_rec[$s.$c]}
 			per=$(echo "$rec / ${sum_req[$s.$c]}" | bc -l)
 			if [ "$rec" -gt 0 ]; then fewer=$(echo "$full_per / $per" | bc -l); else fewer=0; fi
-			printf "%-11s %-13s %10.1f %10.1f-%-10.1f %11.3f %12d %10.4f %10.1f\n" "$s" "$c" "$med" "$lo" "$hi" \
-				"$(echo "$med / $base" | bc -l)" "$rec" "$per" "$fewer"
+			printf "%-11s %-13s %10.1f %10.1f-%-10.1f %11.3f %8d %6.3f %12d %10.4f %10.1f\n" "$s" "$c" "$med" "$lo" "$hi" \
+				"$(echo "$med / $base" | bc -l)" "$cmed" "$(echo "$cbase / $cmed" | bc -l)" "$rec" "$per" "$fewer"
 		done
+	done
+	echo
+	echo "records reaching user space, full capture / this, by granularity:"
+	for s in "${servers[@]}"; do
+		full_per=$(echo "${sum_rec[$s.full]} / ${sum_req[$s.full]}" | bc -l)
+		line=""
+		for c in interactions classes; do
+			rec=${sum_rec[$s.$c]}
+			if [ "$rec" -gt 0 ]; then
+				line="$line  $c: $(printf '%.1f' "$(echo "$full_per * ${sum_req[$s.$c]} / $rec" | bc -l)")x ($rec for ${sum_req[$s.$c]} requests)"
+			else
+				line="$line  $c: none reached user space"
+			fi
+		done
+		printf "  %-11s%s\n" "$s" "$line"
 	done
 	echo
 	echo "full capture, last round: records per request by event type"

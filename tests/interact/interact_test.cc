@@ -364,6 +364,48 @@ void KeepAliveRequests(uint16_t port, int n) {
   close(fd);
 }
 
+// Only the server is traced; its client (this test process) is not. The
+// client's socket is left out at its first send and marked, so it never
+// holds a slot in the connection table however much data it carries, while
+// every request of the traced side is still reported exactly.
+TEST_F(InteractTest, UntracedPeerHoldsNoTableSlot) {
+  Server server;
+  ASSERT_TRUE(server.Start({"--keepalive", "--workers", "2"}).ok());
+  auto session = OpenSession({server.pid()});
+  ASSERT_TRUE(session);
+  auto ctl = capture::InteractControl::Attach(*session);
+  ASSERT_TRUE(ctl.ok());
+  Collect sink;
+  const int fd = Connect(server.port);
+  ASSERT_GE(fd, 0);
+  const std::string req = "GET /tiny HTTP/1.1\r\nHost: t\r\nConnection: keep-alive\r\n\r\n";
+  std::string buf;
+  std::vector<uint64_t> wire;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(testserver::WriteAll(fd, req).ok());
+    auto r = testserver::ReadResponse(fd, buf, 10000);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    wire.push_back(r->wire_bytes);
+  }
+  // Connection still open: the server's socket alone is in the table.
+  EXPECT_EQ((*ctl)->ConnectionCount(), 1u);
+  capture::InteractStats st = (*ctl)->ReadStats();
+  EXPECT_EQ(st.counters[JDW_IA_STAT_FILTERED], 1u) << "the client's socket is left out once";
+  EXPECT_EQ(st.counters[JDW_IA_STAT_CONNS], 2u) << "and never re-entered";
+  close(fd);
+  DrainFor(*session, sink, 300);
+  auto srv = sink.Of(server.pid(), JDW_ROLE_SERVER);
+  ASSERT_EQ(srv.size(), 20u);
+  EXPECT_TRUE(sink.Of(static_cast<uint32_t>(getpid()), JDW_ROLE_CLIENT).empty());
+  std::sort(srv.begin(), srv.end(), [](auto& x, auto& y) { return x.ia.seq < y.ia.seq; });
+  for (size_t i = 0; i < srv.size(); ++i) {
+    EXPECT_EQ(srv[i].ia.seq, i);
+    EXPECT_EQ(srv[i].ia.req_bytes, req.size());
+    EXPECT_EQ(srv[i].ia.resp_bytes, wire[i]);
+    EXPECT_EQ(srv[i].ia.flags & ~JDW_IA_CLOSED, 0);
+  }
+}
+
 uint64_t ServerCount(const std::vector<capture::InteractClassRow>& rows, uint16_t port) {
   uint64_t n = 0;
   for (const auto& r : rows)
@@ -432,6 +474,47 @@ bool Exchange(int cfd, int sfd) {
   char buf[8];
   return write(cfd, "ping", 4) == 4 && read(sfd, buf, sizeof(buf)) == 4 && write(sfd, "pong!", 5) == 5 &&
          read(cfd, buf, sizeof(buf)) == 5;
+}
+
+// The serving thread's time between reading a request and answering it,
+// split by the scheduler hooks: it sleeps 20 ms (blocked, off CPU) and then
+// spins 5 ms (on CPU). Without the scheduler hooks following the thread,
+// all of it would count as on-CPU time.
+TEST_F(InteractTest, ServingThreadTimeIsSplitByState) {
+  const uint32_t me = static_cast<uint32_t>(getpid());
+  auto session = OpenSession({me});
+  ASSERT_TRUE(session);
+  Collect sink;
+  uint16_t port = 0;
+  const int l = Listen(&port);
+  ASSERT_GE(l, 0);
+  const int c = Connect(port);
+  const int s = accept(l, nullptr, nullptr);
+  ASSERT_TRUE(c >= 0 && s >= 0);
+  char buf[8];
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(write(c, "ping", 4), 4);
+    ASSERT_EQ(read(s, buf, sizeof(buf)), 4);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto spin_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+    while (std::chrono::steady_clock::now() < spin_end) {
+    }
+    ASSERT_EQ(write(s, "pong!", 5), 5);
+    ASSERT_EQ(read(c, buf, sizeof(buf)), 5);
+  }
+  close(c);
+  close(s);
+  close(l);
+  DrainFor(*session, sink, 200);
+  auto srv = sink.Of(me, JDW_ROLE_SERVER);
+  ASSERT_EQ(srv.size(), 3u);
+  for (const auto& x : srv) {
+    const jdw_interaction& ia = x.ia;
+    EXPECT_GE(ia.blocked_ns, 19'000'000u) << "the 20 ms sleep is blocked time";
+    EXPECT_GE(ia.oncpu_ns + ia.runq_ns, 4'000'000u) << "the 5 ms spin is on CPU (or waiting for it)";
+    EXPECT_LT(ia.oncpu_ns, 20'000'000u) << "the sleep is not on-CPU time";
+    EXPECT_LE(ia.oncpu_ns + ia.runq_ns + ia.blocked_ns, ia.resp_start - ia.in_read + 1000);
+  }
 }
 
 // A table far smaller than the connections held open: the kernel counts the
@@ -517,9 +600,10 @@ TEST_F(InteractTest, SmallTableEvictsAndCountsNeverCorrupts) {
 }
 
 // UDP where one socket pairs request and response: both ends connect()ed,
-// ten request/response rounds. The kernel has no close event for UDP, so an
-// interaction completes when the next request begins: nine per side, and
-// the sockets' state goes with the idle sweep.
+// ten request/response rounds. While the sockets live, an interaction
+// completes when the next request begins: nine per side. Closing them
+// (the socket-release hook) completes the tenth, flagged CLOSED, and frees
+// their table entries without waiting for the idle sweep.
 TEST_F(InteractTest, ConnectedUdpPairsRequestAndResponse) {
   const uint32_t me = static_cast<uint32_t>(getpid());
   auto session = OpenSession({me});
@@ -542,11 +626,18 @@ TEST_F(InteractTest, ConnectedUdpPairsRequestAndResponse) {
   ASSERT_EQ(connect(s, reinterpret_cast<sockaddr*>(&ca), sizeof(ca)), 0);
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(Exchange(c, s));
   DrainFor(*session, sink, 200);
+  ASSERT_EQ(sink.Of(me, JDW_ROLE_SERVER).size(), 9u);
+  ASSERT_EQ(sink.Of(me, JDW_ROLE_CLIENT).size(), 9u);
+  const uint64_t closed_before = (*ctl)->ReadStats().counters[JDW_IA_STAT_CLOSED];
+  close(c);
+  close(s);
+  DrainFor(*session, sink, 200);
   auto srv = sink.Of(me, JDW_ROLE_SERVER), cli = sink.Of(me, JDW_ROLE_CLIENT);
-  ASSERT_EQ(srv.size(), 9u);
-  ASSERT_EQ(cli.size(), 9u);
+  ASSERT_EQ(srv.size(), 10u) << "closing the socket completes its last interaction";
+  ASSERT_EQ(cli.size(), 10u) << "closing the socket completes its last interaction";
   for (const auto* v : {&srv, &cli}) {
     for (const auto& x : *v) {
+      EXPECT_EQ(x.ia.flags, x.ia.seq == 9 ? JDW_IA_CLOSED : 0) << "seq " << x.ia.seq;
       EXPECT_EQ(x.ia.protocol, 17);
       EXPECT_EQ(x.ia.req_bytes, 4u);
       EXPECT_EQ(x.ia.resp_bytes, 5u);
@@ -555,12 +646,12 @@ TEST_F(InteractTest, ConnectedUdpPairsRequestAndResponse) {
       EXPECT_EQ(x.ia.role == JDW_ROLE_SERVER ? x.ia.lport : x.ia.rport, ntohs(sa.sin_port));
     }
   }
-  close(c);
-  close(s);
+  EXPECT_EQ((*ctl)->ReadStats().counters[JDW_IA_STAT_CLOSED] - closed_before, 2u)
+      << "both sockets' entries freed at close";
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   auto evicted = (*ctl)->EvictIdle(10'000'000);
   ASSERT_TRUE(evicted.ok());
-  EXPECT_GE(*evicted, 2u);
+  EXPECT_EQ(*evicted, 0u) << "nothing of the closed sockets is left for the idle sweep";
 }
 
 // Thousands of short connections folded into classes instead of records:
@@ -628,11 +719,12 @@ TEST_F(InteractTest, ShortConnectionsInClassModeSumExactly) {
 }
 
 // Thousands of short-lived connected UDP socket pairs through a 64-slot
-// table. UDP has no close event, so the freed sockets' entries stay until
-// the idle sweep, and the kernel reuses their addresses for new sockets:
-// a new socket must start afresh (counted as REUSED), never inherit the old
-// one's state. Every record must be exact and belong to a pair we made;
-// whatever is not reported is counted.
+// table. Each pair makes two exchanges: the second request completes the
+// first interaction, closing the sockets completes the second (CLOSED) and
+// frees their entries, so the kernel reusing their addresses for new
+// sockets finds nothing to inherit (a stale entry would be replaced,
+// counted as REUSED). Every record must be exact and belong to a pair we
+// made; whatever is not reported is counted.
 TEST_F(InteractTest, ShortUdpSocketsEvictAndCountNeverCorrupt) {
   const uint32_t me = static_cast<uint32_t>(getpid());
   auto session = OpenSession({me}, 64);
@@ -681,13 +773,13 @@ TEST_F(InteractTest, ShortUdpSocketsEvictAndCountNeverCorrupt) {
     EXPECT_EQ(x.ia.resp_bytes, 5u);
     EXPECT_EQ(x.ia.req_packets, 1u);
     EXPECT_EQ(x.ia.resp_packets, 1u);
-    EXPECT_EQ(x.ia.seq, 0u);
-    EXPECT_EQ(x.ia.flags, 0) << "flags " << int(x.ia.flags);
+    EXPECT_LE(x.ia.seq, 1u);
+    EXPECT_EQ(x.ia.flags, x.ia.seq == 1 ? JDW_IA_CLOSED : 0) << "flags " << int(x.ia.flags);
     const bool server = x.ia.role == JDW_ROLE_SERVER;
     const std::pair<uint16_t, uint16_t> pair = server ? std::make_pair(x.ia.lport, x.ia.rport)
                                                       : std::make_pair(x.ia.rport, x.ia.lport);
     ASSERT_TRUE(made.count(pair)) << "a record for ports we never paired: " << pair.first << "/" << pair.second;
-    EXPECT_LE(++(server ? srv_seen : cli_seen)[pair], made[pair]) << "one interaction per pair and side";
+    EXPECT_LE(++(server ? srv_seen : cli_seen)[pair], 2 * made[pair]) << "two interactions per pair and side";
   }
   const capture::InteractStats st = (*ctl)->ReadStats();
   uint64_t srv = 0, cli = 0;
@@ -695,14 +787,15 @@ TEST_F(InteractTest, ShortUdpSocketsEvictAndCountNeverCorrupt) {
   for (auto& [p, n] : cli_seen) cli += n;
   printf("UDP: %llu/%d server and %llu/%d client interactions; %llu evicted idle, %llu replaced stale, "
          "%llu not tracked (table full)\n",
-         static_cast<unsigned long long>(srv), kPairs, static_cast<unsigned long long>(cli), kPairs,
+         static_cast<unsigned long long>(srv), 2 * kPairs, static_cast<unsigned long long>(cli), 2 * kPairs,
          static_cast<unsigned long long>(evicted), static_cast<unsigned long long>(st.counters[JDW_IA_STAT_REUSED]),
          static_cast<unsigned long long>(st.counters[JDW_IA_STAT_CONNS_FULL]));
   // An interaction is missing only where its socket could not be followed,
   // and that is counted.
-  EXPECT_GE(srv + st.counters[JDW_IA_STAT_CONNS_FULL], uint64_t(kPairs));
-  EXPECT_GE(cli + st.counters[JDW_IA_STAT_CONNS_FULL], uint64_t(kPairs));
-  EXPECT_GT(evicted + st.counters[JDW_IA_STAT_REUSED], 0u) << "the closed sockets' entries went somewhere";
+  EXPECT_GE(srv + 2 * st.counters[JDW_IA_STAT_CONNS_FULL], uint64_t(2 * kPairs));
+  EXPECT_GE(cli + 2 * st.counters[JDW_IA_STAT_CONNS_FULL], uint64_t(2 * kPairs));
+  EXPECT_GE(st.counters[JDW_IA_STAT_CLOSED] + evicted + st.counters[JDW_IA_STAT_REUSED], uint64_t(2 * kPairs))
+      << "the closed sockets' entries went somewhere";
   EXPECT_EQ(st.ring_lost, 0u);
 }
 

@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/mount.h>
@@ -14,6 +15,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -136,6 +138,28 @@ void ClearMap(bpf_map* map) {
 }
 
 bool HasPrefix(const char* s, const char* prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+// A cgroup program (the interact group's socket-release hook) attached to
+// the root of the cgroup v2 hierarchy, which every process descends from;
+// nullptr when there is no cgroup2 mount or the kernel refuses.
+bpf_link* AttachToCgroupRoot(bpf_program* prog) {
+  FILE* f = fopen("/proc/self/mounts", "re");
+  if (!f) return nullptr;
+  char dev[256], dir[4096], type[64];
+  std::string root;
+  while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3)
+    if (strcmp(type, "cgroup2") == 0) {
+      root = dir;
+      break;
+    }
+  fclose(f);
+  if (root.empty()) return nullptr;
+  const int fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  bpf_link* l = bpf_program__attach_cgroup(prog, fd);  // the link holds the cgroup
+  close(fd);
+  return l;
+}
 
 }  // namespace
 
@@ -267,7 +291,8 @@ Status CaptureSession::LoadGroup(uint32_t group) {
     bpf_program* prog;
     bpf_object__for_each_program(prog, o.obj) {
       const char* sec = bpf_program__section_name(prog);
-      bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode);
+      bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode) ||
+                    (group == JDW_GROUP_INTERACT && HasPrefix(sec, "cgroup/"));
       // Optional hooks add detail where the kernel has them; without them
       // the group still works.
       if (wanted && strcmp(sec, "tp_btf/block_io_start") == 0 &&
@@ -372,6 +397,12 @@ Status CaptureSession::Enable(uint32_t group) {
     bpf_program* prog;
     bpf_object__for_each_program(prog, g.obj) {
       if (!bpf_program__autoload(prog)) continue;
+      // Cgroup hooks are optional detail (see interact.bpf.c): without one
+      // the group still works.
+      if (HasPrefix(bpf_program__section_name(prog), "cgroup/")) {
+        if (bpf_link* l = AttachToCgroupRoot(prog)) g.links.push_back(l);
+        continue;
+      }
       bpf_link* l = bpf_program__attach(prog);
       if (!l) {
         const std::string why = LastLibbpfLine();
