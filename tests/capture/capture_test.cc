@@ -320,11 +320,11 @@ TEST_F(KnownWorkloadTrace, PipePingPongSharesThePipeIdentityAndWakesAcrossThread
 TEST_F(KnownWorkloadTrace, PerCpuTimestampsAreMonotonic) {
   std::vector<uint64_t> last(reader_->meta().ncpus, 0);
   uint64_t violations = 0, total = 0;
-  for (const auto& c : reader_->chunks()) {
+  reader_->ForEachChunk([&](const trace::RecordChunk& c, const uint8_t* data, size_t len) {
     size_t off = 0;
     uint64_t prev_in_chunk = 0;
-    while (off < c.len) {
-      const auto* h = reinterpret_cast<const jdw_record_header*>(c.data + off);
+    while (off < len) {
+      const auto* h = reinterpret_cast<const jdw_record_header*>(data + off);
       EXPECT_EQ(h->cpu, c.cpu);
       EXPECT_GE(h->ts, prev_in_chunk) << "inside one chunk records are sorted";
       prev_in_chunk = h->ts;
@@ -333,7 +333,7 @@ TEST_F(KnownWorkloadTrace, PerCpuTimestampsAreMonotonic) {
       ++total;
       off += h->size;
     }
-  }
+  });
   EXPECT_GT(total, 0u);
   // Across chunks, the only disorder allowed is what the recorder counted.
   EXPECT_EQ(violations, late_);
