@@ -219,8 +219,15 @@ TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
   // Bytes through syscalls on those sockets: enter names the socket, the
   // matching exit on the same thread gives the count. A thread that blocks
   // may exit on another CPU, so pair them in global time order.
+  // Copies: a record read through ForEachRecord lives only as long as its
+  // chunk's buffer.
+  std::vector<std::vector<uint64_t>> copies;
+  reader_->ForEachRecord([&](const jdw_record_header& h) {
+    copies.emplace_back((size_t{h.size} + 7) / 8);
+    memcpy(copies.back().data(), &h, h.size);
+  });
   std::vector<const jdw_record_header*> ordered;
-  reader_->ForEachRecord([&](const jdw_record_header& h) { ordered.push_back(&h); });
+  for (const auto& c : copies) ordered.push_back(reinterpret_cast<const jdw_record_header*>(c.data()));
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const jdw_record_header* a, const jdw_record_header* b) { return a->ts < b->ts; });
   std::map<uint32_t, jdw_sys_enter> pending;

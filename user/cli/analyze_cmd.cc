@@ -191,8 +191,9 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     auto ex = join::Extractor::Create(*schema, (*reader)->meta(), jo, sink);
     if (!ex.ok()) return PrintError(ex.status().message()), 1;
     (*ex)->SetConnectionSink(conn_sink);
-    pcap::ForEachRecordMerged(**reader, extra, jo.reorder_window, [&](const jdw_record_header* h) { (*ex)->Push(h); });
-    (*ex)->Finish();
+    pcap::ForEachRecordMerged(
+        **reader, extra, jo.reorder_window, [&](const jdw_record_header* h) { (*ex)->Push(h); },
+        [&] { (*ex)->Finish(); });
     st = (*ex)->stats();
   }
   if (!(*reader)->read_error().ok())

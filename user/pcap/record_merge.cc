@@ -26,7 +26,8 @@ struct Stream {
 }  // namespace
 
 void ForEachRecordMerged(const trace::TraceReader& reader, std::vector<jdw_net_packet_record>& extra,
-                         uint64_t keep, const std::function<void(const jdw_record_header*)>& fn) {
+                         uint64_t keep, const std::function<void(const jdw_record_header*)>& fn,
+                         const std::function<void()>& at_end) {
   std::stable_sort(extra.begin(), extra.end(),
                    [](const jdw_net_packet_record& a, const jdw_net_packet_record& b) { return a.hdr.ts < b.hdr.ts; });
   std::vector<Stream> streams;
@@ -49,6 +50,9 @@ void ForEachRecordMerged(const trace::TraceReader& reader, std::vector<jdw_net_p
     if (s.cpu && watermark > keep) s.cpu->ReleaseBefore(watermark - keep);
     if (const jdw_record_header* n = s.Peek()) heads.emplace(n->ts, i);
   }
+  // While the retained chunks still live: the join's Finish() drains its
+  // reorder window, which points into them.
+  if (at_end) at_end();
 }
 
 }  // namespace jackdaw::pcap

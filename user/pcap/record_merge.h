@@ -7,8 +7,9 @@
 // records are sorted here. A k-way merge by head timestamp hands out every
 // record once. The trace is read a chunk at a time: a trace record's pointer
 // stays valid until the merge has handed out records `keep` timestamp units
-// newer (what the join's reorder window needs: pass its width); an extra
-// record's as long as `extra` lives.
+// newer (what the join's reorder window needs: pass its width), and through
+// `at_end` (called after the last record, before the chunks are freed: the
+// join's Finish() goes there); an extra record's as long as `extra` lives.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 namespace jackdaw::pcap {
 
 void ForEachRecordMerged(const trace::TraceReader& reader, std::vector<jdw_net_packet_record>& extra, uint64_t keep,
-                         const std::function<void(const jdw_record_header*)>& fn);
+                         const std::function<void(const jdw_record_header*)>& fn,
+                         const std::function<void()>& at_end = {});
 
 }  // namespace jackdaw::pcap

@@ -42,6 +42,7 @@ TEST(ForEachRecordMerged, TraceCpusAndExtraPacketsInOneTimeOrder) {
   }
   std::vector<uint64_t> seen;
   std::vector<const jdw_record_header*> ptrs;
+  int ends = 0;
   // Pointers stay valid while the merge is within `keep` of them (the join
   // holds them in its reorder window): with keep = 1000, all the way.
   ForEachRecordMerged(**reader, extra, 1000, [&](const jdw_record_header* h) {
@@ -52,7 +53,12 @@ TEST(ForEachRecordMerged, TraceCpusAndExtraPacketsInOneTimeOrder) {
     if (ptrs.size() > 1) {
       EXPECT_EQ(ptrs[1]->type, JDW_EVENT_SYS_ENTER);
     }
+  }, [&] {
+    // The join's Finish() runs here and drains its window: still readable.
+    ++ends;
+    for (size_t i = 0; i < ptrs.size(); ++i) ASSERT_EQ(ptrs[i]->ts, seen[i]);
   });
+  EXPECT_EQ(ends, 1);
   EXPECT_EQ(seen, (std::vector<uint64_t>{5, 100, 110, 150, 200, 210, 300, 305, 310}));
   std::filesystem::remove(path);
 }

@@ -8,7 +8,9 @@
 // What it keeps is an index of the record chunks and the metadata, so its
 // memory does not grow with the file: records are read back chunk by chunk
 // (RecordCursor, ForEachRecord), never the whole file at once and never
-// mapped (a mapping dies with SIGBUS when the file is truncated under it).
+// mapped (a mapping dies with SIGBUS when the file is truncated under it);
+// the file stays open while the reader lives. A record handed to a
+// ForEach* callback lives only until the callback returns.
 // A chunk is checked again when it is read back (CRC, record sizes), so a
 // file changed after Open() loses chunks, named by read_error(), rather
 // than feeding garbage on.
