@@ -52,7 +52,7 @@ void BM_Stream(benchmark::State& state) {
   state.counters["requests_per_s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
   state.counters["events_per_s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Stream)->Arg(100'000)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_Stream)->Arg(100'000)->Arg(1'000'000)->Arg(10'000'000)->Arg(50'000'000)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
 }  // namespace jackdaw::model

@@ -123,7 +123,9 @@ TEST(FuzzSmoke, RecordsThroughTheJoin) {
   for (const auto& p : Files(JDW_CORPUS_DIR, ".jdw")) {
     auto r = trace::TraceReader::Open(p.string());
     ASSERT_TRUE(r.ok()) << r.status().message();
-    for (const auto& c : (*r)->chunks()) seeds.emplace_back(c.data, c.data + std::min<size_t>(c.len, 4096));
+    (*r)->ForEachChunk([&](const trace::RecordChunk&, const uint8_t* data, size_t len) {
+      seeds.emplace_back(data, data + std::min<size_t>(len, 4096));
+    });
   }
   RunTarget(FuzzRecordsAndJoin, seeds, 400, 3);
 }
@@ -133,7 +135,9 @@ TEST(FuzzSmoke, CompressedChunks) {
   for (const auto& p : Files(JDW_CORPUS_DIR, ".jdw")) {
     auto r = trace::TraceReader::Open(p.string());
     ASSERT_TRUE(r.ok()) << r.status().message();
-    for (const auto& c : (*r)->chunks()) seeds.emplace_back(c.data, c.data + std::min<size_t>(c.len, 4096));
+    (*r)->ForEachChunk([&](const trace::RecordChunk&, const uint8_t* data, size_t len) {
+      seeds.emplace_back(data, data + std::min<size_t>(len, 4096));
+    });
   }
   RunTarget(FuzzCompressedChunks, seeds, 400, 5);
 }

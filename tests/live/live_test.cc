@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -20,6 +22,8 @@
 
 #include "control/control_socket.h"
 #include "control/pins.h"
+#include "trace/event_table.h"
+#include "trace/trace_reader.h"
 #include "support/test_support.h"
 #include "testserver/test_support.h"
 
@@ -406,6 +410,109 @@ TEST(Live, PrometheusScrapesTheRequestRateTheLoadProduced) {
   const double clusters = prom.Query("sum(rate(jackdaw_cluster_requests_total[15s]))", t);
   EXPECT_NEAR(clusters, driver, driver * 0.10);
   EXPECT_GE(prom.Query("sum(jackdaw_probe_events_total)", t), 1.0);
+}
+
+// `jackdaw record --metrics`: the same endpoint, scraped by Prometheus while
+// the test server is recorded under load. What it counted must be what the
+// trace holds: per probe group, the events of the last scrape are at most
+// the trace's records of that group and no fewer than it held a moment
+// before (the recording went on between the two), and records and bytes
+// written only grow.
+TEST(Live, RecordServesPrometheusMetricsThatMatchTheTrace) {
+  JDW_REQUIRE_ROOT();
+  ASSERT_EQ(access("/usr/bin/prometheus", X_OK), 0) << "prometheus missing: run scripts/install-deps.sh";
+  testserver::testing::ServerProcess server;
+  ASSERT_TRUE(server.Start().ok());
+  const std::string trace_path = testing::TempPath("metrics-record.jdw");
+  std::string cmd = "ss -Hltnp 'sport = :" + std::to_string(server.port()) + "'";
+  auto ss = testserver::testing::Run({"/bin/sh", "-c", cmd});
+  const auto at = ss.out.find("pid=");
+  ASSERT_NE(at, std::string::npos) << ss.out;
+  const std::string pid = std::to_string(std::stoi(ss.out.substr(at + 4)));
+  Child rec;
+  ASSERT_TRUE(rec.Spawn({testing::BinDir() + "/jackdaw", "record", "--pid", pid, "-q", "-o", trace_path,
+                         "--metrics", "127.0.0.1:0", "--duration", "30"})
+                  .ok());
+  std::string target;
+  for (int i = 0; i < 200 && target.empty(); ++i) {
+    const std::string err = rec.Stderr();
+    const std::string key = "metrics at http://";
+    if (auto k = err.find(key); k != std::string::npos)
+      target = err.substr(k + key.size(), err.find("/metrics", k + key.size()) - k - key.size());
+    else SleepMs(50);
+  }
+  ASSERT_FALSE(target.empty()) << rec.Stderr();
+  const uint16_t mport = static_cast<uint16_t>(std::stoi(target.substr(target.rfind(':') + 1)));
+  Child load;
+  ASSERT_TRUE(load.Spawn({JDW_LOAD_BIN, "--url", server.url(), "-n", "3000", "--mix", "C:1,D:1", "-c", "2", "--rate",
+                          "200"})
+                  .ok());
+  PrivatePrometheus prom;
+  ASSERT_NO_FATAL_FAILURE(prom.Start(target));
+  ASSERT_EQ(load.Wait(120000), 0) << load.Stderr();
+  SleepMs(2500);  // two more scrapes by Prometheus
+
+  // name{labels} -> value of one scrape.
+  auto scrape = [&] {
+    std::map<std::string, double> out;
+    auto r = testserver::testing::Get(mport, "/metrics");
+    EXPECT_TRUE(r.ok());
+    if (!r.ok()) return out;
+    EXPECT_EQ(r->Header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+    std::stringstream in(r->body);
+    for (std::string l; std::getline(in, l);)
+      if (!l.empty() && l[0] != '#') out[l.substr(0, l.rfind(' '))] = std::stod(l.substr(l.rfind(' ') + 1));
+    return out;
+  };
+  const auto first = scrape();
+  SleepMs(300);
+  const auto last = scrape();
+  {
+    auto r = testserver::testing::Get(mport, "/metrics");
+    ASSERT_TRUE(r.ok());
+    const std::string body_path = testing::TempPath("record-metrics.txt");
+    std::ofstream(body_path) << r->body;
+    auto lint = testserver::testing::Run({"/bin/sh", "-c", "/usr/bin/promtool check metrics < " + body_path});
+    unlink(body_path.c_str());
+    EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+  }
+  const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_GT(prom.Query("rate(jackdaw_probe_events_total{group=\"syscall\"}[5s])", now_s - 3), 0);
+  EXPECT_GT(prom.Query("jackdaw_record_written_bytes_total", now_s - 1), 0);
+  EXPECT_GE(prom.Query("jackdaw_ring_fill_ratio", now_s - 1), 0);
+  rec.Signal(SIGTERM);
+  ASSERT_EQ(rec.Wait(30000), 0) << rec.Stderr();
+
+  ASSERT_GT(last.at("jackdaw_records_total"), 3000);
+  EXPECT_GE(last.at("jackdaw_records_total"), first.at("jackdaw_records_total"));
+  EXPECT_GE(last.at("jackdaw_record_written_bytes_total"), first.at("jackdaw_record_written_bytes_total"));
+  auto reader = trace::TraceReader::Open(trace_path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  std::map<std::string, double> in_trace;
+  std::vector<std::string> kGroupNames;
+  for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) kGroupNames.push_back(trace::GroupName(g));
+  double total = 0;
+  (*reader)->ForEachRecord([&](const jdw_record_header& h) {
+    const trace::EventDesc* d = trace::FindEvent(h.type);
+    if (d) in_trace[trace::GroupName(d->group)] += 1;
+    total += 1;
+  });
+  EXPECT_LE(last.at("jackdaw_records_total"), total);
+  for (const char* g : {"sched", "syscall"}) {
+    const std::string k = std::string("jackdaw_probe_events_total{group=\"") + g + "\"}";
+    ASSERT_TRUE(last.count(k)) << k;
+    EXPECT_GT(first.at(k), 0) << k;
+    EXPECT_LE(last.at(k), in_trace[g]) << k;
+    EXPECT_GE(last.at(k), first.at(k)) << k;
+    // Losses are cumulative: the footer has at least what was scraped.
+    const uint32_t gid = static_cast<uint32_t>(
+        std::find(kGroupNames.begin(), kGroupNames.end(), std::string(g)) - kGroupNames.begin());
+    uint64_t footer_lost = 0;
+    for (const auto& cpu : (*reader)->meta().losses.lost)
+      if (gid < cpu.size()) footer_lost += cpu[gid];
+    EXPECT_LE(last.at(std::string("jackdaw_probe_lost_total{group=\"") + g + "\"}"), double(footer_lost)) << g;
+  }
+  unlink(trace_path.c_str());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 
@@ -121,6 +122,11 @@ void Recorder::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
   CpuStage& s = stages_[cpu];
   s.buf.insert(s.buf.end(), data, data + size);
   ++s.count;
+  if (size >= sizeof(jdw_record_header)) {
+    uint16_t type;
+    memcpy(&type, data + offsetof(jdw_record_header, type), sizeof(type));
+    if (type < JDW_EVENT_MAX) ++type_records_[type];
+  }
   if (s.buf.size() >= opts_.flush_bytes && deferred_.ok()) {
     Status st = FlushCpu(cpu);
     if (!st.ok()) deferred_ = st;
@@ -294,6 +300,16 @@ RecorderStats Recorder::stats() const {
     st.writer_stalls = writer_->stalls();
   }
   return st;
+}
+
+std::array<uint64_t, JDW_GROUP_MAX> Recorder::group_records() const {
+  std::array<uint64_t, JDW_GROUP_MAX> out{};
+  for (uint16_t t = 0; t < JDW_EVENT_MAX; ++t) {
+    if (!type_records_[t]) continue;
+    const trace::EventDesc* d = trace::FindEvent(t);
+    if (d && d->group < JDW_GROUP_MAX) out[d->group] += type_records_[t];
+  }
+  return out;
 }
 
 }  // namespace jackdaw::capture

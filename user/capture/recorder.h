@@ -23,6 +23,7 @@
 // still carries both.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -90,6 +91,10 @@ class Recorder : RecordSink {
   Status Stop();
 
   RecorderStats stats() const;
+  // Records delivered per probe group since Start() (index: JDW_GROUP_*).
+  // Counted by the draining thread: read it from the thread that calls
+  // Step() (a foreground recording's loop), not beside StartBackground().
+  std::array<uint64_t, JDW_GROUP_MAX> group_records() const;
   // A record from a source beside the probes (libpcap), in the probes'
   // timebase, staged with `cpu`'s records (sorted into them at flush; one
   // older than what was already written for that CPU counts as late). Call
@@ -97,6 +102,9 @@ class Recorder : RecordSink {
   void AddRecord(uint32_t cpu, const uint8_t* data, size_t size) { OnRecord(cpu, data, size); }
 
  private:
+  // Per record type: one increment per record on the drain path, mapped
+  // to groups only when asked.
+  std::array<uint64_t, JDW_EVENT_MAX> type_records_{};
   struct CpuStage {
     std::vector<uint8_t> buf;
     uint64_t count = 0;

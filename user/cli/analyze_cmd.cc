@@ -92,15 +92,18 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (!(*reader)->damage().ok()) fprintf(stderr, "jackdaw: warning: %s\n", (*reader)->damage().message().c_str());
   std::vector<cluster::InteractionPoint> interactions;
   bool has_events = false;
-  (*reader)->ForEachRecord([&](const jdw_record_header& h) {
+  // Stops at the first event record: an event trace is not read twice for
+  // this, a trace of interaction summaries is read whole.
+  (*reader)->ForEachRecordWhile([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_INTERACTION || h.size < sizeof(jdw_interaction_record)) {
       has_events = true;
-      return;
+      return false;
     }
     cluster::InteractionPoint p;
     p.tgid = h.tgid;
     memcpy(&p.ia, trace::Payload(h), sizeof(p.ia));
     interactions.push_back(p);
+    return true;
   });
   if (!has_events && !interactions.empty()) return RunInteractions(a, interactions);
   if (a.schema.empty())
@@ -188,10 +191,13 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     auto ex = join::Extractor::Create(*schema, (*reader)->meta(), jo, sink);
     if (!ex.ok()) return PrintError(ex.status().message()), 1;
     (*ex)->SetConnectionSink(conn_sink);
-    pcap::ForEachRecordMerged(**reader, extra, [&](const jdw_record_header* h) { (*ex)->Push(h); });
-    (*ex)->Finish();
+    pcap::ForEachRecordMerged(
+        **reader, extra, jo.reorder_window, [&](const jdw_record_header* h) { (*ex)->Push(h); },
+        [&] { (*ex)->Finish(); });
     st = (*ex)->stats();
   }
+  if (!(*reader)->read_error().ok())
+    fprintf(stderr, "jackdaw: warning: %s\n", (*reader)->read_error().message().c_str());
   for (const auto& w : st.warnings) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
   fprintf(stderr, "jackdaw: %s\n", join::FormatSummary(st).c_str());
   // Every counter of evidence the join could not use: the user must know

@@ -26,6 +26,8 @@
 #include "control/control_socket.h"
 #include "control/controller.h"
 #include "control/pins.h"
+#include "metrics/http_endpoint.h"
+#include "metrics/record_metrics.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -48,6 +50,7 @@ struct RecordArgs {
   bool quiet = false, verbose = false;
   bool detach = false;
   std::string pcap_iface;
+  std::string metrics;  // ADDR:PORT of the Prometheus endpoint
   std::vector<std::string> command;
 };
 
@@ -228,6 +231,39 @@ int Run(const RecordArgs& a) {
     if (pn.ok()) pins = std::move(*pn);
     else fprintf(stderr, "jackdaw: warning: maps not pinned: %s\n", pn.status().message().c_str());
   }
+  // Prometheus: the probe groups as live exports them, plus the writer.
+  std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
+  if (!a.metrics.empty()) {
+    auto ep = metrics::HttpEndpoint::Create(a.metrics, [&] {
+      metrics::RecordState m;
+      capture::CaptureBackend& cs = (*rec)->session();
+      const auto events = (*rec)->group_records();
+      std::array<uint64_t, JDW_GROUP_MAX> lost{};
+      for (const auto& cpu : cs.ReadLosses())
+        for (uint32_t g = 0; g < JDW_GROUP_MAX && g < cpu.size(); ++g) lost[g] += cpu[g];
+      for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g)
+        if (cs.available_groups() & (1u << g))
+          m.groups.push_back({trace::GroupName(g), (cs.enabled_groups() & (1u << g)) != 0, events[g], lost[g]});
+      const auto s = (*rec)->stats();
+      m.records = s.records;
+      m.bytes_written = s.bytes;
+      m.record_bytes_raw = s.record_bytes_raw;
+      m.record_bytes_stored = s.record_bytes_stored;
+      m.writer_stalls = s.writer_stalls;
+      m.ring_fill = cs.last_fill();
+      m.rss_bytes = control::ResidentBytes();
+      return metrics::RenderRecordMetrics(m);
+    });
+    if (!ep.ok()) {
+      if (child > 0) kill(child, SIGKILL), waitpid(child, nullptr, 0);
+      (void)(*rec)->Stop();
+      PrintError(ep.status().message());
+      return 1;
+    }
+    metrics_endpoint = std::move(*ep);
+    // Even with -q: with port 0 this line is the only place the port shows.
+    fprintf(stderr, "jackdaw: Prometheus metrics at http://%s/metrics\n", metrics_endpoint->bound().c_str());
+  }
   if (child > 0) {
     if (write(go_pipe[1], "g", 1) != 1) {
       kill(child, SIGKILL);
@@ -255,6 +291,7 @@ int Run(const RecordArgs& a) {
     if (st.ok()) st = poll_pcap();
     if (!st.ok()) break;
     if (server) server->Serve();
+    if (metrics_endpoint) metrics_endpoint->Serve();
     const uint64_t now = capture::MonoNowNs();
     if (controller) controller->Tick(now);
     if (a.duration > 0 && now - start >= duration_ns) break;
@@ -342,6 +379,10 @@ Runner RegisterRecord(CLI::App& app) {
   sub->add_option("--pcap", args->pcap_iface,
                   "also capture packets with libpcap on this interface ('any' for all), on the trace's "
                   "clock; usually with net left out of --probes");
+  sub->add_option("--metrics", args->metrics,
+                  "serve Prometheus metrics (text format 0.0.4) at http://ADDR:PORT/metrics while recording:\n"
+                  "per probe group events and losses, records and bytes written, ring buffer fill\n"
+                  "(e.g. 127.0.0.1:9464; :9464 for every interface)");
   sub->add_option("--backend", args->backend,
                   "capture mechanism: bpf (eBPF probes), kmod (the jackdaw.ko module: make kmod, "
                   "insmod build/kmod/jackdaw.ko; TSC timestamps), auto (eBPF when it loads, else the "

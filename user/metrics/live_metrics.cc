@@ -1,6 +1,7 @@
 #include "metrics/live_metrics.h"
 
 #include "metrics/exposition.h"
+#include "metrics/record_metrics.h"
 
 namespace jackdaw::metrics {
 namespace {
@@ -81,13 +82,7 @@ std::string LiveMetrics::Render(const LiveState& s) const {
   x.Family("jackdaw_cluster_anomalous", "1 if the cluster is small enough to count as an anomaly.", MetricType::kGauge);
   for (size_t i = 0; i < s.clusters.size(); ++i) x.Sample(cl[i], s.clusters[i].anomalous ? 1 : 0);
 
-  x.Family("jackdaw_probe_events_total", "Records delivered by the probe group.", MetricType::kCounter);
-  for (const auto& g : s.groups) x.Sample({{"group", g.name}}, static_cast<double>(g.events));
-  x.Family("jackdaw_probe_lost_total", "Records the probe group lost in the kernel (ring buffer full).",
-           MetricType::kCounter);
-  for (const auto& g : s.groups) x.Sample({{"group", g.name}}, static_cast<double>(g.lost));
-  x.Family("jackdaw_probe_enabled", "1 if the probe group is attached.", MetricType::kGauge);
-  for (const auto& g : s.groups) x.Sample({{"group", g.name}}, g.enabled ? 1 : 0);
+  RenderGroups(x, s.groups);
 
   x.Family("jackdaw_records_total", "Records read from the kernel.", MetricType::kCounter);
   x.Sample({}, static_cast<double>(s.records));

@@ -5,10 +5,14 @@
 //
 // The trace's per-CPU chunks are each in their CPU's time order; the extra
 // records are sorted here. A k-way merge by head timestamp hands out every
-// record once; pointers stay valid as long as the reader and `extra` live
-// (what the join's reorder window needs).
+// record once. The trace is read a chunk at a time: a trace record's pointer
+// stays valid until the merge has handed out records `keep` timestamp units
+// newer (what the join's reorder window needs: pass its width), and through
+// `at_end` (called after the last record, before the chunks are freed: the
+// join's Finish() goes there); an extra record's as long as `extra` lives.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -17,7 +21,8 @@
 
 namespace jackdaw::pcap {
 
-void ForEachRecordMerged(const trace::TraceReader& reader, std::vector<jdw_net_packet_record>& extra,
-                         const std::function<void(const jdw_record_header*)>& fn);
+void ForEachRecordMerged(const trace::TraceReader& reader, std::vector<jdw_net_packet_record>& extra, uint64_t keep,
+                         const std::function<void(const jdw_record_header*)>& fn,
+                         const std::function<void()>& at_end = {});
 
 }  // namespace jackdaw::pcap

@@ -42,14 +42,24 @@ TEST(ForEachRecordMerged, TraceCpusAndExtraPacketsInOneTimeOrder) {
   }
   std::vector<uint64_t> seen;
   std::vector<const jdw_record_header*> ptrs;
-  ForEachRecordMerged(**reader, extra, [&](const jdw_record_header* h) {
+  int ends = 0;
+  // Pointers stay valid while the merge is within `keep` of them (the join
+  // holds them in its reorder window): with keep = 1000, all the way.
+  ForEachRecordMerged(**reader, extra, 1000, [&](const jdw_record_header* h) {
     seen.push_back(h->ts);
     ptrs.push_back(h);
+    for (size_t i = 0; i < ptrs.size(); ++i) ASSERT_EQ(ptrs[i]->ts, seen[i]);
+    EXPECT_EQ(ptrs[0]->type, JDW_EVENT_NET_RECV);
+    if (ptrs.size() > 1) {
+      EXPECT_EQ(ptrs[1]->type, JDW_EVENT_SYS_ENTER);
+    }
+  }, [&] {
+    // The join's Finish() runs here and drains its window: still readable.
+    ++ends;
+    for (size_t i = 0; i < ptrs.size(); ++i) ASSERT_EQ(ptrs[i]->ts, seen[i]);
   });
+  EXPECT_EQ(ends, 1);
   EXPECT_EQ(seen, (std::vector<uint64_t>{5, 100, 110, 150, 200, 210, 300, 305, 310}));
-  // Pointers stay valid after the walk (the join holds them in its window).
-  EXPECT_EQ(ptrs[0]->type, JDW_EVENT_NET_RECV);
-  EXPECT_EQ(ptrs[1]->type, JDW_EVENT_SYS_ENTER);
   std::filesystem::remove(path);
 }
 

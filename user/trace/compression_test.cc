@@ -66,7 +66,9 @@ void WriteAll(const std::string& path, const std::vector<uint8_t>& b) {
 // Records read back, as one byte string per CPU.
 std::vector<std::vector<uint8_t>> PerCpu(const TraceReader& r) {
   std::vector<std::vector<uint8_t>> out(2);
-  for (const auto& c : r.chunks()) out[c.cpu].insert(out[c.cpu].end(), c.data, c.data + c.len);
+  r.ForEachChunk([&](const RecordChunk& c, const uint8_t* data, size_t len) {
+    out[c.cpu].insert(out[c.cpu].end(), data, data + len);
+  });
   return out;
 }
 
@@ -122,7 +124,7 @@ TEST(CompressedTrace, IncompressibleChunkIsStoredPlain) {
   auto r = TraceReader::Open(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ((*r)->chunks().size(), 1u);
-  EXPECT_EQ(std::vector<uint8_t>((*r)->chunks()[0].data, (*r)->chunks()[0].data + (*r)->chunks()[0].len), noise);
+  EXPECT_EQ(PerCpu(**r)[0], noise);
   std::filesystem::remove(path);
 }
 

@@ -270,11 +270,98 @@ TEST(TraceReaderHostile, FileTruncatedUnderAnOpenReaderStaysReadable) {
   }
   auto r = TraceReader::Open(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_EQ(truncate(path.c_str(), 0), 0);  // what a new recording to the same path did
   uint64_t n = 0;
-  (*r)->ForEachRecord([&](const jdw_record_header&) { ++n; });  // a mapping would SIGBUS here
+  (*r)->ForEachRecord([&](const jdw_record_header&) { ++n; });
   EXPECT_EQ(n, 64u * 200u);
+  EXPECT_TRUE((*r)->read_error().ok());
+  // Records are read chunk by chunk after Open(), so what a truncation took
+  // is gone: the reader says so and reads on, where a mapping would SIGBUS.
+  const uint64_t half = (*r)->chunks()[32].file_offset;
+  ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(half)), 0);
+  n = 0;
+  (*r)->ForEachRecord([&](const jdw_record_header&) { ++n; });
+  EXPECT_EQ(n, 32u * 200u);
+  EXPECT_NE((*r)->read_error().message().find("truncated after it was opened"), std::string::npos)
+      << (*r)->read_error().message();
+  ASSERT_EQ(truncate(path.c_str(), 0), 0);  // what a new recording to the same path did
+  n = 0;
+  (*r)->ForEachRecord([&](const jdw_record_header&) { ++n; });
+  EXPECT_EQ(n, 0u);
   fs::remove(path);
+}
+
+TEST(TraceReaderHostile, ChunkRewrittenAfterOpenIsSkippedAndNamed) {
+  const std::string path = TempPath("rewrite.jdw");
+  {
+    auto w = TraceWriter::Create(path, Header());
+    ASSERT_TRUE(w.ok());
+    for (int i = 0; i < 4; ++i) {
+      auto recs = Records(0, 50);
+      ASSERT_TRUE((*w)->WriteRecords(0, recs.data(), recs.size(), 50).ok());
+    }
+    ASSERT_TRUE((*w)->Finish({{"records", 4 * 50}}).ok());
+  }
+  auto r = TraceReader::Open(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  {
+    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(static_cast<std::streamoff>((*r)->chunks()[1].file_offset + 4));  // a record size, checksummed
+    f.put('\x7f');
+  }
+  uint64_t n = 0;
+  (*r)->ForEachRecord([&](const jdw_record_header&) { ++n; });
+  EXPECT_EQ(n, 3u * 50u);
+  EXPECT_NE((*r)->read_error().message().find("changed after the file was opened"), std::string::npos)
+      << (*r)->read_error().message();
+  fs::remove(path);
+}
+
+// The reader's memory: Open() keeps an index, a cursor one chunk (or, when
+// retaining for a reorder window, the chunks the caller has not released).
+TEST(TraceReaderMemory, CursorsHoldOneChunkOrWhatTheCallerRetains) {
+ for (Compression comp : {Compression::kNone, Compression::kZstd}) {
+  const std::string path = TempPath("cursor.jdw");
+  {
+    auto w = TraceWriter::Create(path, Header(), comp);
+    ASSERT_TRUE(w.ok());
+    for (int i = 0; i < 40; ++i) {
+      auto recs = Records(0, 100);
+      for (size_t k = 0; k < 100; ++k)
+        reinterpret_cast<jdw_record_header*>(recs.data() + k * sizeof(jdw_sys_enter_record))->ts = i * 100 + k;
+      ASSERT_TRUE((*w)->WriteRecords(0, recs.data(), recs.size(), 100).ok());
+    }
+    ASSERT_TRUE((*w)->Finish({{"records", 40 * 100}}).ok());
+  }
+  auto r = TraceReader::Open(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ((*r)->chunks().size(), 40u);
+  EXPECT_EQ((*r)->chunks()[0].compressed, comp == Compression::kZstd);
+  for (bool retain : {false, true}) {
+    std::vector<RecordCursor> cursors = (*r)->CursorsByCpu(retain);
+    ASSERT_EQ(cursors.size(), 1u);
+    RecordCursor& c = cursors[0];
+    uint64_t n = 0, expect_ts = 0;
+    size_t most = 0;
+    std::vector<const jdw_record_header*> window;  // what a 250-unit reorder window would hold
+    while (const jdw_record_header* h = c.Peek()) {
+      ASSERT_EQ(h->ts, expect_ts++);
+      window.push_back(h);
+      c.Advance(h);
+      ++n;
+      if (retain) {
+        // Every record within 250 of the newest is still readable.
+        while (window.front()->ts + 250 < h->ts) window.erase(window.begin());
+        for (size_t i = 0; i < window.size(); ++i) ASSERT_EQ(window[i]->ts, h->ts + 1 - window.size() + i);
+        if (h->ts > 250) c.ReleaseBefore(h->ts - 250);
+      }
+      most = std::max(most, c.chunks_held());
+    }
+    EXPECT_EQ(n, 4000u);
+    // 250 units span 3 chunks of 100, plus the one being read.
+    EXPECT_LE(most, retain ? 5u : 1u) << retain;
+  }
+  fs::remove(path);
+ }
 }
 
 TEST(TraceReaderHostile, BadRecordsUnderAValidChecksumAreRefused) {

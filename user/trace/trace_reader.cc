@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <new>
 #include <optional>
 #include <type_traits>
 
@@ -158,29 +157,11 @@ StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path
     return ErrStatus("%s is not a regular file (%s): pass a .jdw trace", path.c_str(),
                      S_ISDIR(st.st_mode) ? "a directory" : "a pipe, socket or device");
   }
-  // Read, not mapped: a mapping dies with SIGBUS when someone truncates the
-  // file under it, and a trace may belong to another user.
-  const size_t want = static_cast<size_t>(st.st_size);
-  r->buf_.reset(want ? new (std::nothrow) uint8_t[want] : nullptr);
-  if (want && !r->buf_) {
-    close(fd);
-    return ErrStatus("cannot read %s: %zu bytes do not fit in memory", path.c_str(), want);
-  }
-  size_t got = 0;
-  while (got < want) {
-    ssize_t n = pread(fd, r->buf_.get() + got, want - got, static_cast<off_t>(got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      close(fd);
-      return ErrStatus("cannot read %s: %s", path.c_str(), strerror(e));
-    }
-    if (n == 0) break;  // shrunk while we read: what is left reads as truncated
-    got += static_cast<size_t>(n);
-  }
-  close(fd);
-  r->map_ = r->buf_.get();
-  r->map_len_ = got;
+  // Read with pread, chunk by chunk, not mapped: a mapping dies with SIGBUS
+  // when someone truncates the file under it. Bytes appended after this
+  // point (a recording still running) are not part of this reading.
+  r->fd_ = fd;
+  r->file_len_ = static_cast<uint64_t>(st.st_size);
   RETURN_IF_ERROR(r->ParseCatching(opts.allow_truncated));
   return r;
 }
@@ -196,10 +177,8 @@ StatusOr<std::unique_ptr<TraceReader>> TraceReader::FromBytes(const std::string&
                                                               size_t len, Options opts) {
   std::unique_ptr<TraceReader> r(new TraceReader());
   r->path_ = name;
-  r->buf_.reset(len ? new uint8_t[len] : nullptr);
-  if (len) memcpy(r->buf_.get(), data, len);
-  r->map_ = r->buf_.get();
-  r->map_len_ = len;
+  r->bytes_.assign(data, data + len);
+  r->file_len_ = len;
   RETURN_IF_ERROR(r->ParseCatching(opts.allow_truncated));
   return r;
 }
@@ -213,26 +192,48 @@ Status TraceReader::ParseCatching(bool allow_truncated) {
   }
 }
 
-TraceReader::~TraceReader() = default;
+TraceReader::~TraceReader() {
+  if (fd_ >= 0) close(fd_);
+}
+
+const uint8_t* TraceReader::ReadAt(uint64_t off, size_t len, std::vector<uint8_t>* scratch) const {
+  if (off > file_len_ || len > file_len_ - off) return nullptr;
+  if (fd_ < 0) return bytes_.data() + off;
+  if (scratch->size() < len) scratch->resize(len);
+  size_t got = 0;
+  while (got < len) {
+    const ssize_t n = pread(fd_, scratch->data() + got, len - got, static_cast<off_t>(off + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return nullptr;  // an error, or the file shrank since Open()
+    got += static_cast<size_t>(n);
+  }
+  return scratch->data();
+}
 
 Status TraceReader::Parse(bool allow_truncated) {
   const char* p = path_.c_str();
-  if (map_len_ < sizeof(FileHeader))
+  std::vector<uint8_t> head_buf, payload_buf, inflate_buf;
+  const uint8_t* fh_bytes = ReadAt(0, sizeof(FileHeader), &head_buf);
+  if (!fh_bytes)
     return ErrStatus("%s: truncated at byte offset %zu: a .jdw file starts with a %zu-byte header",
-                     p, map_len_, sizeof(FileHeader));
+                     p, file_len_, sizeof(FileHeader));
   FileHeader fh;
-  memcpy(&fh, map_, sizeof(fh));
+  memcpy(&fh, fh_bytes, sizeof(fh));
   if (memcmp(fh.magic, kFileMagic, sizeof(fh.magic)) != 0)
     return ErrStatus("%s: not a jackdaw trace (bad magic at byte offset 0; expected \"JDWTRACE\")", p);
   if (fh.version < kOldestReadableVersion || fh.version > kFormatVersion)
     return ErrStatus("%s: trace format version %u, this jackdaw reads versions %u to %u (use a matching jackdaw)",
                      p, fh.version, kOldestReadableVersion, kFormatVersion);
   const uint64_t json_end = sizeof(FileHeader) + uint64_t{fh.header_json_len};
-  if (json_end > map_len_)
-    return ErrStatus("%s: truncated at byte offset %zu: header needs %llu bytes", p, map_len_,
+  if (json_end > file_len_)
+    return ErrStatus("%s: truncated at byte offset %zu: header needs %llu bytes", p, file_len_,
                      static_cast<unsigned long long>(json_end));
-  const char* jb = reinterpret_cast<const char*>(map_) + sizeof(FileHeader);
-  const char* je = reinterpret_cast<const char*>(map_) + json_end;
+  const uint8_t* json_bytes = ReadAt(sizeof(FileHeader), fh.header_json_len, &head_buf);
+  if (!json_bytes)
+    return ErrStatus("%s: truncated at byte offset %zu: header needs %llu bytes", p, file_len_,
+                     static_cast<unsigned long long>(json_end));
+  const char* jb = reinterpret_cast<const char*>(json_bytes);
+  const char* je = jb + fh.header_json_len;
   if (fh.version >= 2 && Crc32c(jb, fh.header_json_len) != fh.header_crc32c)
     return ErrStatus("%s: corrupt header at byte offset %zu: checksum mismatch (the trace's metadata "
                      "is damaged; no record can be interpreted without it)",
@@ -284,7 +285,7 @@ Status TraceReader::Parse(bool allow_truncated) {
     if (!allow_truncated) return s;
     if (damage_.ok()) damage_ = s;
     const uint64_t next = NextValidChunk(from);
-    if (next < map_len_) ++resumed, skipped_bytes += next - off;
+    if (next < file_len_) ++resumed, skipped_bytes += next - off;
     off = next;
     return std::nullopt;
   };
@@ -294,27 +295,32 @@ Status TraceReader::Parse(bool allow_truncated) {
     if (auto e = damaged(ErrStatus(__VA_ARGS__), (from))) return *e; \
     continue;                                                        \
   }
-  while (off < map_len_) {
+  while (off < file_len_) {
     const unsigned long long o = off;
     if (meta_.complete)
-      JDW_DAMAGED(map_len_, "%s: corrupt trace: data after the footer at byte offset %llu", p, o);
-    if (map_len_ - off < sizeof(ChunkHeader))
-      JDW_DAMAGED(map_len_,
+      JDW_DAMAGED(file_len_, "%s: corrupt trace: data after the footer at byte offset %llu", p, o);
+    if (file_len_ - off < sizeof(ChunkHeader))
+      JDW_DAMAGED(file_len_,
                   "%s: truncated at byte offset %llu: partial chunk header "
                   "(recording killed? records before this offset are intact)",
                   p, o);
+    const uint8_t* ch_bytes = ReadAt(off, sizeof(ChunkHeader), &head_buf);
+    if (!ch_bytes)
+      JDW_DAMAGED(file_len_, "%s: truncated at byte offset %llu: the file shrank while it was read", p, o);
     ChunkHeader ch;
-    memcpy(&ch, map_ + off, sizeof(ch));
+    memcpy(&ch, ch_bytes, sizeof(ch));
     if (ch.magic != kChunkMagic || ch.payload_len > kMaxChunkPayload)
       JDW_DAMAGED(off + 8, "%s: corrupt chunk at byte offset %llu: bad chunk header", p, o);
     const uint64_t body = off + sizeof(ch);
     const uint64_t next = body + PadTo8(ch.payload_len);
-    if (next > map_len_)
+    if (next > file_len_)
       JDW_DAMAGED(off + 8,
                   "%s: truncated at byte offset %llu: chunk needs %u bytes, file has %llu "
                   "(recording killed? records before this offset are intact)",
-                  p, o, ch.payload_len, static_cast<unsigned long long>(map_len_ - body));
-    const uint8_t* payload = map_ + body;
+                  p, o, ch.payload_len, static_cast<unsigned long long>(file_len_ - body));
+    const uint8_t* payload = ReadAt(body, ch.payload_len, &payload_buf);
+    if (!payload)
+      JDW_DAMAGED(file_len_, "%s: truncated at byte offset %llu: the file shrank while it was read", p, o);
     if (Crc32c(payload, ch.payload_len) != ch.crc32c)
       JDW_DAMAGED(off + 8, "%s: corrupt chunk at byte offset %llu: checksum mismatch", p, o);
     switch (static_cast<ChunkKind>(ch.kind)) {
@@ -323,18 +329,29 @@ Status TraceReader::Parse(bool allow_truncated) {
         // the chunk is dropped whole and reading goes on at the next one.
         Status rs = ValidateRecords(ch, body, payload, ch.payload_len);
         if (!rs.ok()) JDW_DAMAGED(next, "%s", rs.message().c_str());
-        chunks_.push_back(RecordChunk{ch.cpu, body, payload, ch.payload_len});
+        chunks_.push_back(RecordChunk{ch.cpu, body, ch.payload_len, ch.crc32c, false, ch.payload_len,
+                                      ch.record_count});
         break;
       }
       case ChunkKind::kRecordsZstd: {
         if (fh.version < 3)
           JDW_DAMAGED(next, "%s: corrupt chunk at byte offset %llu: compressed chunk in a version %u file", p, o,
                       fh.version);
-        auto raw = Inflate(body, payload, ch.payload_len);
+        auto raw = Inflate(body, payload, ch.payload_len, &inflate_buf);
         if (!raw.ok()) JDW_DAMAGED(next, "%s", raw.status().message().c_str());
+        // A few bytes of zstd can claim 64 MiB: what a file may inflate to
+        // in total is bounded by its size, so a hostile file cannot make
+        // every reading of it decompress without end.
+        if (inflated_bytes_ + raw->second > std::max<uint64_t>(kMaxInflateRatio * file_len_, kMaxChunkPayload))
+          JDW_DAMAGED(next,
+                      "%s: corrupt chunk at byte offset %llu: the compressed chunks inflate to more than %llu "
+                      "times the file size",
+                      p, o, static_cast<unsigned long long>(kMaxInflateRatio));
+        inflated_bytes_ += raw->second;
         Status rs = ValidateRecords(ch, body, raw->first, raw->second);
         if (!rs.ok()) JDW_DAMAGED(next, "%s", rs.message().c_str());
-        chunks_.push_back(RecordChunk{ch.cpu, body, raw->first, raw->second});
+        chunks_.push_back(RecordChunk{ch.cpu, body, ch.payload_len, ch.crc32c, true, raw->second,
+                                      ch.record_count});
         break;
       }
       case ChunkKind::kMeta:
@@ -369,7 +386,7 @@ Status TraceReader::Parse(bool allow_truncated) {
   if (!meta_.complete) {
     Status s = ErrStatus("%s: truncated at byte offset %zu: no footer (recording killed before "
                          "it finished? records before this offset are intact)",
-                         p, map_len_);
+                         p, file_len_);
     if (!allow_truncated) return s;
     if (damage_.ok()) damage_ = s;
   }
@@ -377,19 +394,29 @@ Status TraceReader::Parse(bool allow_truncated) {
 }
 
 uint64_t TraceReader::NextValidChunk(uint64_t from) const {
-  for (uint64_t off = PadTo8(from); off + sizeof(ChunkHeader) <= map_len_; off += 8) {
-    ChunkHeader ch;
-    memcpy(&ch, map_ + off, sizeof(ch));
-    if (ch.magic != kChunkMagic || ch.payload_len > kMaxChunkPayload) continue;
-    const uint64_t body = off + sizeof(ch);
-    if (body + PadTo8(ch.payload_len) > map_len_) continue;
-    if (Crc32c(map_ + body, ch.payload_len) == ch.crc32c) return off;
+  // Scans a window at a time (one pread per window, not per offset) for a
+  // chunk magic, then checks that candidate's length and checksum.
+  constexpr size_t kWindow = 1u << 20;
+  std::vector<uint8_t> window, payload;
+  for (uint64_t start = PadTo8(from); start + sizeof(ChunkHeader) <= file_len_; start += kWindow) {
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(kWindow + sizeof(ChunkHeader), file_len_ - start));
+    const uint8_t* w = ReadAt(start, len, &window);
+    if (!w) return file_len_;
+    for (size_t i = 0; i < kWindow && i + sizeof(ChunkHeader) <= len; i += 8) {
+      ChunkHeader ch;
+      memcpy(&ch, w + i, sizeof(ch));
+      if (ch.magic != kChunkMagic || ch.payload_len > kMaxChunkPayload) continue;
+      const uint64_t body = start + i + sizeof(ch);
+      if (body + PadTo8(ch.payload_len) > file_len_) continue;
+      const uint8_t* p = ReadAt(body, ch.payload_len, &payload);
+      if (p && Crc32c(p, ch.payload_len) == ch.crc32c) return start + i;
+    }
   }
-  return map_len_;
+  return file_len_;
 }
 
-StatusOr<std::pair<const uint8_t*, size_t>> TraceReader::Inflate(uint64_t body, const uint8_t* payload,
-                                                                  size_t len) {
+StatusOr<std::pair<const uint8_t*, size_t>> TraceReader::Inflate(uint64_t body, const uint8_t* payload, size_t len,
+                                                                  std::vector<uint8_t>* out) const {
   const char* p = path_.c_str();
   const auto o = static_cast<unsigned long long>(body - sizeof(ChunkHeader));
   ZstdPrefix prefix;
@@ -399,22 +426,18 @@ StatusOr<std::pair<const uint8_t*, size_t>> TraceReader::Inflate(uint64_t body, 
   if (prefix.raw_len == 0 || prefix.raw_len > kMaxChunkPayload)
     return ErrStatus("%s: corrupt chunk at byte offset %llu: compressed chunk claims %u bytes", p, o,
                      prefix.raw_len);
-  // A few bytes of zstd can claim 64 MiB; what a file may inflate to in
-  // total is bounded by its size so a hostile file cannot exhaust memory.
-  if (inflated_bytes_ + prefix.raw_len > std::max<uint64_t>(kMaxInflateRatio * map_len_, kMaxChunkPayload))
-    return ErrStatus("%s: corrupt chunk at byte offset %llu: the compressed chunks inflate to more than %llu "
-                     "times the file size",
-                     p, o, static_cast<unsigned long long>(kMaxInflateRatio));
-  std::unique_ptr<uint8_t[]> out(new (std::nothrow) uint8_t[prefix.raw_len]);
-  if (!out)
-    return ErrStatus("%s: chunk at byte offset %llu: %u bytes do not fit in memory", p, o, prefix.raw_len);
-  const size_t n = ZSTD_decompress(out.get(), prefix.raw_len, payload + sizeof(prefix), len - sizeof(prefix));
+  if (out->size() < prefix.raw_len) {
+    try {
+      out->resize(prefix.raw_len);
+    } catch (const std::bad_alloc&) {
+      return ErrStatus("%s: chunk at byte offset %llu: %u bytes do not fit in memory", p, o, prefix.raw_len);
+    }
+  }
+  const size_t n = ZSTD_decompress(out->data(), prefix.raw_len, payload + sizeof(prefix), len - sizeof(prefix));
   if (ZSTD_isError(n) || n != prefix.raw_len)
     return ErrStatus("%s: corrupt chunk at byte offset %llu: the compressed records do not decompress (%s)", p, o,
                      ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong length");
-  inflated_bytes_ += prefix.raw_len;
-  inflated_.push_back(std::move(out));
-  return std::pair<const uint8_t*, size_t>{inflated_.back().get(), prefix.raw_len};
+  return std::pair<const uint8_t*, size_t>{out->data(), prefix.raw_len};
 }
 
 Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload, size_t len) {
@@ -460,15 +483,141 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
   return Status::Ok();
 }
 
-void TraceReader::ForEachRecord(const std::function<void(const jdw_record_header&)>& fn) const {
+void TraceReader::ReadFailed(Status s) const {
+  if (read_error_.ok()) read_error_ = std::move(s);
+}
+
+bool TraceReader::ReadChunk(const RecordChunk& c, ChunkBuffer* buf, const uint8_t** data, size_t* len,
+                            uint64_t* max_ts) const {
+  const char* p = path_.c_str();
+  const auto o = static_cast<unsigned long long>(c.file_offset - sizeof(ChunkHeader));
+  const uint8_t* payload = ReadAt(c.file_offset, c.payload_len, &buf->disk);
+  if (!payload) {
+    ReadFailed(ErrStatus("%s: the chunk at byte offset %llu can no longer be read (the file was truncated "
+                         "after it was opened); its records are missing",
+                         p, o));
+    return false;
+  }
+  // The bytes given to FromBytes are a private copy; a file may have been
+  // rewritten since Open() validated it.
+  if (fd_ >= 0 && Crc32c(payload, c.payload_len) != c.crc32c) {
+    ReadFailed(ErrStatus("%s: the chunk at byte offset %llu changed after the file was opened; its records "
+                         "are missing",
+                         p, o));
+    return false;
+  }
+  const uint8_t* recs = payload;
+  size_t n = c.payload_len;
+  if (c.compressed) {
+    auto raw = Inflate(c.file_offset, payload, c.payload_len, &buf->raw);
+    if (!raw.ok()) {
+      ReadFailed(raw.status());
+      return false;
+    }
+    recs = raw->first;
+    n = raw->second;
+  }
+  // Same checksum, so the same records Open() validated, unless someone
+  // forged a collision: the sizes are checked again, as cheaply as a walk
+  // over the headers, so no input can send a reader past the chunk.
+  uint64_t count = 0, newest = 0;
+  for (size_t off = 0; off < n; ++count) {
+    jdw_record_header h;
+    if (n - off < sizeof(h)) return ReadFailed(ErrStatus("%s: chunk at byte offset %llu changed", p, o)), false;
+    memcpy(&h, recs + off, sizeof(h));
+    if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > n - off)
+      return ReadFailed(ErrStatus("%s: chunk at byte offset %llu changed", p, o)), false;
+    newest = std::max<uint64_t>(newest, h.ts);
+    off += h.size;
+  }
+  if (n != c.len || count != c.record_count)
+    return ReadFailed(ErrStatus("%s: chunk at byte offset %llu changed", p, o)), false;
+  *data = recs;
+  *len = n;
+  if (max_ts) *max_ts = newest;
+  return true;
+}
+
+const jdw_record_header* RecordCursor::Load() {
+  // Leaving the current chunk: keep it while pointers into it may live on.
+  if (cur_) {
+    if (retain_) held_.push_back(Held{std::move(cur_), cur_max_ts_});
+    else spare_.push_back(std::move(cur_));
+  }
+  data_ = nullptr;
+  len_ = off_ = 0;
+  while (next_ < chunks_.size()) {
+    const RecordChunk* c = chunks_[next_++];
+    std::unique_ptr<ChunkBuffer> buf;
+    if (!spare_.empty()) {
+      buf = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      buf = std::make_unique<ChunkBuffer>();
+    }
+    size_t len = 0;
+    if (reader_->ReadChunk(*c, buf.get(), &data_, &len, &cur_max_ts_) && len >= sizeof(jdw_record_header)) {
+      cur_ = std::move(buf);
+      len_ = len;
+      return reinterpret_cast<const jdw_record_header*>(data_);
+    }
+    spare_.push_back(std::move(buf));
+  }
+  // Done: a finished CPU keeps only what is retained.
+  spare_.clear();
+  data_ = nullptr;
+  return nullptr;
+}
+
+void RecordCursor::Recycle() {
+  // Two spare buffers absorb the churn of a steady stream; more would only
+  // hold memory after a burst.
+  if (spare_.size() < 2 && next_ < chunks_.size()) spare_.push_back(std::move(held_.front().buf));
+  held_.pop_front();
+}
+
+std::vector<RecordCursor> TraceReader::CursorsByCpu(bool retain) const {
+  std::vector<std::vector<const RecordChunk*>> by_cpu;
+  for (const RecordChunk& c : chunks_) {
+    if (c.cpu >= by_cpu.size()) by_cpu.resize(size_t{c.cpu} + 1);
+    by_cpu[c.cpu].push_back(&c);
+  }
+  std::vector<RecordCursor> out;
+  out.reserve(by_cpu.size());
+  for (auto& v : by_cpu) out.emplace_back(this, std::move(v), retain);
+  return out;
+}
+
+void TraceReader::ForEachChunk(
+    const std::function<void(const RecordChunk&, const uint8_t* data, size_t len)>& fn) const {
+  ChunkBuffer buf;
   for (const auto& c : chunks_) {
-    size_t off = 0;
-    while (off < c.len) {
-      const auto* h = reinterpret_cast<const jdw_record_header*>(c.data + off);
-      fn(*h);
+    const uint8_t* data = nullptr;
+    size_t len = 0;
+    if (ReadChunk(c, &buf, &data, &len)) fn(c, data, len);
+  }
+}
+
+void TraceReader::ForEachRecord(const std::function<void(const jdw_record_header&)>& fn) const {
+  ForEachRecordWhile([&](const jdw_record_header& h) {
+    fn(h);
+    return true;
+  });
+}
+
+bool TraceReader::ForEachRecordWhile(const std::function<bool(const jdw_record_header&)>& fn) const {
+  ChunkBuffer buf;
+  for (const auto& c : chunks_) {
+    const uint8_t* data = nullptr;
+    size_t len = 0;
+    if (!ReadChunk(c, &buf, &data, &len)) continue;
+    for (size_t off = 0; off < len;) {
+      const auto* h = reinterpret_cast<const jdw_record_header*>(data + off);
+      if (!fn(*h)) return false;
       off += h->size;
     }
   }
+  return true;
 }
 
 }  // namespace jackdaw::trace
