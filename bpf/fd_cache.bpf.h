@@ -44,7 +44,8 @@ struct jdw_fd_key {
 struct jdw_fd_obj {
 	__u64 obj;
 	__u8 kind; /* enum jdw_obj_kind; an epoll fd is OTHER_FD (the call says) */
-	__u8 sock_info_sent; /* this fd's socket addresses were reported */
+	__u8 sock_info_sent; /* this fd's socket addresses were reported, or it has
+			      * none to report (not an IP socket) */
 	__u8 pad[6];
 };
 
