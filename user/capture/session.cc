@@ -140,7 +140,9 @@ void ClearMap(bpf_map* map) {
 void ZeroArrayMap(bpf_map* map) {
   const int fd = bpf_map__fd(map);
   const bool percpu = bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY;
-  const size_t value = percpu ? ((bpf_map__value_size(map) + 7) / 8 * 8) * libbpf_num_possible_cpus()
+  const int ncpus = libbpf_num_possible_cpus();
+  if (percpu && ncpus <= 0) return;
+  const size_t value = percpu ? ((bpf_map__value_size(map) + 7) / 8 * 8) * static_cast<size_t>(ncpus)
                               : bpf_map__value_size(map);
   std::vector<uint8_t> zero(value);
   for (uint32_t k = 0; k < bpf_map__max_entries(map); ++k) bpf_map_update_elem(fd, &k, zero.data(), BPF_ANY);
