@@ -20,6 +20,18 @@
  * what a creation stored meanwhile. The LRU may evict any entry: that only
  * costs another walk. Not covered: fds closed by io_uring (IORING_OP_CLOSE)
  * and then reused by io_uring, which never passes through a syscall here.
+ *
+ * In front of the LRU, a per-CPU memo: a small direct-mapped table (by fd
+ * number) of the last lookups on this CPU, each stamped with the cache's
+ * epoch, a counter bumped by every change to the cache (a creation, a
+ * close, a dup over an fd, the sock_info mark). A memo entry counts only
+ * while the epoch is still the one it was stamped with, so it can never
+ * name an object the LRU no longer would: a hit costs one per-CPU array
+ * access (inlined) and a shared counter read instead of a hash lookup. The
+ * epoch is read before the LRU lookup that fills an entry, so a change that
+ * races with the fill leaves the entry stale, never wrong. Programs on a
+ * CPU run to completion (syscall probes run with preemption off; interrupt
+ * context never touches the memo), so an entry is never seen half-written.
  */
 #ifndef JACKDAW_FD_CACHE_BPF_H
 #define JACKDAW_FD_CACHE_BPF_H
@@ -44,7 +56,8 @@ struct jdw_fd_key {
 struct jdw_fd_obj {
 	__u64 obj;
 	__u8 kind; /* enum jdw_obj_kind; an epoll fd is OTHER_FD (the call says) */
-	__u8 sock_info_sent; /* this fd's socket addresses were reported */
+	__u8 sock_info_sent; /* this fd's socket addresses were reported, or it has
+			      * none to report (not an IP socket) */
 	__u8 pad[6];
 };
 
@@ -54,6 +67,37 @@ struct {
 	__type(key, struct jdw_fd_key);
 	__type(value, struct jdw_fd_obj);
 } jdw_fd_cache SEC(".maps");
+
+#define JDW_FD_MEMO_SLOTS 64 /* power of two: indexed by fd & (slots - 1) */
+
+struct jdw_fd_memo_entry {
+	struct jdw_fd_key key;
+	__u64 epoch;
+	struct jdw_fd_obj o;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, JDW_FD_MEMO_SLOTS);
+	__type(key, __u32);
+	__type(value, struct jdw_fd_memo_entry);
+} jdw_fd_memo SEC(".maps");
+
+/* Bumped by every change to jdw_fd_cache (see the memo above). Starts at 1
+ * so that an empty memo entry (epoch 0) never matches. */
+__u64 jdw_fd_epoch = 1;
+
+static __always_inline void jdw_fd_changed(void)
+{
+	__sync_fetch_and_add(&jdw_fd_epoch, 1);
+}
+
+static __always_inline struct jdw_fd_memo_entry *jdw_fd_memo_slot(int fd)
+{
+	__u32 idx = (__u32)fd & (JDW_FD_MEMO_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&jdw_fd_memo, &idx);
+}
 
 /* Distinguishes process images sharing a tgid: a reused pid has another
  * leader start time, an exec bumps self_exec_id (shared by every thread of
@@ -117,22 +161,37 @@ static __always_inline bool jdw_fd_resolve(int fd, struct jdw_fd_obj *out)
 	return true;
 }
 
-/* The object fd names, from the cache or (on a miss) the fd table. */
+/* The object fd names, from the memo, the cache or (on a miss of both) the
+ * fd table. */
 static __always_inline bool jdw_fd_lookup(__u32 tgid, int fd, struct jdw_fd_obj *out)
 {
 	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
+	__u64 epoch = *(volatile __u64 *)&jdw_fd_epoch;
+	struct jdw_fd_memo_entry *m;
 	struct jdw_fd_obj *hit;
 
 	if (fd < 0)
 		return false;
+	m = jdw_fd_memo_slot(fd);
+	if (m && m->epoch == epoch && m->key.fd == fd && m->key.tgid == tgid &&
+	    m->key.image == key.image) {
+		*out = m->o;
+		return true;
+	}
 	hit = bpf_map_lookup_elem(&jdw_fd_cache, &key);
 	if (hit) {
 		*out = *hit;
-		return true;
+	} else {
+		if (!jdw_fd_resolve(fd, out))
+			return false;
+		if (bpf_map_update_elem(&jdw_fd_cache, &key, out, BPF_NOEXIST) != 0)
+			return true; /* a creation stored it meanwhile: not memoized */
 	}
-	if (!jdw_fd_resolve(fd, out))
-		return false;
-	bpf_map_update_elem(&jdw_fd_cache, &key, out, BPF_NOEXIST);
+	if (m) {
+		m->key = key;
+		m->o = *out;
+		m->epoch = epoch;
+	}
 	return true;
 }
 
@@ -148,6 +207,7 @@ static __always_inline void jdw_fd_created(__u32 tgid, int fd)
 		bpf_map_update_elem(&jdw_fd_cache, &key, &o, BPF_ANY);
 	else
 		bpf_map_delete_elem(&jdw_fd_cache, &key);
+	jdw_fd_changed();
 }
 
 /* Two fds written to user memory (pipe, pipe2, socketpair). */
@@ -167,6 +227,7 @@ static __always_inline void jdw_fd_set_sock_info_sent(__u32 tgid, int fd, struct
 
 	o->sock_info_sent = 1;
 	bpf_map_update_elem(&jdw_fd_cache, &key, o, BPF_EXIST);
+	jdw_fd_changed();
 }
 
 static __always_inline void jdw_fd_closed(__u32 tgid, int fd)
@@ -177,6 +238,7 @@ static __always_inline void jdw_fd_closed(__u32 tgid, int fd)
 	if (o && o->kind == JDW_OBJ_SOCKET)
 		jdw_net_forget_sock(o->obj);
 	bpf_map_delete_elem(&jdw_fd_cache, &key);
+	jdw_fd_changed();
 }
 
 static long jdw_fd_close_one(__u64 i, void *ctx)
@@ -204,6 +266,7 @@ static __always_inline void jdw_fd_closed_range(__u32 tgid, __u32 first, __u32 l
 	if (n > JDW_FD_CLOSE_RANGE_MAX)
 		n = JDW_FD_CLOSE_RANGE_MAX;
 	bpf_loop(n, jdw_fd_close_one, &key, 0);
+	jdw_fd_changed();
 }
 
 #endif /* JACKDAW_FD_CACHE_BPF_H */

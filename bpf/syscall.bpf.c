@@ -147,24 +147,36 @@ static __always_inline void track_fds(__u32 tgid, long nr, __u64 a0, __u64 a1, _
 	}
 }
 
-/* Reports a connected socket's addresses. Returns whether it did. */
-static __always_inline bool emit_sock_info(struct jdw_control *ctl, struct sock *sk, __u8 ck)
+/* What emit_sock_info() did: a socket that can never have addresses to
+ * report (not IPv4/IPv6) is settled like one whose addresses were sent, so
+ * a unix socket's reads and writes stop reading the socket every time. */
+enum sock_info_result {
+	SOCK_INFO_NOT_YET = 0, /* an IP socket not connected (yet) */
+	SOCK_INFO_SENT = 1,
+	SOCK_INFO_NEVER = 2,   /* not an IP socket: nothing to report, ever */
+};
+
+/* Reports a connected socket's addresses. */
+static __always_inline enum sock_info_result emit_sock_info(struct jdw_control *ctl, struct sock *sk,
+							     __u8 ck)
 {
 	struct jdw_sock_info_record *r;
 	__u16 family, dport;
 	void *ring;
 
 	if (!sk)
-		return false;
-	dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+		return SOCK_INFO_NEVER;
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	/* Unconnected or non-IP sockets have no 5-tuple to report; they still
-	 * join by identity. */
-	if (dport == 0 || (family != 2 /* AF_INET */ && family != 10 /* AF_INET6 */))
-		return false;
+	/* Non-IP sockets have no 5-tuple to report; they still join by
+	 * identity. Unconnected IP sockets may connect later. */
+	if (family != 2 /* AF_INET */ && family != 10 /* AF_INET6 */)
+		return SOCK_INFO_NEVER;
+	dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (dport == 0)
+		return SOCK_INFO_NOT_YET;
 	r = jdw_reserve(JDW_GROUP_SYSCALL, JDW_EVENT_SOCK_INFO, sizeof(*r), &ring, ck);
 	if (!r)
-		return false;
+		return SOCK_INFO_NOT_YET; /* counted lost; retried on the next call */
 	__builtin_memset(&r->body, 0, sizeof(r->body));
 	r->body.sk = (__u64)sk;
 	r->body.family = family;
@@ -179,7 +191,7 @@ static __always_inline bool emit_sock_info(struct jdw_control *ctl, struct sock 
 		bpf_core_read(&r->body.daddr, 16, &sk->__sk_common.skc_v6_daddr);
 	}
 	jdw_submit(r, ring, ctl);
-	return true;
+	return SOCK_INFO_SENT;
 }
 
 /* The object behind fd, reporting a socket's addresses the first time this
@@ -194,7 +206,7 @@ static __always_inline __u8 fd_object(struct jdw_control *ctl, __u32 tgid, int f
 		return JDW_OBJ_NONE;
 	*obj = o.obj;
 	if (o.kind == JDW_OBJ_SOCKET && nr != NR_close && (force || !o.sock_info_sent) &&
-	    emit_sock_info(ctl, (struct sock *)o.obj, ck) && !o.sock_info_sent)
+	    emit_sock_info(ctl, (struct sock *)o.obj, ck) != SOCK_INFO_NOT_YET && !o.sock_info_sent)
 		jdw_fd_set_sock_info_sent(tgid, fd, &o);
 	if (o.kind == JDW_OBJ_OTHER_FD && is_epoll_call(nr))
 		return JDW_OBJ_EPOLL;

@@ -137,6 +137,19 @@ void ClearMap(bpf_map* map) {
   }
 }
 
+// Zeroes every element of an array map (arrays cannot delete); per-CPU
+// maps on every CPU.
+void ZeroArrayMap(bpf_map* map) {
+  const int fd = bpf_map__fd(map);
+  const bool percpu = bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY;
+  const int ncpus = libbpf_num_possible_cpus();
+  if (percpu && ncpus <= 0) return;
+  const size_t value = percpu ? ((bpf_map__value_size(map) + 7) / 8 * 8) * static_cast<size_t>(ncpus)
+                              : bpf_map__value_size(map);
+  std::vector<uint8_t> zero(value);
+  for (uint32_t k = 0; k < bpf_map__max_entries(map); ++k) bpf_map_update_elem(fd, &k, zero.data(), BPF_ANY);
+}
+
 bool HasPrefix(const char* s, const char* prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
 
 // A cgroup program (the interact group's socket-release hook) attached to
@@ -377,6 +390,7 @@ Status CaptureSession::Enable(uint32_t group) {
   Group& g = groups_[group];
   // While detached the fd cache saw no close(): start it afresh.
   if (bpf_map* cache = bpf_object__find_map_by_name(g.obj, "jdw_fd_cache")) ClearMap(cache);
+  if (bpf_map* memo = bpf_object__find_map_by_name(g.obj, "jdw_fd_memo")) ZeroArrayMap(memo);
   if (group == JDW_GROUP_APP) {
     bpf_program* prog = bpf_object__find_program_by_name(g.obj, "usdt_probe");
     for (size_t i = 0; i < opts_.usdt.size(); ++i) {
