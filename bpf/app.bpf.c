@@ -15,7 +15,10 @@ int usdt_probe(struct pt_regs *ctx)
 	void *ring;
 	long n, i;
 
-	if (!jdw_group_on(ctl, JDW_GROUP_APP))
+	/* A probe attached by binary fires in every process running it, the
+	 * unselected ones included: the process filter applies here too. */
+	if (!jdw_group_on(ctl, JDW_GROUP_APP) ||
+	    !jdw_tgid_traced(ctl, bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	r = jdw_reserve(JDW_GROUP_APP, JDW_EVENT_USDT, sizeof(*r), &ring, JDW_CTX_TASK);
 	if (!r)

@@ -14,6 +14,7 @@
 
 #include "pcap/two_host.h"
 #include "support/test_support.h"
+#include "trace/trace_reader.h"
 
 namespace jackdaw {
 namespace {
@@ -110,6 +111,23 @@ TEST_F(TwoTier, OneEndToEndRequestPerClientRequestWithItsBackendCalls) {
   const auto& off = j["traces"][1]["offset"];
   EXPECT_TRUE(off["estimated"].get<bool>());
   EXPECT_LT(std::abs(off["offset_ns"].get<int64_t>()), 50'000) << r.out;
+}
+
+// Both tiers run the same binary, so each recorder's USDT probes fire in
+// both servers: each trace must hold only its own server's probe events (a
+// leak once put the backend's dispatches into the web tier's requests).
+TEST_F(TwoTier, EachRecordingHoldsOnlyItsOwnServersProbeEvents) {
+  std::set<uint32_t> tgids[2];
+  for (int k = 0; k < 2; ++k) {
+    auto r = trace::TraceReader::Open(k == 0 ? web_ : db_);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    (*r)->ForEachRecord([&](const jdw_record_header& h) {
+      if (h.type == JDW_EVENT_USDT) tgids[k].insert(h.tgid);
+    });
+    EXPECT_EQ(tgids[k].size(), 1u) << "trace " << k << " holds probe events of " << tgids[k].size()
+                                   << " processes";
+  }
+  EXPECT_NE(tgids[0], tgids[1]);
 }
 
 TEST_F(TwoTier, ArtificialClockOffsetIsRecovered) {
