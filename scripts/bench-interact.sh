@@ -48,34 +48,8 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- nginx
 port=18089
-mkdir -p "$work/www" "$work/nginx"
-head -c 5120 /dev/urandom | base64 -w 0 | head -c 5120 > "$work/www/5k.html"
-cat > "$work/nginx/nginx.conf" <<EOF
-user root;
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	keepalive_requests 1000000;
-	client_body_temp_path $work/nginx;
-	proxy_temp_path $work/nginx;
-	fastcgi_temp_path $work/nginx;
-	uwsgi_temp_path $work/nginx;
-	scgi_temp_path $work/nginx;
-	server {
-		listen 127.0.0.1:$port;
-		root $work/www;
-	}
-}
-EOF
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-pids+=($!)
-sleep 1
-nginx_master=${pids[0]}
-nginx_worker=$(pgrep -P "$nginx_master" | head -1)
+. "$root/scripts/nginx-bench-server.sh"
+start_bench_nginx "$work" "$port"
 
 # ---- jackdaw-testserver
 "$bin/jackdaw-testserver" --port 0 --keepalive --workers 4 > "$work/ts.out" &

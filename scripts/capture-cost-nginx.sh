@@ -20,31 +20,10 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 port=18189
-mkdir -p "$work/www" "$work/nginx"
-head -c 5120 /dev/urandom | base64 -w 0 | head -c 5120 > "$work/www/5k.html"
-cat > "$work/nginx/nginx.conf" <<EOC
-user root;
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	keepalive_requests 1000000;
-	client_body_temp_path $work/nginx;
-	proxy_temp_path $work/nginx;
-	fastcgi_temp_path $work/nginx;
-	uwsgi_temp_path $work/nginx;
-	scgi_temp_path $work/nginx;
-	server { listen 127.0.0.1:$port; root $work/www; }
-}
-EOC
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-pids+=($!)
-sleep 1
-master=${pids[0]}
-worker=$(pgrep -P "$master" | head -1)
+. "$(dirname "$0")/nginx-bench-server.sh"
+start_bench_nginx "$work" "$port"
+master=$nginx_master
+worker=$nginx_worker
 ticks=$(getconf CLK_TCK)
 # cpu_of PID -> "tid=ticks ..." (utime+stime of each thread)
 cpu_of() { for t in /proc/$1/task/*; do awk -v t="${t##*/}" '{c=$0; sub(/.*\) /,"",c); split(c,f," "); printf "%s=%d ", t, f[12]+f[13]}' "$t/stat" 2>/dev/null; done; }

@@ -40,6 +40,7 @@
 #include "bench_bare.skel.h"
 #include "capture/clock_sync.h"
 #include "capture/recorder.h"
+#include "common/clock.h"
 #include "support/test_support.h"
 
 using jackdaw::testing::PausedChild;
@@ -173,14 +174,14 @@ Run Bare(const Workload& w, uint64_t units, int producers) {
     }
   });
   const auto p0 = BpfStats() ? ProgTimes() : std::map<uint32_t, ProgTime>{};
-  const uint64_t t0 = jackdaw::capture::MonoNowNs();
+  const uint64_t t0 = jackdaw::MonotonicNs();
   for (auto& k : kids) k->Go();
   Run run;
   for (auto& k : kids) {
     int code;
     run.ns_per_call += UnitNs(w, k->Wait(&code)) / producers;
   }
-  run.wall_s = double(jackdaw::capture::MonoNowNs() - t0) / 1e9;
+  run.wall_s = double(jackdaw::MonotonicNs() - t0) / 1e9;
   if (BpfStats()) run.prog_ns = ProgDelta(before, p0, ProgTimes());
   stop = true;
   reader.join();
@@ -212,14 +213,14 @@ Run Jackdaw(const Workload& w, uint64_t units, int producers, const std::string&
     exit(1);
   }
   const auto p0 = BpfStats() ? ProgTimes() : std::map<uint32_t, ProgTime>{};
-  const uint64_t t0 = jackdaw::capture::MonoNowNs();
+  const uint64_t t0 = jackdaw::MonotonicNs();
   for (auto& k : kids) k->Go();
   Run run;
   for (auto& k : kids) {
     int code;
     run.ns_per_call += UnitNs(w, k->Wait(&code)) / producers;
   }
-  run.wall_s = double(jackdaw::capture::MonoNowNs() - t0) / 1e9;
+  run.wall_s = double(jackdaw::MonotonicNs() - t0) / 1e9;
   if (BpfStats()) run.prog_ns = ProgDelta(before, p0, ProgTimes());
   if (!(*rec)->Stop().ok()) exit(1);
   auto st = (*rec)->stats();
@@ -383,9 +384,9 @@ int main() {
     kid.Go();
     int code;
     kid.Wait(&code);
-    const uint64_t t0 = jackdaw::capture::MonoNowNs();
+    const uint64_t t0 = jackdaw::MonotonicNs();
     if (!(*rec)->Stop().ok()) return 1;
-    const double secs = double(jackdaw::capture::MonoNowNs() - t0) / 1e9;
+    const double secs = double(jackdaw::MonotonicNs() - t0) / 1e9;
     auto st = (*rec)->stats();
     const double rate = double(st.records) / secs;
     printf("%-10s %14.0f %12llu %10llu   (reader alone: a filled 256 MiB/CPU ring drained to disk)\n", "drain",

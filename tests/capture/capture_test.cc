@@ -18,6 +18,7 @@
 #include "capture/clock_sync.h"
 #include "capture/recorder.h"
 #include "support/test_support.h"
+#include "trace/event_table.h"
 #include "trace/trace_reader.h"
 
 namespace jackdaw {
@@ -30,13 +31,6 @@ constexpr uint64_t kGetppidCalls = 20000;
 constexpr size_t kDirectBytes = 1 << 20;
 constexpr size_t kTcpC2S = 300000, kTcpS2C = 123457;
 constexpr uint64_t kPipeRounds = 500;
-
-template <typename T>
-T Body(const jdw_record_header& h) {
-  T t;
-  memcpy(&t, reinterpret_cast<const uint8_t*>(&h) + sizeof(h), sizeof(t));
-  return t;
-}
 
 // One recording of the known workload, shared by the tests below.
 class KnownWorkloadTrace : public ::testing::Test {
@@ -98,14 +92,14 @@ TEST_F(KnownWorkloadTrace, GetppidCallsCountedExactlyOnTheRightThread) {
   uint64_t enters = 0, exits = 0;
   const uint32_t ppid = getpid();
   reader_->ForEachRecord([&](const jdw_record_header& h) {
-    if (h.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(h).nr == kNrGetppid) {
+    if (h.type == JDW_EVENT_SYS_ENTER && trace::PayloadAs<jdw_sys_enter>(h).nr == kNrGetppid) {
       EXPECT_EQ(h.tid, tid);
       EXPECT_EQ(h.tgid, tid);  // the main thread
       EXPECT_EQ(h.ctx, JDW_CTX_TASK);
       ++enters;
     }
-    if (h.type == JDW_EVENT_SYS_EXIT && Body<jdw_sys_exit>(h).nr == kNrGetppid) {
-      EXPECT_EQ(Body<jdw_sys_exit>(h).ret, static_cast<int64_t>(ppid));
+    if (h.type == JDW_EVENT_SYS_EXIT && trace::PayloadAs<jdw_sys_exit>(h).nr == kNrGetppid) {
+      EXPECT_EQ(trace::PayloadAs<jdw_sys_exit>(h).ret, static_cast<int64_t>(ppid));
       ++exits;
     }
   });
@@ -138,10 +132,10 @@ TEST_F(KnownWorkloadTrace, DirectIoReachesTheBlockLayerWithItsBytesAndTid) {
   std::vector<BlockRecord> recs;
   reader_->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type == JDW_EVENT_BLOCK_ISSUE) {
-      auto i = Body<jdw_block_issue>(h);
+      auto i = trace::PayloadAs<jdw_block_issue>(h);
       recs.push_back({h.ts, true, i.rq, i.sector, i.bytes, i.op & 0xff, i.submit_tid});
     } else if (h.type == JDW_EVENT_BLOCK_COMPLETE) {
-      auto c = Body<jdw_block_complete>(h);
+      auto c = trace::PayloadAs<jdw_block_complete>(h);
       recs.push_back({h.ts, false, c.rq, c.sector, c.bytes, c.op & 0xff, c.issue_tid});
       if (c.issue_tid == tid && (c.op & 0xff) <= 1) {
         EXPECT_NE(c.issue_ts, 0u);
@@ -206,7 +200,7 @@ TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
   uint64_t client_sk = 0, server_sk = 0;
   reader_->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_SOCK_INFO) return;
-    auto s = Body<jdw_sock_info>(h);
+    auto s = trace::PayloadAs<jdw_sock_info>(h);
     EXPECT_EQ(s.family, 2);
     EXPECT_EQ(s.protocol, 6);
     const uint8_t lo[4] = {127, 0, 0, 1};
@@ -249,9 +243,9 @@ TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
   } c2s, s2c;
   for (const jdw_record_header* hp : ordered) {
     const jdw_record_header& h = *hp;
-    if (h.type == JDW_EVENT_SYS_ENTER) pending[h.tid] = Body<jdw_sys_enter>(h);
+    if (h.type == JDW_EVENT_SYS_ENTER) pending[h.tid] = trace::PayloadAs<jdw_sys_enter>(h);
     if (h.type == JDW_EVENT_SYS_EXIT) {
-      auto x = Body<jdw_sys_exit>(h);
+      auto x = trace::PayloadAs<jdw_sys_exit>(h);
       auto it = pending.find(h.tid);
       if (it == pending.end() || it->second.nr != x.nr || x.ret <= 0) continue;
       const auto& e = it->second;
@@ -264,7 +258,7 @@ TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
       if (h.tid == server && e.obj == server_sk && is_read) server_recv += x.ret;
     }
     if (h.type == JDW_EVENT_NET_XMIT) {
-      auto p = Body<jdw_net_packet>(h);
+      auto p = trace::PayloadAs<jdw_net_packet>(h);
       if (p.protocol != 6) continue;
       if (p.payload_len == 0) continue;
       if (p.sport == cport && p.dport == sport) {
@@ -289,14 +283,14 @@ TEST_F(KnownWorkloadTrace, PipePingPongSharesThePipeIdentityAndWakesAcrossThread
   uint64_t ping_wakes_pong = 0, pong_wakes_ping = 0;
   reader_->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type == JDW_EVENT_SYS_ENTER) {
-      auto e = Body<jdw_sys_enter>(h);
+      auto e = trace::PayloadAs<jdw_sys_enter>(h);
       if (e.obj_kind == JDW_OBJ_PIPE && (e.nr == kNrRead || e.nr == kNrWrite)) ++calls[{h.tid, e.nr}][e.obj];
     }
     if (h.type == JDW_EVENT_SCHED_WAKEUP) {
       // A wakeup is recorded in the waker's context, or, when the wakee's
       // CPU is idle, in interrupt context on that CPU (the kernel queues
       // the wakeup there: TTWU_QUEUE).
-      auto w = Body<jdw_sched_wakeup>(h);
+      auto w = trace::PayloadAs<jdw_sched_wakeup>(h);
       const bool remote = h.ctx != JDW_CTX_TASK;
       ping_wakes_pong += (h.tid == ping || remote) && w.wakee_tid == pong;
       pong_wakes_ping += (h.tid == pong || remote) && w.wakee_tid == ping;
@@ -388,8 +382,8 @@ class SelfTrace : public ::testing::Test {
     if (!r.ok()) return 0;
     uint64_t n = 0;
     (*r)->ForEachRecord([&](const jdw_record_header& h) {
-      n += (h.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(h).nr == kNrGetppid) ||
-           (h.type == JDW_EVENT_SYS_EXIT && Body<jdw_sys_exit>(h).nr == kNrGetppid);
+      n += (h.type == JDW_EVENT_SYS_ENTER && trace::PayloadAs<jdw_sys_enter>(h).nr == kNrGetppid) ||
+           (h.type == JDW_EVENT_SYS_EXIT && trace::PayloadAs<jdw_sys_exit>(h).nr == kNrGetppid);
     });
     uint64_t l = 0;
     for (uint32_t c = 0; c < (*r)->meta().ncpus; ++c) l += (*r)->meta().losses.lost[c][JDW_GROUP_SYSCALL];
@@ -520,13 +514,13 @@ TEST_P(AttachModes, FollowsForkExecExitAndSwitchTgids) {
   uint32_t wl = 0;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_TASK_FORK) return;
-    const auto f = Body<jdw_task_fork>(h);
+    const auto f = trace::PayloadAs<jdw_task_fork>(h);
     if (h.tgid == shell && f.child_tgid != shell) wl = f.child_tgid;
   });
   ASSERT_NE(wl, 0u) << "no fork record with the shell's child as a new process";
   std::set<uint32_t> wl_threads;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
-    if (h.type == JDW_EVENT_TASK_FORK && h.tgid == wl) wl_threads.insert(Body<jdw_task_fork>(h).child_tid);
+    if (h.type == JDW_EVENT_TASK_FORK && h.tgid == wl) wl_threads.insert(trace::PayloadAs<jdw_task_fork>(h).child_tid);
   });
   EXPECT_EQ(tid, wl) << "getppid runs on the workload's main thread";
   EXPECT_FALSE(wl_threads.empty()) << "the workload's threads were not recorded with its tgid";
@@ -534,12 +528,12 @@ TEST_P(AttachModes, FollowsForkExecExitAndSwitchTgids) {
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     switch (h.type) {
       case JDW_EVENT_SYS_ENTER:
-        enters += Body<jdw_sys_enter>(h).nr == kNrGetppid && h.tid == tid && h.tgid == wl;
+        enters += trace::PayloadAs<jdw_sys_enter>(h).nr == kNrGetppid && h.tid == tid && h.tgid == wl;
         break;
       case JDW_EVENT_TASK_EXEC: execs += h.tgid == wl; break;
       case JDW_EVENT_TASK_EXIT: exits += h.tgid == wl; break;
       case JDW_EVENT_SCHED_SWITCH: {
-        const auto sw = Body<jdw_sched_switch>(h);
+        const auto sw = trace::PayloadAs<jdw_sched_switch>(h);
         if (sw.next_tid == tid || wl_threads.count(sw.next_tid)) {
           ++switches_in;
           bad_next_tgid += sw.next_tgid != wl;

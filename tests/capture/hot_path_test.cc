@@ -15,6 +15,7 @@
 
 #include "capture/recorder.h"
 #include "support/test_support.h"
+#include "trace/event_table.h"
 #include "trace/trace_reader.h"
 
 namespace jackdaw {
@@ -23,13 +24,6 @@ namespace {
 using testing::PausedChild;
 
 constexpr int kNrRead = 0;
-
-template <typename T>
-T Body(const jdw_record_header& h) {
-  T t;
-  memcpy(&t, reinterpret_cast<const uint8_t*>(&h) + sizeof(h), sizeof(t));
-  return t;
-}
 
 // Records the child started with `args` under a filter on its pid; returns
 // its JSON report. `during` runs in this (untraced) process meanwhile.
@@ -68,7 +62,7 @@ TEST(FdCache, ReusedFdNumberIsNeverReportedAsItsOldObject) {
   std::map<uint64_t, jdw_sys_enter> by_count;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_SYS_ENTER) return;
-    auto e = Body<jdw_sys_enter>(h);
+    auto e = trace::PayloadAs<jdw_sys_enter>(h);
     if (e.nr == kNrRead && e.arg >= 1000 && e.arg < 4000) by_count[e.arg] = e;
   });
   const std::map<std::string, uint8_t> kinds = {
@@ -134,7 +128,7 @@ TEST(NetFilter, WithAPidFilterOnlyTheTracedProcessPacketsAreRecorded) {
   uint64_t traced_xmit = 0, traced_recv = 0, syn_to_server = 0, foreign = 0;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_NET_XMIT && h.type != JDW_EVENT_NET_RECV) return;
-    auto p = Body<jdw_net_packet>(h);
+    auto p = trace::PayloadAs<jdw_net_packet>(h);
     const bool ours = (p.sport == sport && p.dport == cport) || (p.sport == cport && p.dport == sport);
     if (ours) {
       (h.type == JDW_EVENT_NET_XMIT ? traced_xmit : traced_recv) += 1;
@@ -189,7 +183,7 @@ TEST(Drain, TwoProducersIntoTinyRingsLoseNothingSilently) {
   uint64_t enters = 0, records = 0;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     ++records;
-    if (h.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(h).nr == 110 && (h.tid == ta || h.tid == tb)) ++enters;
+    if (h.type == JDW_EVENT_SYS_ENTER && trace::PayloadAs<jdw_sys_enter>(h).nr == 110 && (h.tid == ta || h.tid == tb)) ++enters;
   });
   const uint64_t lost = (*r)->meta().losses.total();
   EXPECT_EQ(lost, st.lost) << "the trace's loss counters are the recorder's";

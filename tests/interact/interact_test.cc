@@ -476,6 +476,41 @@ bool Exchange(int cfd, int sfd) {
          read(cfd, buf, sizeof(buf)) == 5;
 }
 
+// Two loopback UDP sockets connect()ed to each other: on each side one
+// socket pairs requests and responses, as the interact group's UDP rule needs.
+struct UdpPair {
+  int server = -1, client = -1;
+  sockaddr_in server_addr{}, client_addr{};
+};
+
+bool ConnectUdpPair(UdpPair* p) {
+  p->server = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  p->client = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (p->server < 0 || p->client < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(p->server, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      bind(p->client, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0)
+    return false;
+  socklen_t len = sizeof(p->server_addr);
+  getsockname(p->server, reinterpret_cast<sockaddr*>(&p->server_addr), &len);
+  len = sizeof(p->client_addr);
+  getsockname(p->client, reinterpret_cast<sockaddr*>(&p->client_addr), &len);
+  return connect(p->client, reinterpret_cast<sockaddr*>(&p->server_addr), sizeof(p->server_addr)) == 0 &&
+         connect(p->server, reinterpret_cast<sockaddr*>(&p->client_addr), sizeof(p->client_addr)) == 0;
+}
+
+// One Exchange() over UDP: a 4-byte request and a 5-byte response, a
+// datagram each.
+void ExpectUdpExchange(const Interaction& x) {
+  EXPECT_EQ(x.ia.protocol, 17);
+  EXPECT_EQ(x.ia.req_bytes, 4u);
+  EXPECT_EQ(x.ia.resp_bytes, 5u);
+  EXPECT_EQ(x.ia.req_packets, 1u);
+  EXPECT_EQ(x.ia.resp_packets, 1u);
+}
+
 // The serving thread's time between reading a request and answering it,
 // split by the scheduler hooks: it sleeps 20 ms (blocked, off CPU) and then
 // spins 5 ms (on CPU). Without the scheduler hooks following the thread,
@@ -611,19 +646,10 @@ TEST_F(InteractTest, ConnectedUdpPairsRequestAndResponse) {
   auto ctl = capture::InteractControl::Attach(*session);
   ASSERT_TRUE(ctl.ok());
   Collect sink;
-  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), c = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  ASSERT_EQ(bind(c, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  sockaddr_in sa{}, ca{};
-  socklen_t len = sizeof(sa);
-  getsockname(s, reinterpret_cast<sockaddr*>(&sa), &len);
-  len = sizeof(ca);
-  getsockname(c, reinterpret_cast<sockaddr*>(&ca), &len);
-  ASSERT_EQ(connect(c, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
-  ASSERT_EQ(connect(s, reinterpret_cast<sockaddr*>(&ca), sizeof(ca)), 0);
+  UdpPair udp;
+  ASSERT_TRUE(ConnectUdpPair(&udp));
+  const int s = udp.server, c = udp.client;
+  const sockaddr_in& sa = udp.server_addr;
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(Exchange(c, s));
   DrainFor(*session, sink, 200);
   ASSERT_EQ(sink.Of(me, JDW_ROLE_SERVER).size(), 9u);
@@ -638,11 +664,7 @@ TEST_F(InteractTest, ConnectedUdpPairsRequestAndResponse) {
   for (const auto* v : {&srv, &cli}) {
     for (const auto& x : *v) {
       EXPECT_EQ(x.ia.flags, x.ia.seq == 9 ? JDW_IA_CLOSED : 0) << "seq " << x.ia.seq;
-      EXPECT_EQ(x.ia.protocol, 17);
-      EXPECT_EQ(x.ia.req_bytes, 4u);
-      EXPECT_EQ(x.ia.resp_bytes, 5u);
-      EXPECT_EQ(x.ia.req_packets, 1u);
-      EXPECT_EQ(x.ia.resp_packets, 1u);
+      ExpectUdpExchange(x);
       EXPECT_EQ(x.ia.role == JDW_ROLE_SERVER ? x.ia.lport : x.ia.rport, ntohs(sa.sin_port));
     }
   }
@@ -736,20 +758,10 @@ TEST_F(InteractTest, ShortUdpSocketsEvictAndCountNeverCorrupt) {
   std::map<std::pair<uint16_t, uint16_t>, int> made;  // (server port, client port) -> times
   uint64_t evicted = 0;
   for (int i = 0; i < kPairs; ++i) {
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), c = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ASSERT_TRUE(s >= 0 && c >= 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    ASSERT_EQ(bind(c, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    sockaddr_in sa{}, ca{};
-    socklen_t len = sizeof(sa);
-    getsockname(s, reinterpret_cast<sockaddr*>(&sa), &len);
-    len = sizeof(ca);
-    getsockname(c, reinterpret_cast<sockaddr*>(&ca), &len);
-    ASSERT_EQ(connect(c, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
-    ASSERT_EQ(connect(s, reinterpret_cast<sockaddr*>(&ca), sizeof(ca)), 0);
+    UdpPair udp;
+    ASSERT_TRUE(ConnectUdpPair(&udp));
+    const int s = udp.server, c = udp.client;
+    const sockaddr_in &sa = udp.server_addr, &ca = udp.client_addr;
     // Two rounds: the second request completes the first interaction.
     ASSERT_TRUE(Exchange(c, s));
     ASSERT_TRUE(Exchange(c, s));
@@ -768,11 +780,7 @@ TEST_F(InteractTest, ShortUdpSocketsEvictAndCountNeverCorrupt) {
   std::map<std::pair<uint16_t, uint16_t>, int> srv_seen, cli_seen;
   for (const auto& x : sink.all) {
     ASSERT_EQ(x.hdr.tgid, me);
-    EXPECT_EQ(x.ia.protocol, 17);
-    EXPECT_EQ(x.ia.req_bytes, 4u);
-    EXPECT_EQ(x.ia.resp_bytes, 5u);
-    EXPECT_EQ(x.ia.req_packets, 1u);
-    EXPECT_EQ(x.ia.resp_packets, 1u);
+    ExpectUdpExchange(x);
     EXPECT_LE(x.ia.seq, 1u);
     EXPECT_EQ(x.ia.flags, x.ia.seq == 1 ? JDW_IA_CLOSED : 0) << "flags " << int(x.ia.flags);
     const bool server = x.ia.role == JDW_ROLE_SERVER;

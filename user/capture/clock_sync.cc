@@ -9,15 +9,11 @@
 
 #include <cmath>
 
+#include "common/clock.h"
+
 namespace jackdaw::capture {
 
 uint64_t ReadTsc() { return __rdtsc(); }
-
-uint64_t MonoNowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
 
 ClockPair SampleClockPair() {
   ClockPair best;

@@ -21,7 +21,6 @@ struct ClockPair {
 };
 
 uint64_t ReadTsc();
-uint64_t MonoNowNs();
 // Takes the tightest of several rdtsc-bracketed clock_gettime readings.
 ClockPair SampleClockPair();
 

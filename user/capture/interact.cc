@@ -8,14 +8,10 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/clock.h"
+
 namespace jackdaw::capture {
 namespace {
-
-uint64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-}
 
 void AddStats(jdw_ia_class_stats& a, const jdw_ia_class_stats& b) {
   a.count += b.count;
@@ -124,7 +120,7 @@ StatusOr<std::unique_ptr<InteractControl>> InteractControl::Attach(CaptureSessio
     if (std::strcmp(m.name, "jdw_ia_conns") == 0) c->conn_value_size_ = bpf_map__value_size(map);
   }
   RETURN_IF_ERROR(c->WriteControl());
-  c->window_start_ns_ = MonoNs();
+  c->window_start_ns_ = MonotonicNs();
   return c;
 }
 
@@ -204,7 +200,7 @@ StatusOr<std::vector<InteractClassRow>> InteractControl::TakeWindow() {
 }
 
 StatusOr<uint64_t> InteractControl::EvictIdle(uint64_t idle_ns) {
-  const uint64_t now = MonoNs();
+  const uint64_t now = MonotonicNs();
   std::vector<uint8_t> value(conn_value_size_);
   std::vector<uint64_t> victims;
   uint64_t key = 0, next = 0;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "capture/kmod_ring.h"
+#include "common/clock.h"
 #include "jackdaw/kmod.h"
 #include "trace/event_table.h"
 
@@ -89,7 +90,7 @@ StatusOr<std::unique_ptr<KmodSession>> KmodSession::Create(const CaptureOptions&
 void KmodSession::SyncClock() {
   fit_.Add(SampleClockPair());
   mapping_ = fit_.Mapping();
-  last_sync_ns_ = MonoNowNs();
+  last_sync_ns_ = MonotonicNs();
 }
 
 Status KmodSession::AddTgid(uint32_t tgid) {
@@ -178,7 +179,7 @@ StatusOr<int> KmodSession::DrainOnce(RecordSink& sink) {
 }
 
 StatusOr<int> KmodSession::Poll(RecordSink& sink, int timeout_ms) {
-  if (mono_ && MonoNowNs() - last_sync_ns_ >= 1'000'000'000ull) SyncClock();
+  if (mono_ && MonotonicNs() - last_sync_ns_ >= 1'000'000'000ull) SyncClock();
   // The module never wakes a reader (a wakeup from inside sched_switch
   // could deadlock on the runqueue lock), so waiting is a sleep. Like the
   // eBPF backend, which is never woken either, a poll sleeps unless a ring

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/clock.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -112,7 +113,7 @@ nlohmann::json Recorder::Header() const {
 
 Status Recorder::Start() {
   clock_.Add(SampleClockPair());
-  last_clock_ns_ = MonoNowNs();
+  last_clock_ns_ = MonotonicNs();
   ASSIGN_OR_RETURN(writer_, trace::AsyncTraceWriter::Create(opts_.output, Header(), opts_.compression));
   RETURN_IF_ERROR(session_->EnableAll());
   return Status::Ok();
@@ -135,7 +136,7 @@ void Recorder::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
 
 Status Recorder::FlushCpu(uint32_t cpu) {
   CpuStage& s = stages_[cpu];
-  s.last_flush_ns = MonoNowNs();
+  s.last_flush_ns = MonotonicNs();
   if (s.count == 0) return Status::Ok();
   // Check order; sort through an index only when needed (rare).
   struct Ref {
@@ -206,7 +207,7 @@ Status Recorder::FlushAll() {
 
 Status Recorder::SyncClock() {
   clock_.Add(SampleClockPair());
-  last_clock_ns_ = MonoNowNs();
+  last_clock_ns_ = MonotonicNs();
   // The loss counters ride along (cumulative), so a recording killed before
   // its footer still tells how much it lost up to its last second.
   auto losses = session_->ReadLosses();
@@ -233,7 +234,7 @@ Status Recorder::Step() {
   ASSIGN_OR_RETURN(int n, session_->Poll(*this, timeout));
   last_records_ = static_cast<uint64_t>(std::max(n, 0));
   if (!deferred_.ok()) return deferred_;
-  const uint64_t now = MonoNowNs();
+  const uint64_t now = MonotonicNs();
   for (uint32_t c = 0; c < stages_.size(); ++c)
     if (now - stages_[c].last_flush_ns >= opts_.flush_interval_ns) RETURN_IF_ERROR(FlushCpu(c));
   if (now - last_clock_ns_ >= opts_.clock_interval_ns) RETURN_IF_ERROR(SyncClock());

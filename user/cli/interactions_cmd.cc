@@ -19,6 +19,7 @@
 #include "capture/recorder.h"
 #include "capture/session.h"
 #include "cli/commands.h"
+#include "common/clock.h"
 #include "report/interactions.h"
 
 namespace jackdaw::cli {
@@ -216,7 +217,7 @@ int Run(const InteractionsArgs& a) {
 
   RecordPrinter printer(a.json, stdout);
   printer.set_print(a.output.empty());
-  const uint64_t start = capture::MonoNowNs();
+  const uint64_t start = MonotonicNs();
   while (!g_stop) {
     if (rec) {
       st = rec->Step();
@@ -234,7 +235,7 @@ int Run(const InteractionsArgs& a) {
       if (!st.ok()) break;
       fprintf(stderr, "jackdaw: granularity now %s\n", ng.classes ? "per class" : "per interaction");
     }
-    const uint64_t now = capture::MonoNowNs();
+    const uint64_t now = MonotonicNs();
     auto window = (*ctl)->PollWindow(now);
     if (!window.ok()) {
       st = window.status();
@@ -254,7 +255,7 @@ int Run(const InteractionsArgs& a) {
   // The window in progress when stopped is shown too: a short run still
   // reports what it saw.
   if (st.ok() && (*ctl)->granularity().classes) {
-    auto window = (*ctl)->CloseWindow(capture::MonoNowNs());
+    auto window = (*ctl)->CloseWindow(MonotonicNs());
     if (!window.ok()) st = window.status();
     else if (!window->rows.empty())
       PrintWindow(a, std::move(window->rows), window->seconds(), (*ctl)->ReadStats(), tty);

@@ -17,6 +17,7 @@
 #include "cli/capture_args.h"
 #include "cli/commands.h"
 #include "cli/live_pipeline.h"
+#include "common/clock.h"
 #include "control/control_socket.h"
 #include "control/controller.h"
 #include "control/pins.h"
@@ -176,7 +177,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     fprintf(stderr, "jackdaw: Prometheus metrics at http://%s/metrics\n", metrics_endpoint->bound().c_str());
 
   const bool tty = isatty(STDOUT_FILENO) && !a.json;
-  const uint64_t start = capture::MonoNowNs();
+  const uint64_t start = MonotonicNs();
   uint64_t last_view = start, last_requests = 0, last_records = 0, last_flight = 0;
   std::map<uint64_t, uint64_t> last_count;
   while (!g_stop) {
@@ -191,7 +192,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     pl.Trim();
     (*server)->Serve();
     if (metrics_endpoint) metrics_endpoint->Serve();
-    const uint64_t now = capture::MonoNowNs();
+    const uint64_t now = MonotonicNs();
     controller.Tick(now);
     if (!a.flight_dir.empty() && !anomalies.empty() && now - last_flight > 10'000'000'000ull) {
       const std::string path = fmt::format("{}/anomaly-{}.jdw", a.flight_dir, anomalies.back().request_id);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "capture/clock_sync.h"
+#include "common/clock.h"
 #include "trace/syscall_names.h"
 #include "trace/trace_writer.h"
 
@@ -25,7 +26,7 @@ StatusOr<std::unique_ptr<LivePipeline>> LivePipeline::Create(const schema::Schem
                      if (r.timed_out) {
                        ++self->delay_.timed_out;
                      } else {
-                       const uint64_t now = capture::MonoNowNs();
+                       const uint64_t now = MonotonicNs();
                        const uint64_t d = now > r.end_ns ? now - r.end_ns : 0;
                        ++self->delay_.requests;
                        self->delay_.max_ns = std::max(self->delay_.max_ns, d);

@@ -22,6 +22,7 @@
 #include "capture/usdt_notes.h"
 #include "cli/capture_args.h"
 #include "cli/commands.h"
+#include "common/clock.h"
 #include "pcap/pcap_input.h"
 #include "control/control_socket.h"
 #include "control/controller.h"
@@ -274,7 +275,7 @@ int Run(const RecordArgs& a) {
     const std::string what = !a.command.empty() ? a.command[0] : sel->Describe();
     fprintf(stderr, "jackdaw: recording %s to %s (Ctrl-C to stop)\n", what.c_str(), a.output.c_str());
   }
-  const uint64_t start = capture::MonoNowNs();
+  const uint64_t start = MonotonicNs();
   uint64_t last_report = start, last_records = 0;
   const bool tty = isatty(STDERR_FILENO);
   int child_status = 0;
@@ -292,7 +293,7 @@ int Run(const RecordArgs& a) {
     if (!st.ok()) break;
     if (server) server->Serve();
     if (metrics_endpoint) metrics_endpoint->Serve();
-    const uint64_t now = capture::MonoNowNs();
+    const uint64_t now = MonotonicNs();
     if (controller) controller->Tick(now);
     if (a.duration > 0 && now - start >= duration_ns) break;
     if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
@@ -322,7 +323,7 @@ int Run(const RecordArgs& a) {
   auto s = (*rec)->stats();
   if (!a.quiet) {
     fprintf(stderr, "jackdaw: %llu events in %.1f s, %llu lost, %s written to %s (%.1f bytes/event%s)\n",
-            static_cast<unsigned long long>(s.records), double(capture::MonoNowNs() - start) / 1e9,
+            static_cast<unsigned long long>(s.records), double(MonotonicNs() - start) / 1e9,
             static_cast<unsigned long long>(s.lost), (Human(double(s.bytes)) + "B").c_str(), a.output.c_str(),
             s.records ? double(s.bytes) / double(s.records) : 0.0, a.compress == "zstd" ? ", zstd" : "");
   }

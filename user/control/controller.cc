@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "capture/clock_sync.h"
+#include "common/clock.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -216,7 +217,7 @@ StatusOr<nlohmann::json> Controller::Granularity(const std::vector<std::string>&
   if (g.classes && !was_classes) {
     // Sums left from an earlier class period belong to no window of this one.
     RETURN_IF_ERROR(interact_->TakeWindow().status());
-    class_window_start_ns_ = capture::MonoNowNs();
+    class_window_start_ns_ = MonotonicNs();
     last_class_window_ = nullptr;
   }
   return InteractStatus();

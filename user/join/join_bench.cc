@@ -282,7 +282,7 @@ void BM_Join(benchmark::State& state) {
     peak_intervals = st.peak_live_intervals;
     late = st.late_records;
     events_joined = st.events_joined;
-    unaccounted = st.cpu_observed_ns ? 100.0 * st.cpu_unaccounted_ns() / st.cpu_observed_ns : 0;
+    unaccounted = st.cpu_observed_ns ? 100.0 * st.cpu_unattributed_ns / st.cpu_observed_ns : 0;
     ex->reset();
     // Put the blocks back where they started for the next iteration.
     for (int i = 0; i < 2; i++) {

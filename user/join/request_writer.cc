@@ -149,14 +149,14 @@ Status WriteRequestsJsonl(const std::string& path, const std::vector<model::Requ
 
 std::string FormatSummary(const Stats& s) {
   char buf[512];
-  const double pct = s.cpu_observed_ns ? 100.0 * static_cast<double>(s.cpu_unaccounted_ns()) /
+  const double pct = s.cpu_observed_ns ? 100.0 * static_cast<double>(s.cpu_unattributed_ns) /
                                              static_cast<double>(s.cpu_observed_ns)
                                        : 0.0;
   snprintf(buf, sizeof(buf),
            "requests %" PRIu64 " (timed out %" PRIu64 "), events joined %" PRIu64 " (in requests %" PRIu64
            ", discarded %" PRIu64 "), late records %" PRIu64 ", unattributed cpu %.1f%% (%.3f ms of %.3f ms)",
            s.requests_emitted, s.requests_timed_out, s.events_joined, s.events_in_requests, s.events_discarded,
-           s.late_records + s.late_io_starts, pct, static_cast<double>(s.cpu_unaccounted_ns()) / 1e6,
+           s.late_records + s.late_io_starts, pct, static_cast<double>(s.cpu_unattributed_ns) / 1e6,
            static_cast<double>(s.cpu_observed_ns) / 1e6);
   std::string out = buf;
   // Only when they happened: both point at evidence the join could not use.

@@ -128,10 +128,6 @@ struct Stats {
 #undef JDW_JOIN_STAT_FIELD
   // schema / trace mismatches worth telling the user about
   std::vector<std::string> warnings;
-
-  // CPU of the request processes while serving that went to no request and
-  // no connection (the ledger's unattributed bucket).
-  uint64_t cpu_unaccounted_ns() const { return cpu_unattributed_ns; }
 };
 
 struct StatInfo {

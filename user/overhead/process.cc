@@ -11,14 +11,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/clock.h"
+
 namespace jackdaw::overhead {
 namespace {
-
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
 
 // Appends whatever fd has now; false at EOF or error.
 bool Drain(int fd, std::string* into) {
@@ -77,7 +73,7 @@ StatusOr<Child> Child::Spawn(const std::vector<std::string>& argv,
     c.out_fd_ = out[0];
     c.err_fd_ = err[0];
   }
-  c.go_ns_ = NowNs();
+  c.go_ns_ = MonotonicNs();
   return c;
 }
 
@@ -106,7 +102,7 @@ Child::~Child() {
 
 void Child::Go() {
   if (go_fd_ < 0) return;
-  go_ns_ = NowNs();
+  go_ns_ = MonotonicNs();
   (void)!write(go_fd_, "g", 1);
   close(go_fd_);
   go_fd_ = -1;
@@ -117,8 +113,8 @@ void Child::Signal(int sig) {
 }
 
 StatusOr<std::string> Child::WaitForLine(const std::string& needle, int timeout_ms) {
-  const uint64_t deadline = NowNs() + uint64_t(timeout_ms) * 1000000;
-  while (NowNs() < deadline) {
+  const uint64_t deadline = MonotonicNs() + uint64_t(timeout_ms) * 1000000;
+  while (MonotonicNs() < deadline) {
     size_t nl;
     while ((nl = out_.find('\n')) != std::string::npos) {
       std::string line = out_.substr(0, nl);
@@ -151,7 +147,7 @@ ExitInfo Child::Wait() {
   int status = 0;
   while (wait4(pid_, &status, 0, &ru) < 0 && errno == EINTR) {
   }
-  e.wall_s = double(NowNs() - go_ns_) / 1e9;
+  e.wall_s = double(MonotonicNs() - go_ns_) / 1e9;
   e.status = status;
   e.cpu_s = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   e.out = std::move(out_);

@@ -12,14 +12,10 @@
 #include <fstream>
 #include <functional>
 
+#include "common/clock.h"
+
 namespace jackdaw::overhead {
 namespace {
-
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
 
 Status Failed(const std::string& what, const ExitInfo& e) {
   std::string tail = e.err.size() > 300 ? e.err.substr(e.err.size() - 300) : e.err;
@@ -94,13 +90,13 @@ class ServerRun : public PreparedRun {
       if (!line.ok()) return Failed("the server " + spec_.server[0], StopServer());
       port = atoi(line->c_str() + line->rfind(':') + 1);
     } else {
-      const uint64_t deadline = NowNs() + 10'000'000'000ull;
-      while (!PortAccepts(port) && NowNs() < deadline) usleep(10000);
+      const uint64_t deadline = MonotonicNs() + 10'000'000'000ull;
+      while (!PortAccepts(port) && MonotonicNs() < deadline) usleep(10000);
       if (!PortAccepts(port)) return Failed("the server " + spec_.server[0] + " (never accepted)", StopServer());
     }
-    const uint64_t t0 = NowNs();
+    const uint64_t t0 = MonotonicNs();
     ExitInfo d = RunToEnd(spec_.driver(port));
-    const double wall = double(NowNs() - t0) / 1e9;
+    const double wall = double(MonotonicNs() - t0) / 1e9;
     ExitInfo s = StopServer();
     if (!d.ok()) return Failed("the load driver " + spec_.driver(port)[0], d);
     RunCost c{wall, s.cpu_s, spec_.ops(d.out)};

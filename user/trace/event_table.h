@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,6 +48,14 @@ std::string GroupList();
 
 inline const uint8_t* Payload(const jdw_record_header& h) {
   return reinterpret_cast<const uint8_t*>(&h) + sizeof(jdw_record_header);
+}
+// A copy of the payload as its ABI struct (records are only 8-byte aligned
+// in their chunk, and a copy outlives the chunk).
+template <typename T>
+T PayloadAs(const jdw_record_header& h) {
+  T t;
+  memcpy(&t, Payload(h), sizeof(t));
+  return t;
 }
 // Scalar field value (sign-extended for signed fields); 0 for arrays.
 uint64_t ReadScalar(const jdw_record_header& h, const FieldDesc& f);

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/clock.h"
 #include "join/extractor.h"
 #include "model/scoring.h"
 #include "model/workload_model.h"
@@ -23,12 +24,6 @@
 
 namespace jackdaw::validate {
 namespace {
-
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
 
 pid_t Spawn(const std::vector<std::string>& argv, int stdout_fd, int stderr_fd) {
   pid_t pid = fork();
@@ -142,7 +137,7 @@ StatusOr<RecordedRun> RecordWorkload(const RunOptions& o, const Workload& w) {
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return ErrStatus("pipe: %s", strerror(errno));
   int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  const uint64_t t0 = NowNs();
+  const uint64_t t0 = MonotonicNs();
   pid_t recorder = Spawn(rec, out[1], o.verbose ? -1 : devnull);
   close(out[1]);
   // The server prints "listening on 127.0.0.1:PORT" once it accepts.
@@ -176,7 +171,7 @@ StatusOr<RecordedRun> RecordWorkload(const RunOptions& o, const Workload& w) {
   const int rec_rc = WaitExit(recorder);
   close(out[0]);
   close(devnull);
-  run.wall_s = double(NowNs() - t0) / 1e9;
+  run.wall_s = double(MonotonicNs() - t0) / 1e9;
   if (load_rc != 0) return ErrStatus("jackdaw-load failed (exit %d) on workload %s", load_rc, w.name.c_str());
   if (rec_rc != 0) return ErrStatus("jackdaw record failed (exit %d) on workload %s", rec_rc, w.name.c_str());
   return run;

@@ -17,16 +17,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/clock.h"
 #include "validate/pg_wire.h"
 
 namespace jackdaw::validate {
 namespace {
-
-uint64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 
 StatusOr<int> Connect(uint16_t port, uint16_t* local_port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -247,20 +242,20 @@ Status RunClients(const ClientOptions& o) {
           if (o.protocol == Protocol::kPostgres) {
             // Timed too, as the connection's set-up (not a request), so
             // the scoring can say what an extra request was.
-            const uint64_t s0 = MonoNs();
+            const uint64_t s0 = MonotonicNs();
             Status st = PgStartup(*conn);
             if (!st.ok()) {
               status[size_t(ci)] = st;
               return;
             }
-            out.push_back(Truth{"pg-startup", port, s0, MonoNs(), 0, true});
+            out.push_back(Truth{"pg-startup", port, s0, MonotonicNs(), 0, true});
           }
         }
-        const uint64_t t0 = MonoNs();
+        const uint64_t t0 = MonotonicNs();
         Status st = o.protocol == Protocol::kHttp       ? HttpExchange(*conn, k, o.keep_alive)
                     : o.protocol == Protocol::kMemcache ? MemcacheExchange(*conn, k, value)
                                                         : PgExchange(*conn, k.target, k.op, k.bytes);
-        const uint64_t t1 = MonoNs();
+        const uint64_t t1 = MonotonicNs();
         if (!st.ok()) {
           status[size_t(ci)] = st;
           return;

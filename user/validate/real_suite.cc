@@ -12,17 +12,12 @@
 #include <fstream>
 #include <set>
 
+#include "common/clock.h"
 #include "validate/jackdaw_child.h"
 #include "validate/real_interactions.h"
 
 namespace jackdaw::validate {
 namespace {
-
-uint64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path);
@@ -98,7 +93,7 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   run.trace = stem + ".jdw";
   run.truth = stem + ".truth.jsonl";
   run.shared_connections = w.keep_alive;
-  const uint64_t t0 = MonoNs();
+  const uint64_t t0 = MonotonicNs();
   ASSIGN_OR_RETURN(auto server, RealServer::Start(w.server, stem + ".server"));
   ClientOptions c;
   c.protocol = w.server == ServerKind::kMemcached  ? Protocol::kMemcache
@@ -125,7 +120,7 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   // their last interactions.
   if (interactions.ok() && !StopInteractionRecorder(*interactions, run.trace).ok())
     std::filesystem::remove(InteractionsPathFor(run.trace), ec);
-  run.wall_s = double(MonoNs() - t0) / 1e9;
+  run.wall_s = double(MonotonicNs() - t0) / 1e9;
   if (!clients.ok())
     return ErrStatus("%s: client failed: %s", w.name.c_str(), clients.message().c_str());
   if (rec_rc != 0)
