@@ -43,7 +43,12 @@ void LivePipeline::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
   const size_t aligned = (size + 7) & ~size_t{7};
   if (blocks_.empty() || blocks_.back().used + aligned > kBlockBytes) {
     Block b;
-    b.data.reset(new uint8_t[kBlockBytes]);
+    if (spare_.empty()) {
+      b.data.reset(new uint8_t[kBlockBytes]);
+    } else {
+      b.data = std::move(spare_.back());
+      spare_.pop_back();
+    }
     blocks_.push_back(std::move(b));
   }
   Block& b = blocks_.back();
@@ -62,7 +67,13 @@ void LivePipeline::Trim() {
   // Twice the window: the join pops a record once it is a window older than
   // the newest; the slack covers CPUs whose rings drained late.
   const uint64_t keep = std::max(2 * options_.reorder_window_ns, options_.flight_ns);
-  while (blocks_.size() > 1 && blocks_.front().max_ts + keep < newest_ts_) blocks_.pop_front();
+  while (blocks_.size() > 1 && blocks_.front().max_ts + keep < newest_ts_) {
+    spare_.push_back(std::move(blocks_.front().data));
+    blocks_.pop_front();
+  }
+  // Keep as many spares as blocks in use: enough for the arena to grow
+  // back to its size, never more than twice its peak in all.
+  if (spare_.size() > blocks_.size()) spare_.resize(blocks_.size());
 }
 
 void LivePipeline::Finish() {
