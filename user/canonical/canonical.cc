@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -244,6 +245,45 @@ bool InferUnobservedJoins(const model::Request& request, const CanonicalOptions&
   return true;
 }
 
+// tid -> value for the threads of one request: a linear scan of a vector
+// beats hashing (and allocates once) at the few threads requests have; past
+// kScan entries (a runaway set) a hash index keeps lookups O(1).
+template <typename V>
+class SmallTidMap {
+ public:
+  const V* Find(uint32_t tid) const {
+    const size_t i = IndexOf(tid);
+    return i < entries_.size() ? &entries_[i].second : nullptr;
+  }
+  V Set(uint32_t tid, V value) {
+    const size_t i = IndexOf(tid);
+    if (i < entries_.size()) return entries_[i].second = value;
+    entries_.emplace_back(tid, value);
+    if (entries_.size() > kScan) {
+      if (index_.empty())
+        for (size_t k = 0; k < entries_.size(); ++k) index_.emplace(entries_[k].first, k);
+      else
+        index_.emplace(tid, entries_.size() - 1);
+    }
+    return value;
+  }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  static constexpr size_t kScan = 32;
+  size_t IndexOf(uint32_t tid) const {
+    if (entries_.size() > kScan) {
+      auto it = index_.find(tid);
+      return it == index_.end() ? SIZE_MAX : it->second;
+    }
+    for (size_t k = 0; k < entries_.size(); ++k)
+      if (entries_[k].first == tid) return k;
+    return SIZE_MAX;
+  }
+  std::vector<std::pair<uint32_t, V>> entries_;
+  std::unordered_map<uint32_t, size_t> index_;
+};
+
 // Per kept event, during construction (indices are kept positions, which
 // follow timestamp order).
 struct Node {
@@ -431,7 +471,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   // one thread becomes one node (its first event) carrying the run's demand.
   std::vector<int32_t> pos(n, -1);
   std::vector<Node> nodes;
-  std::unordered_map<uint32_t, int32_t> last_on_thread;
+  nodes.reserve(n);  // at most one per kept event: no regrowth (a Node is large)
+  SmallTidMap<int32_t> last_on_thread;
   // Interrupt context: one node, not in program order with anything.
   int32_t interrupt_node = -1;
   for (uint32_t i = 0; i < n; ++i) {
@@ -455,8 +496,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
       nodes.push_back(std::move(node));
       continue;
     }
-    auto it = last_on_thread.find(events[i].tid);
-    const int32_t prev = it == last_on_thread.end() ? -1 : it->second;
+    const int32_t* last = last_on_thread.Find(events[i].tid);
+    const int32_t prev = last ? *last : -1;
     if (options.merge_repeats && prev >= 0 &&
         events[nodes[prev].source].symbol == events[i].symbol) {
       // The run's node sits at its first event; it can take i's incoming
@@ -477,7 +518,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     node.demand = demand[i];
     node.thread_prev = prev;
     pos[i] = static_cast<int32_t>(nodes.size());
-    last_on_thread[events[i].tid] = pos[i];
+    last_on_thread.Set(events[i].tid, pos[i]);
     nodes.push_back(std::move(node));
   }
   // Edges between nodes: merged runs can make several edges one.
@@ -597,7 +638,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   // Depth-first, continuation before forks. Iterative: a long thread is a
   // long chain of continuations.
   std::vector<int32_t> out_index(m, -1);
-  std::unordered_map<uint32_t, uint32_t> canonical_thread;
+  SmallTidMap<uint32_t> canonical_thread;  // tid -> canonical thread, numbered as first met
   std::vector<uint32_t> stack(roots.rbegin(), roots.rend());
   out.events.reserve(m);
   while (!stack.empty()) {
@@ -607,9 +648,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     const model::RequestEvent& src = events[node.source];
     CanonicalEvent ce;
     ce.source_index = augmented ? aug.origin[node.source] : node.source;
-    auto [it, inserted] =
-        canonical_thread.emplace(src.tid, static_cast<uint32_t>(canonical_thread.size()));
-    ce.thread = it->second;
+    const uint32_t* known = canonical_thread.Find(src.tid);
+    ce.thread = known ? *known : canonical_thread.Set(src.tid, static_cast<uint32_t>(canonical_thread.size()));
     ce.synthetic = src.synthetic;
     ce.symbol = node.interrupt ? kInterruptSymbolStr : src.symbol;
     ce.demand = node.demand;
