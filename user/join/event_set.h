@@ -69,6 +69,17 @@ struct OffCpu {
   uint64_t early_blocked[kBlockReasons];
 };
 
+// Off-CPU time already clipped and summed (off_cpu.h), by what
+// RequestBuilder reports: blocked time per model::BlockReason, run-queue wait.
+struct OffCpuSums {
+  uint64_t runq = 0;
+  uint64_t blocked[kBlockReasons] = {};
+  void Add(const OffCpuSums& o) {
+    runq += o.runq;
+    for (int r = 0; r < kBlockReasons; r++) blocked[r] += o.blocked[r];
+  }
+};
+
 // A causal edge candidate: materialised only if both ends are in the
 // emitted request.
 struct EdgeCand {
@@ -106,6 +117,10 @@ struct Set {
   std::vector<Ev> events;
   std::vector<IKey> open_keys;
   std::vector<OffCpu> offs;
+  // Periods settled out of offs (off_cpu.h), and the offs size at which
+  // the extractor settles again (0: the default mark).
+  OffCpuSums settled;
+  size_t settle_at = 0;
   std::vector<EdgeCand> edges;
   std::vector<SetSock> socks;
   uint32_t open = 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "join/off_cpu.h"
+
 namespace jackdaw::join {
 
 
@@ -188,6 +190,10 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   stats_.events_joined++;
   // A request's first use of a connection whose opening packets were held.
   if (event_sk && s.seed && early_.AnyNamed()) early_.JoinInto(s, event_sk);
+
+  // A long-lived set's off-CPU list stays bounded (off_cpu.h; exact, so
+  // nothing to count).
+  if (s.offs.size() >= std::max(s.settle_at, kSettleOffCpuAt)) SettleOffCpu(s, kSettleOffCpuAt);
 
   // 4. Finished sets.
   join_.FinishClosed(closed, target, opts_.max_set_events);

@@ -123,6 +123,9 @@ class Extractor::Impl {
   static constexpr uint64_t kGcPerTimeout = 8;
   static constexpr uint64_t kThreadSilence = 8;
   static constexpr uint64_t kClosedSocketKeep = 2;
+  // A set's off-CPU list is settled (off_cpu.h) once it holds this many:
+  // requests below it keep the list as it was.
+  static constexpr size_t kSettleOffCpuAt = 1024;
   // The sorter's tag of a synthetic block-request start (its record is the
   // block_complete it comes from).
   static constexpr uint8_t kTagIoStart = 1;

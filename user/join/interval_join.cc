@@ -131,6 +131,8 @@ uint32_t IntervalJoin::NewSet(uint64_t ts) {
   s.has_msg = s.pipelined = false;
   s.msg_index = 0;
   s.msg_conn = s.msg_in = s.msg_out = s.conn_sk = 0;
+  s.settled = OffCpuSums{};
+  s.settle_at = 0;
   live_sets_++;
   stats_.sets_created++;
   stats_.peak_live_sets = std::max<uint64_t>(stats_.peak_live_sets, live_sets_);
@@ -150,6 +152,7 @@ uint32_t IntervalJoin::Union(uint32_t a, uint32_t b) {
     big.events.push_back(e);
   }
   big.offs.insert(big.offs.end(), small.offs.begin(), small.offs.end());
+  big.settled.Add(small.settled);
   big.edges.insert(big.edges.end(), small.edges.begin(), small.edges.end());
   for (const SetSock& ss : small.socks) {
     bool dup = false;

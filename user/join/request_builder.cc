@@ -173,6 +173,10 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
       if (o.run > rfrom) t.runq_wait_ns += o.run - rfrom;
     }
   }
+  // Periods settled while the set was open (join/off_cpu.h): they lie after
+  // the set's earliest event, so no clipping to this start changes them.
+  t.runq_wait_ns += s.settled.runq;
+  for (uint8_t rsn = 0; rsn < kBlockReasons; rsn++) add_blocked(rsn, s.settled.blocked[rsn]);
   r.start_ns = start;
   r.end_ns = end;
   r.start_tsc = clock_.MonoToTsc(start);
