@@ -262,6 +262,95 @@ TEST(Live, PinsAndSocketDisappearAfterSigterm) {
   s.live_.reset();
 }
 
+TEST(Live, StalePinsOfAKilledSessionAreCleanedByTheNext) {
+  JDW_REQUIRE_ROOT();
+  std::string stale_pins, stale_socket;
+  {
+    LiveSession first;
+    ASSERT_NO_FATAL_FAILURE(first.Start(100, 30));
+    stale_pins = control::kDefaultPinRoot + std::string("/") + std::to_string(first.live_->pid());
+    stale_socket = first.socket_;
+    ASSERT_TRUE(Exists(stale_pins + "/control"));
+    // SIGKILL: no handler runs, the pins and the socket stay behind.
+    first.live_->Signal(SIGKILL);
+    first.live_->Wait(10000);
+    if (first.reader_.joinable()) first.reader_.join();  // it reads the child's stdout until EOF
+    first.live_.reset();
+    EXPECT_TRUE(Exists(stale_pins)) << "nothing was left to clean (the test would prove nothing)";
+  }
+  LiveSession next;
+  ASSERT_NO_FATAL_FAILURE(next.Start(100, 30));
+  EXPECT_FALSE(Exists(stale_pins)) << "the killed session's pins survived the next session's start";
+  EXPECT_FALSE(Exists(stale_socket)) << "the killed session's socket survived the next session's start";
+  EXPECT_TRUE(Exists(control::kDefaultPinRoot + std::string("/") + std::to_string(next.live_->pid()) + "/control"));
+}
+
+// `jackdaw record` serves the same control socket: status, and a group
+// disabled and enabled again while it records.
+TEST(Live, RecordTakesTheSameControlSocket) {
+  JDW_REQUIRE_ROOT();
+  ServerProcess server;
+  ASSERT_TRUE(server.Start().ok());
+  std::string cmd = "ss -Hltnp 'sport = :" + std::to_string(server.port()) + "'";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[512] = {0};
+  std::string out;
+  while (p && fgets(buf, sizeof(buf), p)) out += buf;
+  if (p) pclose(p);
+  const auto at = out.find("pid=");
+  ASSERT_NE(at, std::string::npos) << out;
+  const std::string server_pid = std::to_string(std::stoi(out.substr(at + 4)));
+  const std::string trace = testing::TempPath("ctl-record.jdw");
+  Child rec;
+  ASSERT_TRUE(rec.Spawn({testing::BinDir() + "/jackdaw", "record", "--pid", server_pid, "--duration", "30", "-o",
+                         trace, "-q"})
+                  .ok());
+  Child load;
+  ASSERT_TRUE(load.Spawn({JDW_LOAD_BIN, "--url", server.url(), "-n", "3000", "--mix", "C:1,D:1", "-c", "2", "--rate",
+                          "200"})
+                  .ok());
+  const std::string rec_pid = std::to_string(rec.pid());
+  const std::string sock = control::kDefaultRunDir + std::string("/") + rec_pid + ".sock";
+  for (int i = 0; i < 200 && !Exists(sock); ++i) SleepMs(50);
+  ASSERT_TRUE(Exists(sock)) << rec.Stderr();
+  auto ctl = [&](const std::string& line) {
+    auto r = control::SendRequest(sock, line);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.status().message());
+    return r.ok() ? nlohmann::json::parse(*r) : nlohmann::json{};
+  };
+  auto group = [](const nlohmann::json& st, const std::string& g) {
+    for (const auto& e : st["groups"])
+      if (e["group"] == g) return e;
+    return nlohmann::json{};
+  };
+  SleepMs(1500);
+  nlohmann::json st = ctl("status");
+  ASSERT_TRUE(st["ok"].get<bool>()) << st.dump();
+  EXPECT_GT(st.value("records", 0ull), 0u) << st.dump();
+  ASSERT_TRUE(ctl("disable syscall")["ok"].get<bool>());
+  SleepMs(300);
+  st = ctl("status");
+  EXPECT_FALSE(group(st, "syscall").value("enabled", true)) << st.dump();
+  const uint64_t stopped = group(st, "syscall").value("events", 0ull);
+  SleepMs(800);
+  st = ctl("status");
+  EXPECT_EQ(group(st, "syscall").value("events", 0ull), stopped) << "syscall records still written after disable";
+  ASSERT_TRUE(ctl("enable syscall")["ok"].get<bool>());
+  SleepMs(800);
+  st = ctl("status");
+  EXPECT_TRUE(group(st, "syscall").value("enabled", false)) << st.dump();
+  EXPECT_GT(group(st, "syscall").value("events", 0ull), stopped) << "syscall records did not resume";
+  rec.Signal(SIGTERM);
+  EXPECT_EQ(rec.Wait(10000), 0) << rec.Stderr();
+  EXPECT_FALSE(Exists(sock)) << "record's control socket left after SIGTERM";
+  EXPECT_FALSE(Exists(control::kDefaultPinRoot + std::string("/") + rec_pid)) << "record's pins left after SIGTERM";
+  load.Signal(SIGTERM);
+  load.Wait(5000);
+  auto dump = testserver::testing::Run({testing::BinDir() + "/jackdaw", "dump", trace, "--summary"});
+  EXPECT_EQ(dump.exit_code, 0) << dump.err;
+  unlink(trace.c_str());
+}
+
 TEST(Live, MemoryStaysFlatAtSteadyLoad) {
   JDW_REQUIRE_ROOT();
   LiveSession s;
