@@ -291,6 +291,8 @@ int Run(const RecordArgs& a) {
     st = (*rec)->Step();
     if (st.ok()) st = poll_pcap();
     if (!st.ok()) break;
+    // The writer counts records per type; status shows them per group.
+    if (controller) controller->SetEvents((*rec)->group_records());
     if (server) server->Serve();
     if (metrics_endpoint) metrics_endpoint->Serve();
     const uint64_t now = MonotonicNs();

@@ -23,7 +23,7 @@
 //                              the current setting
 //
 // Event counts per group are kept by the session's record sink through
-// CountRecord(); rates are per second over the last completed Tick()
+// CountRecord() (or handed over whole, SetEvents()); rates are per second over the last completed Tick()
 // interval. Not thread-safe: the session's main loop owns it.
 #pragma once
 
@@ -54,6 +54,9 @@ class Controller {
   Controller(capture::CaptureBackend* session, Hooks hooks, bool tgid_filter);
 
   void CountRecord(uint16_t type);
+  // For a session whose sink counts per group itself (record's writer):
+  // the counts so far, instead of CountRecord().
+  void SetEvents(const std::array<uint64_t, JDW_GROUP_MAX>& events) { events_ = events; }
   // Closes a rate interval when at least a second has passed.
   void Tick(uint64_t now_ns);
 
