@@ -6,7 +6,7 @@
 # jackdaw-load --rate RATE -c 4 --mix D:1, and `jackdaw live --schema
 # tcp-threadpool --pid SERVER --json` on it. After WARM seconds (probes
 # attached, model warmed up), the live process' utime+stime
-# (/proc/PID/stat) and its modelled request count (jackdaw ctl status) are
+# (/proc/PID/task/*/schedstat) and its modelled request count (jackdaw ctl status) are
 # read, and again SECONDS later: CPU % of one core over that window, and
 # that per 1,000 requests/s modelled. Steady state only: start-up, BPF
 # loading and the warm-up batch are outside the window.
@@ -28,9 +28,10 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-tick=$(getconf CLK_TCK)
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU time of every thread of the process in ns (schedstat: exact, where
+# /proc/PID/stat counts 10 ms ticks, too coarse for a 1 % load).
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%d\n", s }'; }
 requests() { "$1" ctl --session "$2" status --raw | sed 's/.*"requests":\([0-9]*\).*/\1/'; }
 
 echo "load $(cut -d' ' -f1-3 /proc/loadavg); rate $rate req/s, window $secs s after $warm s"
@@ -52,13 +53,13 @@ for round in $(seq 1 "$rounds"); do
 		load=$!
 		pids+=("$load")
 		sleep "$warm"
-		c0=$(cpu_ticks "$live"); r0=$(requests "$bin" "$live")
+		c0=$(cpu_ns "$live"); r0=$(requests "$bin" "$live")
 		sleep "$secs"
-		c1=$(cpu_ticks "$live"); r1=$(requests "$bin" "$live")
+		c1=$(cpu_ns "$live"); r1=$(requests "$bin" "$live")
 		kill "$load" "$live" "$server" 2>/dev/null || true
 		wait "$load" "$live" "$server" 2>/dev/null || true
-		awk -v b="$bin" -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" -v s="$secs" -v t="$tick" 'BEGIN {
-			cpu = (c1 - c0) / t; rps = (r1 - r0) / s; core = 100 * cpu / s;
+		awk -v b="$bin" -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" -v s="$secs" 'BEGIN {
+			cpu = (c1 - c0) / 1e9; rps = (r1 - r0) / s; core = 100 * cpu / s;
 			printf "%-40s %8.1f %10.2f %8.2f %14.2f\n", b, rps, cpu, core, (rps > 0 ? core * 1000 / rps : 0) }'
 	done
 done
