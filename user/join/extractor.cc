@@ -158,6 +158,13 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     threads_.ChargeRun(t, c.ts);
     ev.cpu_ns = t->cpu_pending;
     t->cpu_pending = 0;
+    if (t->life_sk) {
+      if (!s.life_sk) {
+        s.life_sk = t->life_sk;
+        s.life_conn = t->life_conn;
+      }
+      t->life_sk = 0;
+    }
     if (t->has_off) {
       s.offs.push_back(t->pend_off);
       ev.off = static_cast<uint32_t>(s.offs.size());

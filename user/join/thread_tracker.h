@@ -56,6 +56,12 @@ struct Thread {
   bool sock_used = false;     // socket syscall since it last woke from a sleep
   bool conn_open = false;     // last socket read/write was on a socket it has not closed since
   uint64_t sleep_futex = 0;   // futex address it sleeps on (counted in the FutexTracker)
+  // The connection whose life (accept, close, a read returning end-of-file
+  // or EAGAIN) the thread last worked on, while it has joined no set since
+  // and not slept: its run time until it does goes there (see
+  // Extractor::Impl::OnDiscard). life_conn is that connection's id, so a
+  // socket whose memory now serves another connection is not charged.
+  uint64_t life_sk = 0, life_conn = 0;
   uint32_t acct_tgid = 0, acct_idx = 0;  // cache of Account(tgid): 1 + index
   bool wake_synth = false;               // woken on its waker's behalf; the kernel's record is still to come
   // wakeup edge pending for this thread's next joined event
