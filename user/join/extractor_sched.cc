@@ -126,6 +126,7 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     cpu->last_task_ts = ts;
   }
   Thread* next = threads_.Get(sw->next_tid, sw->next_tgid, ts, false);
+  if (next) next->last_cpu = rec->cpu;
   if (next) {
     const bool after_block = next->last_out_blocked;
     StartRunning(next, ts);
