@@ -138,6 +138,10 @@ struct Set {
   uint64_t msg_conn = 0;
   uint64_t msg_in = 0, msg_out = 0;
   uint64_t conn_sk = 0;
+  // The connection whose life the first thread that joined this set had
+  // just worked on (Thread::life_sk): a set that uses no socket and is
+  // discarded is that thread's work on it, up to its sleep.
+  uint64_t life_sk = 0, life_conn = 0;
 };
 
 }  // namespace jackdaw::join

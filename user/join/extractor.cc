@@ -160,6 +160,13 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     threads_.ChargeRun(t, c.ts);
     ev.cpu_ns = t->cpu_pending;
     t->cpu_pending = 0;
+    if (t->life_sk) {
+      if (!s.life_sk) {
+        s.life_sk = t->life_sk;
+        s.life_conn = t->life_conn;
+      }
+      t->life_sk = 0;
+    }
     if (t->has_off) {
       s.offs.push_back(t->pend_off);
       ev.off = static_cast<uint32_t>(s.offs.size());
@@ -247,6 +254,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
   // A task-context record proves the thread runs (its switch-in may
   // predate the trace or have been lost).
   if (t && !t->on_cpu) RunningWithoutSwitchIn(t, rec->cpu, ts);
+  if (t) threads_.TakesCpu(t, rec->cpu);
   if (t) cs.last_task_ts = ts;
   // A block completion runs in whatever task the driver completes it in (an
   // unrelated thread, often of another process): like an interrupt, it is
@@ -452,16 +460,17 @@ void Extractor::Impl::Finish() {
   join_.FinishAll([&](Set& s) {
     if (s.seed && s.seed_tgid) threads_.Account(s.seed_tgid).RequestEnded(now_);
   });
-  // Run time no event took (when it ran is not kept: counted inside the
-  // window once the process served, so that it lowers the accounted share
-  // rather than hiding), and interrupt time charged to events that the
-  // interrupted task's run never gave back (see cpu_irq_unapplied_ns).
+  // Run time no event took, by when it began (a run that began inside the
+  // process' window counts inside it, so that it lowers the accounted share
+  // rather than hiding; one that began after the last request ended, such
+  // as a worker left on CPU by a switch-out the capture lost, is outside),
+  // and interrupt time charged to events that the interrupted task's run
+  // never gave back (see cpu_irq_unapplied_ns).
   threads_.ForEachSlot([&](Thread& t) {
     if (!t.tid) return;
     if (t.on_cpu) threads_.ChargeRun(&t, now_);
     if (t.cpu_pending) {
-      ProcessAccount& a = threads_.Account(&t);
-      (a.window_open ? a.unattr_in_ns : a.unattr_pre_ns) += t.cpu_pending;
+      threads_.Account(&t).Unattributed(t.cpu_pending, t.pending_since);
     }
     t.cpu_pending = 0;
     if (t.irq_steal && std::find(request_tgids_.begin(), request_tgids_.end(), t.tgid) != request_tgids_.end())

@@ -389,6 +389,32 @@ seed begin
   EXPECT_EQ(r.stats.cpu_inferred_ns, 200u);
 }
 
+// A thread whose switch-out the capture lost (or that tracing stopped
+// before) is not left running to the end of the trace: another task's
+// record on its CPU shows it had left, and its run ends at its last record.
+TEST(SchedAnomalies, LostSwitchOutEndsTheRunAtTheLastRecord) {
+  Stream s;
+  s.Switch(1000, 0, 0, 10, 0);
+  s.Usdt(1100, 0, 10, "app:begin", 1);
+  s.Usdt(1200, 0, 10, "app:end", 1);
+  s.SysEnter(1300, 0, 10, "getpid");  // its last record; its switch-out is lost
+  s.SysEnter(5000, 0, 11, "getpid");  // 11 runs on CPU 0 (first seen: running from here)
+  s.Switch(5100, 0, 11, 0, 1);
+  s.Switch(100000, 1, 0, 12, 0);  // the trace goes on on CPU 1
+  s.Switch(100100, 1, 12, 0, 1);
+  constexpr char kSchema[] = R"(
+event begin = usdt app:begin { basic T = tid }
+event end = usdt app:end { stop T = tid }
+seed begin
+)";
+  Result r = Extract(kSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 200u);
+  EXPECT_EQ(r.stats.sched_switch_outs_lost, 1u);
+  // 10: 1000..1300, 11: 5000..5100, 12: 100000..100100; not 10 to the end.
+  EXPECT_EQ(r.stats.cpu_observed_total_ns, 300u + 100u + 100u);
+}
+
 TEST(SchedAnomalies, LostBlockCompletionsAreCounted) {
   Stream s;
   auto issue = [&](uint64_t ts, uint64_t rq) {

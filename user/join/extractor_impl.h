@@ -267,6 +267,9 @@ class Extractor::Impl {
   // their message intervals close.
   void EndExchanges();
   void ChargeConnection(const Ctx& c, uint64_t sk);
+  // The thread's pending run time to the connection whose life it last
+  // worked on (Thread::life_sk), if it still exists: false if none.
+  bool ChargeLifeTail(Thread* t, uint64_t ts);
   void CloseConnection(const Ctx& c, uint64_t sk);
   void EndConnection(uint64_t sk, uint64_t ts);
   void DropHeld(const std::vector<uint64_t>& tags);
@@ -284,6 +287,8 @@ class Extractor::Impl {
     bool closing = false;
   };
   ConnLife& Life(uint64_t sk, uint64_t ts);
+  // The live connection `sk` if it is still connection `id`.
+  ConnLife* LiveConnection(uint64_t sk, uint64_t id);
   void ReportConnection(uint64_t sk);
   struct HeldPacket {
     Ev ev;

@@ -79,11 +79,29 @@ void Extractor::Impl::ChargeConnection(const Ctx& c, uint64_t sk) {
     t->cpu_pending = 0;
     if (!l.c.tgid) l.c.tgid = c.tgid;
     l.has_syscall = true;
+    t->life_sk = sk;
+    t->life_conn = l.c.id;
   }
   if (IsPacket(c)) {
     const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
     (c.rec->type == JDW_EVENT_NET_RECV ? l.c.net_bytes_in : l.c.net_bytes_out) += p->len;
   }
+}
+
+Extractor::Impl::ConnLife* Extractor::Impl::LiveConnection(uint64_t sk, uint64_t id) {
+  auto it = lives_.find(sk);
+  return it != lives_.end() && it->second.c.id == id ? &it->second : nullptr;
+}
+
+bool Extractor::Impl::ChargeLifeTail(Thread* t, uint64_t ts) {
+  if (!t->life_sk) return false;
+  ConnLife* l = LiveConnection(t->life_sk, t->life_conn);
+  if (!l) return false;
+  l->c.cpu_ns += t->cpu_pending;
+  l->c.end_ns = std::max(l->c.end_ns, ts);
+  threads_.Account(t).conn_task_ns += t->cpu_pending;
+  t->cpu_pending = 0;
+  return true;
 }
 
 void Extractor::Impl::DropHeld(const std::vector<uint64_t>& tags) {
@@ -140,8 +158,17 @@ void Extractor::Impl::EndExchanges() {
 // connection. So do those of a set that used a connection's socket but
 // holds no request of it: a thread's work on the connection outside its
 // exchanges (between an accept and the read that returns the first
-// message, an event loop's turn to the connection before its read). Any
-// other set's CPU goes to nobody (the ledger's unattributed time).
+// message, an event loop's turn to the connection before its read). And
+// those of a set that uses no socket, begun by a thread that had just
+// worked on a connection's life and had not slept since: a worker's run
+// from closing a connection (or shutting it down for a lingering close,
+// or reading its end-of-file) to its next sleep. Magpie bounds a thread's
+// part in a request by its valid-interval from wake-up to block; here the
+// close ends the thread's part in the request, and the rest of that
+// interval is the connection's, not nobody's. A thread woken that sleeps
+// again without touching a connection (a wake-up another worker's accept
+// made pointless, a timer) began no such set. Any other set's CPU goes to
+// nobody (the ledger's unattributed time).
 void Extractor::Impl::OnDiscard(Set& s) {
   uint64_t sk = s.conn_sk;
   if (!sk) {
@@ -152,6 +179,7 @@ void Extractor::Impl::OnDiscard(Set& s) {
       }
     }
   }
+  if (!sk && s.life_sk && LiveConnection(s.life_sk, s.life_conn)) sk = s.life_sk;
   if (!sk) {
     for (const Ev& ev : s.events) ChargeEvent(ev, Charge::kNobody);
     return;

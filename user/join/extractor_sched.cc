@@ -106,11 +106,13 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     threads_.ChargeRun(prev, ts);
     Ctx c = SwitchCtx(rec, ts, schema::EventKind::kSwitchOut, prev, blocked);
     RunEvent(c, &cs_.ForSwitchOut());
-    if (blocked && prev->cpu_pending) {
+    if (blocked && prev->cpu_pending && !ChargeLifeTail(prev, ts)) {
       stats_.cpu_dropped_ns += prev->cpu_pending;
       threads_.Account(prev).Unattributed(prev->cpu_pending, ts);
       prev->cpu_pending = 0;
     }
+    // Asleep: whatever it does when it wakes is a new interval.
+    if (blocked) prev->life_sk = 0;
     ThreadTracker::SwitchedOut(prev, ts, blocked, blocked ? reader_.BlockReasonOf(prev) : 0);
     LeaveFutexSleep(prev);
     if (blocked && prev->sys_nr == cs_.futex_nr() && prev->sys_obj && cs_.futex_nr() >= 0) {
@@ -124,6 +126,7 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     cpu->last_task_ts = ts;
   }
   Thread* next = threads_.Get(sw->next_tid, sw->next_tgid, ts, false);
+  if (next) next->last_cpu = rec->cpu;
   if (next) {
     const bool after_block = next->last_out_blocked;
     StartRunning(next, ts);

@@ -203,6 +203,67 @@ TEST(ShippedSchemas, EventLoopServesConnectionsApart) {
   EXPECT_EQ(r.conns.size(), 2u);
 }
 
+// A pre-forked worker's run after it is done with a request (a lingering
+// close: shutdown, poll for the client's FIN; then the end-of-file read,
+// the close, its own bookkeeping and the next accept, up to its sleep)
+// touches no request: it is the connection's life, in the ledger as
+// connection time. A wake-up that finds nothing to do (another worker took
+// the connection) and sleeps again touches no connection: unattributed.
+TEST(ShippedSchemas, WorkersRunAfterACloseIsTheConnectionsUntilItSleeps) {
+  constexpr uint32_t kWrk = 701;
+  constexpr uint64_t kListen = 0xffff888000a00000, kPipe = 0xffff888000a10000;
+  Stream s;
+  uint64_t t = 1000;
+  s.SysEnter(t, 0, kWrk, "accept4", 3, JDW_OBJ_SOCKET, kListen);
+  for (int round = 0; round < 2; round++) {
+    const uint64_t sk = 0xffff888000b00000 + round * 0x1000;
+    s.Switch(t += 1000, 0, 0, kWrk, 0);
+    s.SockInfo(t += 10, 0, kWrk, sk, 80, static_cast<uint16_t>(7000 + round));
+    s.SysExit(t += 10, 0, kWrk, "accept4", 8, JDW_OBJ_SOCKET, sk);
+    s.SysEnter(t += 10, 0, kWrk, "read", 8, JDW_OBJ_SOCKET, sk, 8000);
+    s.SysExit(t += 10, 0, kWrk, "read", 62);
+    s.SysEnter(t += 300, 0, kWrk, "writev", 8, JDW_OBJ_SOCKET, sk, 5000);
+    s.SysExit(t += 10, 0, kWrk, "writev", 5000);
+    s.SysEnter(t += 10, 0, kWrk, "shutdown", 8, JDW_OBJ_SOCKET, sk);
+    s.SysExit(t += 10, 0, kWrk, "shutdown", 0);
+    s.SysEnter(t += 10, 0, kWrk, "poll");
+    s.Switch(t += 10, 0, kWrk, 0, 1);
+    s.Switch(t += 500, 0, 0, kWrk, 0);
+    s.SysExit(t += 10, 0, kWrk, "poll", 1);
+    s.SysEnter(t += 10, 0, kWrk, "read", 8, JDW_OBJ_SOCKET, sk, 512);
+    s.SysExit(t += 10, 0, kWrk, "read", 0);
+    s.SysEnter(t += 10, 0, kWrk, "close", 8, JDW_OBJ_SOCKET, sk);
+    s.SysExit(t += 10, 0, kWrk, "close", 0);
+    s.SysEnter(t += 10, 0, kWrk, "read", 5, JDW_OBJ_PIPE, kPipe, 1);
+    s.SysExit(t += 10, 0, kWrk, "read", -11);
+    s.SysEnter(t += 10, 0, kWrk, "accept4", 3, JDW_OBJ_SOCKET, kListen);
+    s.Switch(t += 10, 0, kWrk, 0, 1);
+    if (round == 0) {  // woken for nothing: 30 ns
+      s.Switch(t += 1000, 0, 0, kWrk, 0);
+      s.Switch(t += 30, 0, kWrk, 0, 1);
+    }
+  }
+
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 2u);
+  ASSERT_EQ(r.conns.size(), 2u);
+  EXPECT_EQ(r.stats.cpu_unattributed_ns, 30u);
+  EXPECT_EQ(r.stats.cpu_dropped_ns, 0u);
+  // Everything the worker ran is charged once: requests, connections, the
+  // one pointless wake-up (the first round's switch-in to the second's
+  // sleep: the window; the last sleep's tail after it).
+  EXPECT_EQ(r.stats.cpu_charged_ns + r.stats.cpu_conn_ns + r.stats.cpu_unattributed_ns + r.stats.cpu_outside_ns,
+            r.stats.cpu_observed_total_ns);
+  uint64_t conn_cpu = 0;
+  for (const model::Connection& c : r.conns) conn_cpu += c.cpu_ns;
+  EXPECT_EQ(conn_cpu, r.stats.cpu_conn_ns);
+  // Each connection: accept (20), the entry of the read before its message
+  // is known (10), shutdown (10 + 10), its poll's entry (20), the wake-up
+  // to the end-of-file read (20 + 10), close (10 + 10), the pipe read and
+  // the next accept's entry (40).
+  for (const model::Connection& c : r.conns) EXPECT_EQ(c.cpu_ns, 160u);
+}
+
 // A process per connection: the parent accepts, forks and closes its copy;
 // the child serves two requests and closes. Nothing of the parent's is a
 // request, and its close does not end the connection.

@@ -133,6 +133,7 @@ uint32_t IntervalJoin::NewSet(uint64_t ts) {
   s.msg_conn = s.msg_in = s.msg_out = s.conn_sk = 0;
   s.settled = OffCpuSums{};
   s.settle_at = 0;
+  s.life_sk = s.life_conn = 0;
   live_sets_++;
   stats_.sets_created++;
   stats_.peak_live_sets = std::max<uint64_t>(stats_.peak_live_sets, live_sets_);
@@ -169,6 +170,10 @@ uint32_t IntervalJoin::Union(uint32_t a, uint32_t b) {
   big.open += small.open;
   if (small.seed && !big.seed) big.seed_tgid = small.seed_tgid;
   big.seed |= small.seed;
+  if (!big.life_sk) {
+    big.life_sk = small.life_sk;
+    big.life_conn = small.life_conn;
+  }
   big.first_ts = std::min(big.first_ts, small.first_ts);
   big.last_ts = std::max(big.last_ts, small.last_ts);
   small.open = 0;

@@ -78,6 +78,10 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   /* (or predates the trace); it is taken as running from that record on. */                                 \
   X(sched_running_inferred, kDataLoss,                                                                        \
     "records of request threads running while off CPU by the sched records (switch-in lost)")                 \
+  /* A task-context record of another thread on the CPU a thread was switched in on: that thread's */         \
+  /* switch-out was lost (or tracing stopped first); its run is taken to end at its last record. */          \
+  X(sched_switch_outs_lost, kDataLoss,                                                                        \
+    "request threads found off CPU by another task's record on their CPU (switch-out lost)")                  \
   /* Run time the capture may have lost before those records (an upper bound, request processes only), */    \
   /* and the part of it charged (Options::infer_lost_switch_in; any process). */                             \
   X(cpu_lost_bound_ns, kDataLoss, "upper bound of request threads' run time lost with their switch-ins (ns)") \

@@ -62,6 +62,7 @@ void ThreadTracker::ChargeRun(Thread* t, uint64_t ts) {
   // Interrupt work already charged as softirq CPU elsewhere is not the task's.
   const uint64_t steal = std::min(d, t->irq_steal);
   t->irq_steal -= steal;
+  if (!t->cpu_pending) t->pending_since = ts - d;
   t->cpu_pending += d - steal;
 }
 
@@ -167,6 +168,7 @@ void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids, uint64_t irq
     stats_.sched_switches += a.switches;
     stats_.sched_chain_breaks += a.chain_breaks;
     stats_.sched_running_inferred += a.running_inferred;
+    stats_.sched_switch_outs_lost += a.switch_outs_lost;
     stats_.cpu_lost_bound_ns += a.lost_bound_ns;
     stats_.cpu_observed_total_ns += a.cpu_ns;
     stats_.cpu_charged_ns += a.req_task_ns;
@@ -204,6 +206,18 @@ void ThreadTracker::Woken(Thread* t, uint64_t ts) {
     t->off_since = ts;
     t->wake_ts = ts;
   }
+}
+
+void ThreadTracker::TakesCpu(Thread* t, uint16_t cpu) {
+  t->last_cpu = cpu;
+  CpuState& cs = Cpu(cpu);
+  if (cs.cur_tid == t->tid) return;
+  if (Thread* x = cs.cur_tid ? Find(cs.cur_tid) : nullptr; x && x->on_cpu && x->last_cpu == cpu) {
+    ChargeRun(x, x->last_seen);
+    SwitchedOut(x, std::max(x->last_seen, x->acct_from), false, 0);
+    Account(x).switch_outs_lost++;
+  }
+  cs.cur_tid = t->tid;
 }
 
 void ThreadTracker::SwitchedOut(Thread* t, uint64_t ts, bool blocked, uint8_t block_reason) {

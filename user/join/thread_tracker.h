@@ -41,6 +41,7 @@ struct Thread {
   uint8_t block_reason = 0;
   uint64_t acct_from = 0;
   uint64_t cpu_pending = 0;
+  uint64_t pending_since = 0;  // start of the run that cpu_pending began with
   uint64_t irq_steal = 0;
   uint64_t off_since = 0, wake_ts = 0;
   bool has_off = false;
@@ -56,6 +57,12 @@ struct Thread {
   bool sock_used = false;     // socket syscall since it last woke from a sleep
   bool conn_open = false;     // last socket read/write was on a socket it has not closed since
   uint64_t sleep_futex = 0;   // futex address it sleeps on (counted in the FutexTracker)
+  // The connection whose life (accept, close, a read returning end-of-file
+  // or EAGAIN) the thread last worked on, while it has joined no set since
+  // and not slept: its run time until it does goes there (see
+  // Extractor::Impl::OnDiscard). life_conn is that connection's id, so a
+  // socket whose memory now serves another connection is not charged.
+  uint64_t life_sk = 0, life_conn = 0;
   uint32_t acct_tgid = 0, acct_idx = 0;  // cache of Account(tgid): 1 + index
   bool wake_synth = false;               // woken on its waker's behalf; the kernel's record is still to come
   // wakeup edge pending for this thread's next joined event
@@ -63,6 +70,7 @@ struct Thread {
   EdgeCand wake{};
   uint64_t last_joined_seq = 0;
   uint64_t last_seen = 0;
+  int32_t last_cpu = -1;  // the CPU of its last task-context record or switch-in
   std::vector<SyncVal> sync_vals;
 };
 
@@ -88,7 +96,7 @@ struct CpuState {
 // against the accounted CPU (Stats::cpu_observed_ns).
 struct ProcessAccount {
   uint64_t cpu_ns = 0;  // all on-CPU time charged so far (ChargeRun)
-  uint64_t switches = 0, chain_breaks = 0, running_inferred = 0;
+  uint64_t switches = 0, chain_breaks = 0, running_inferred = 0, switch_outs_lost = 0;
   uint64_t lost_bound_ns = 0;  // see Stats::cpu_lost_bound_ns
   bool window_open = false;
   uint64_t window_from_ts = 0;  // the first seed
@@ -161,6 +169,13 @@ class ThreadTracker {
   void ForEachSlot(Fn&& fn) {
     for (Thread& t : threads_) fn(t);
   }
+
+  // A task-context record of `t` on `cpu` (or its switch-in there): t is
+  // the task on that CPU. A thread the tracker still has running there lost
+  // its switch-out (the capture dropped it, or tracing stopped before it
+  // came): its run ends at its last record, not whenever it is next seen,
+  // nor at the end of the trace.
+  void TakesCpu(Thread* t, uint16_t cpu);
 
   // Per-CPU state; Cpu() grows the table, FindCpu() does not.
   CpuState& Cpu(uint16_t cpu) {

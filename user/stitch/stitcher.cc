@@ -122,22 +122,42 @@ StatusOr<StitchResult> Stitch(const std::vector<TraceFragments>& traces) {
     if (!linked) res.unstitchable.push_back(t);
   }
 
-  // 2. Caller/callee links. A fragment's role on a connection: caller when
-  // its first data segment on it was sent.
-  auto first_is_send = [&](const SegRef& ref) {
+  // 2. Caller/callee links. On a connection the caller is the end that
+  // sent its first data (the client speaks first). Each fragment's own first
+  // data segment on the connection says which flow that was; when the two
+  // fragments' first segments are of the same flow they agree, whatever the
+  // clocks. They disagree when a fragment lacks the connection's first
+  // segment (a backend whose fragment holds its response but not the call
+  // that came in before: its first segment is a send, which alone would
+  // make it the caller of the web tier); then the segment that came first
+  // on trace 0's clock names the flow. A flow's source is its sender.
+  auto first_on_conn = [&](const SegRef& ref) {
     const std::vector<Segment>& segs = traces[ref.trace].segments[ref.frag];
     const Flow conn = Canonical(segs[ref.seg].flow);
     const Segment* first = nullptr;
     for (const Segment& s : segs)
       if (Canonical(s.flow) == conn && (!first || s.mono_ns < first->mono_ns)) first = &s;
-    return first->dir == pcap::Direction::kOut;
+    return first;
+  };
+  auto sender_is_caller = [&](const MatchedPair& p) {
+    const Segment* a = first_on_conn(p.sent);
+    const Segment* b = first_on_conn(p.recv);
+    const Flow& sent_flow = seg_of(p.sent).flow;
+    const Segment* first = a;
+    if (!(a->flow == b->flow)) {
+      const int64_t ta = static_cast<int64_t>(a->mono_ns) - res.offsets[p.sent.trace].offset_ns;
+      const int64_t tb = static_cast<int64_t>(b->mono_ns) - res.offsets[p.recv.trace].offset_ns;
+      if (tb < ta) first = b;
+      res.roles_by_time++;
+    }
+    return first->flow == sent_flow;
   };
   std::map<FragKey, FragKey> caller_of;
   std::map<FragKey, std::vector<FragKey>> callees;
   std::set<std::pair<FragKey, FragKey>> linked;
   for (const MatchedPair& p : pairs) {
     FragKey a{p.sent.trace, p.sent.frag}, b{p.recv.trace, p.recv.frag};
-    if (!first_is_send(p.sent)) std::swap(a, b);  // the receiver spoke first: it is the caller
+    if (!sender_is_caller(p)) std::swap(a, b);  // the receiver spoke first: it is the caller
     if (!linked.insert({a, b}).second) continue;
     auto [it, fresh] = caller_of.emplace(b, a);
     if (!fresh) {

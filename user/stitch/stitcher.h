@@ -9,8 +9,11 @@
 //     sender's TSO split or the receiver's GRO merged still matches).
 //     Addresses must be the same on both machines (no NAT in between).
 //  2. Each match links the sending fragment and the receiving one. The
-//     caller of the two is the one whose first data on that connection was
-//     sent (the client speaks first); the other is its callee. A fragment
+//     caller of the two is the end that sent the connection's first data
+//     (the client speaks first); the other is its callee. Which flow came
+//     first is what both fragments' first segments on the connection say;
+//     should they disagree (a fragment that lacks the first segment), the
+//     earlier of the two on trace 0's clock. A fragment
 //     with no caller is the root of an end-to-end request, which holds every
 //     fragment reachable from it through callee links.
 //  3. Clock offsets: for machines i and j, a segment sent by i at t_i and
@@ -78,6 +81,9 @@ struct StitchResult {
   std::vector<uint64_t> lone_fragments;    // per trace: fragments in no end-to-end request
   uint64_t matched_segments = 0;
   uint64_t fragments_with_two_callers = 0;  // kept under the first caller seen
+  // Matched segments whose fragments disagreed on which flow came first
+  // (one lacks the connection's first segment): roles set by the clock.
+  uint64_t roles_by_time = 0;
 };
 
 // Fails only when fewer than two traces are given.

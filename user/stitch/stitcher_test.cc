@@ -112,6 +112,42 @@ TEST(Stitch, OneEndToEndRequestPerRootWithItsCalls) {
   EXPECT_EQ(r->matched_segments, 2u * 8);
 }
 
+// A backend fragment that holds its response but not the call that came in
+// before it (the join put that packet elsewhere, or the capture missed it):
+// its first segment on the connection is a send. The web tier's fragment
+// stays the root and the backend fragment its callee; the clock says which
+// of the two flows came first. And the mirror case: a web fragment that
+// lacks its call but holds the reply.
+TEST(Stitch, FragmentWithoutTheConnectionsFirstSegmentIsStillTheCallee) {
+  for (const int drop_from : {1, 0}) {
+    auto t = TwoTier({1, 3, 1}, 2'000'000'000, 30'000, 30'000);
+    // Request 1's second call: the backend's fragment 2 (0-based), or the
+    // web tier's send of that call.
+    if (drop_from == 1) {
+      std::vector<Segment>& segs = t[1].segments[2];
+      ASSERT_EQ(segs[0].dir, kIn);
+      segs.erase(segs.begin());
+    } else {
+      std::vector<Segment>& segs = t[0].segments[1];
+      ASSERT_EQ(segs[3].dir, kOut);  // client in, call 1 out, reply 1 in, call 2 out
+      segs.erase(segs.begin() + 3);
+    }
+    auto r = Stitch(t);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->requests.size(), 3u) << "drop_from " << drop_from;
+    const int want[] = {1, 3, 1};
+    for (size_t i = 0; i < 3; ++i) {
+      const EndToEnd& e = r->requests[i];
+      EXPECT_EQ(e.fragments[0].trace, 0u) << "drop_from " << drop_from << ": the root is the web tier's";
+      ASSERT_EQ(e.fragments.size(), 1u + want[i]) << "drop_from " << drop_from;
+      for (size_t k = 1; k < e.fragments.size(); ++k) EXPECT_EQ(e.fragments[k].caller, 0);
+    }
+    EXPECT_EQ(r->roles_by_time, 1u);
+    EXPECT_EQ(r->lone_fragments[0], 0u);
+    EXPECT_EQ(r->lone_fragments[1], 0u);
+  }
+}
+
 TEST(Stitch, ClockOffsetFromTheSmallestDelayEachWay) {
   // Trace 1 runs 3.2 s ahead; 40 us out, 20 us back: the estimate is off by
   // half the asymmetry (10 us) and says so (uncertainty half the round trip).
