@@ -163,7 +163,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   // Connection life (schemas with `messages`): a line each in --requests,
   // counted in --json.
   struct ConnCounts {
-    uint64_t connections = 0, requests = 0, one_way = 0, greetings = 0, pipelined = 0, eof_reads = 0,
+    uint64_t connections = 0, requests = 0, one_way = 0, greetings = 0, setups = 0, pipelined = 0, eof_reads = 0,
              empty_reads = 0, events = 0, idle_ns = 0, cpu_ns = 0, softirq_cpu_ns = 0;
   } cc;
   auto conn_sink = [&](model::Connection&& c) {
@@ -171,6 +171,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     cc.requests += c.requests;
     cc.one_way += c.one_way;
     cc.greetings += c.greetings;
+    cc.setups += c.setups;
     cc.pipelined += c.pipelined;
     cc.eof_reads += c.eof_reads;
     cc.empty_reads += c.empty_reads;
@@ -230,10 +231,12 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     model->accounted_cpu_fraction = double(st.cpu_charged_ns + st.softirq_charged_ns) / double(st.cpu_observed_ns);
   if (cc.connections)
     fprintf(stderr,
-            "jackdaw: %llu connections: %llu requests, %llu one-way messages, %llu greetings, %llu pipelined; "
-            "their life (accept, idle and end-of-file reads, close) took %.3f ms of CPU, not charged to requests\n",
+            "jackdaw: %llu connections: %llu requests, %llu one-way messages, %llu greetings, %llu set-up "
+            "exchanges, %llu pipelined; their life (accept, set-up, idle and end-of-file reads, close) took %.3f ms "
+            "of CPU, not charged to requests\n",
             static_cast<unsigned long long>(cc.connections), static_cast<unsigned long long>(cc.requests),
             static_cast<unsigned long long>(cc.one_way), static_cast<unsigned long long>(cc.greetings),
+            static_cast<unsigned long long>(cc.setups),
             static_cast<unsigned long long>(cc.pipelined), double(cc.cpu_ns + cc.softirq_cpu_ns) / 1e6);
   if (sm.warmed_up())
     fprintf(stderr,
@@ -255,6 +258,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
          if (schema->message_attr >= 0)
            j["connections"] = {{"count", cc.connections},       {"requests", cc.requests},
                                {"one_way", cc.one_way},         {"greetings", cc.greetings},
+                               {"setups", cc.setups},
                                {"pipelined", cc.pipelined},     {"eof_reads", cc.eof_reads},
                                {"empty_reads", cc.empty_reads}, {"events", cc.events},
                                {"idle_ns", cc.idle_ns},         {"cpu_ns", cc.cpu_ns},

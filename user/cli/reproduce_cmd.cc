@@ -125,7 +125,11 @@ int RunReal(const ReproduceArgs& a) {
                            {"keep_alive", w.keep_alive}, {"clients", w.clients}, {"requests", w.requests},
                            {"repeat", rep}, {"record_wall_s", run->wall_s}};
       std::vector<validate::SchemaResult> results;
-      for (const auto& s : schemas) {
+      // A server with a schema of its own (postgres: its set-up exchange
+      // declared) is analysed with it too, after the generic one.
+      std::vector<std::string> run_schemas = schemas;
+      if (!a.schemas_given && w.server == validate::ServerKind::kPostgres) run_schemas.push_back("postgres");
+      for (const auto& s : run_schemas) {
         auto r = validate::AnalyzeRun(*run, s, dirs);
         if (!r.ok()) {
           fprintf(stderr, "\n");

@@ -103,5 +103,45 @@ TEST_F(CausalityTrackerTest, PendingSourcesExpire) {
   EXPECT_TRUE(edges.empty());
 }
 
+// Which wake-ups join requests: two threads each serving an exchange of its
+// own (their connections' current ones) are contention; a thread whose
+// exchange ended (the next message began, or it closed the connection), a
+// thread that never served one, or both serving the same one, are not.
+TEST(WakeupRule, ContentionOnlyBetweenThreadsServingRequestsOfTheirOwn) {
+  constexpr uint64_t kA = 0xa000, kB = 0xb000;
+  MessageTracker msgs;
+  msgs.OnAccept(kA, 10);
+  msgs.OnAccept(kB, 10);
+  Thread b1, b2, helper;
+  b1.tid = 1, b2.tid = 2, helper.tid = 3;
+  const uint64_t xa = msgs.OnRead(kA, 20, 30, 50).key;
+  const uint64_t xb = msgs.OnRead(kB, 20, 31, 50).key;
+  ASSERT_NE(xa, 0u);
+  ASSERT_NE(xb, 0u);
+  CausalityTracker::NoteExchange(&b1, kA, xa);
+  CausalityTracker::NoteExchange(&b2, kB, xb);
+  EXPECT_EQ(CausalityTracker::Serving(b1, msgs), xa);
+  EXPECT_TRUE(CausalityTracker::IsContention(b1, b2, msgs));
+  EXPECT_TRUE(CausalityTracker::IsContention(b2, b1, msgs));
+  // A helper serves nothing: a handoff either way, the schema decides.
+  EXPECT_FALSE(CausalityTracker::IsContention(b1, helper, msgs));
+  EXPECT_FALSE(CausalityTracker::IsContention(helper, b1, msgs));
+  // Two threads on one exchange: one request, a handoff inside it.
+  helper.serving_conn = kA, helper.serving_msg = xa;
+  EXPECT_FALSE(CausalityTracker::IsContention(b1, helper, msgs));
+  // B1 answers; its exchange goes on until the next message begins, then
+  // B1 no longer serves it (until it reads that message).
+  CausalityTracker::NoteExchange(&b1, kA, msgs.OnWrite(kA, 40, 20).key);
+  EXPECT_TRUE(CausalityTracker::IsContention(b1, b2, msgs));
+  msgs.OnInboundPacket(kA, 50, 50, true, 7);
+  msgs.OnRead(kA, 60, 61, 50);
+  EXPECT_EQ(CausalityTracker::Serving(b1, msgs), 0u);
+  EXPECT_FALSE(CausalityTracker::IsContention(b2, b1, msgs));
+  // A connection event (its close) ends what the thread served there.
+  CausalityTracker::NoteExchange(&b2, kB, 0);
+  EXPECT_EQ(b2.serving_msg, 0u);
+  EXPECT_FALSE(CausalityTracker::IsContention(b1, b2, msgs));
+}
+
 }  // namespace
 }  // namespace jackdaw::join

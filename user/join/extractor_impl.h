@@ -299,7 +299,7 @@ class Extractor::Impl {
   // connection at once.
   static constexpr size_t kMaxHeldPackets = 1 << 16;
   int msg_attr_ = -1;
-  MessageTracker msgs_;
+  MessageTracker msgs_{schema_.setup_exchanges};
   std::unordered_map<uint64_t, ConnLife> lives_;   // sk -> its current connection
   std::unordered_map<uint64_t, HeldPacket> held_;  // packet tag (its seq) -> packet
   std::vector<uint64_t> tags_;                     // scratch

@@ -132,6 +132,9 @@ void Extractor::Impl::EndExchanges() {
       case Exchange::Kind::kServerFirst:
         l.c.greetings++;
         break;
+      case Exchange::Kind::kSetup:
+        l.c.setups++;
+        break;
     }
     if (e.index == kConnectionOwned) continue;
     const IKey k{MessageTracker::ExchangeKey(e.serial, e.index), static_cast<uint32_t>(msg_attr_), 0};
@@ -146,7 +149,8 @@ void Extractor::Impl::EndExchanges() {
       s.msg_out = e.out_bytes;
       s.pipelined = e.pipelined;
     } else {
-      // Never answered: not a request (its resources: OnDiscard()).
+      // Never answered, or the connection's set-up: not a request (its
+      // resources: OnDiscard()).
       s.seed = false;
       s.conn_sk = e.conn;
     }
@@ -296,7 +300,10 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
   if (!sk) return true;
   if (op == CompiledSchema::kConnClose || op == CompiledSchema::kConnShutdown) {
     ChargeConnection(c, sk);
-    if (op == CompiledSchema::kConnClose) CloseConnection(c, sk);
+    if (op == CompiledSchema::kConnClose) {
+      CausalityTracker::NoteExchange(c.thread, sk, 0);
+      CloseConnection(c, sk);
+    }
     return false;
   }
   const uint8_t dir = cs_.SysDirection(e.nr);
@@ -312,11 +319,13 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
     life.c.idle_ns += a.idle_ns;
     if (!a.key) {
       ++(e.ret == 0 ? life.c.eof_reads : life.c.empty_reads);
+      if (e.ret == 0) CausalityTracker::NoteExchange(c.thread, sk, 0);
       ChargeConnection(c, sk);
       return false;
     }
     c.msg = a.key;
     c.msg_start = a.starts_exchange;
+    CausalityTracker::NoteExchange(c.thread, sk, a.key);
     return true;
   }
   if (dir == CompiledSchema::kDirOut) {
@@ -327,6 +336,7 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
       return false;
     }
     c.msg = a.key;
+    CausalityTracker::NoteExchange(c.thread, sk, a.key);
   }
   return true;
 }
@@ -432,6 +442,7 @@ void Extractor::Impl::MessagesFinish() {
   stats_.msg_requests = ms.requests;
   stats_.msg_one_way = ms.one_way;
   stats_.msg_greetings = ms.server_first;
+  stats_.msg_setup = ms.setup;
   stats_.msg_pipelined = ms.pipelined;
   stats_.msg_eof_reads = ms.eof_reads;
   stats_.msg_empty_reads = ms.empty_reads;

@@ -11,15 +11,20 @@ void Extractor::Impl::LeaveFutexSleep(Thread* t) {
 }
 
 void Extractor::Impl::Wakeup(Ctx& c, Thread* wakee) {
-  const uint64_t before = seq_;
-  RunEvent(c, &cs_.ForType(c.rec->type));
-  const bool joined = seq_ != before;
   Thread* waker = c.thread;
+  // Two threads each serving a request of its own: contention, not a
+  // handoff (CausalityTracker::IsContention); the schema does not see it.
+  const bool contention = messages_on() && !c.irq && waker && wakee && !wakee->on_cpu &&
+                          CausalityTracker::IsContention(*waker, *wakee, msgs_);
+  if (contention) stats_.wakeups_contention++;
+  const uint64_t before = seq_;
+  if (!contention) RunEvent(c, &cs_.ForType(c.rec->type));
+  const bool joined = seq_ != before;
   if (!wakee || wakee->on_cpu) return;
   ThreadTracker::Woken(wakee, c.ts);
   LeaveFutexSleep(wakee);
   wakee->wake_edge = false;
-  if (!c.irq && waker) {
+  if (!c.irq && waker && !contention) {
     const uint64_t from = joined ? seq_ : waker->last_joined_seq;
     if (from) {
       wakee->wake_edge = true;

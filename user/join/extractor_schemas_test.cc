@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 
 #include "join/extractor_test_util.h"
 
@@ -575,6 +576,119 @@ TEST(ShippedSchemas, TcpThreadpoolSplitsKeepAliveRequests) {
   for (int i = 0; i < 3; i++) EXPECT_EQ(r.reqs[i].exchange, uint32_t(i));
 }
 
+
+// A process per connection, two backends serving a query each, taking
+// turns on a lock (a semaphore: FUTEX_WAIT_BITSET, as a condition variable)
+// while they write their log: each wakes the other as it releases the lock.
+// Those wakeups are contention between two requests, not handoffs: each
+// request keeps its own backend's work, whoever woke it, and the backend
+// that woke from the lock and passes it on goes on with its own request.
+TEST(ShippedSchemas, TcpThreadpoolKeepsBackendsThatWakeEachOtherApart) {
+  constexpr uint32_t kB1 = 901, kB2 = 902;
+  constexpr uint64_t kA = 0xffff888000f10000, kB = 0xffff888000f20000;
+  constexpr uint64_t kLock = 0x7f0000001000, kLog = 0xffff888000f30000;
+  Stream s;
+  uint64_t t = 1000;
+  s.SockInfo(t, 0, kB1, kA, 5432, 7101);
+  s.SockInfo(t, 1, kB2, kB, 5432, 7102);
+  s.Switch(t, 0, 0, kB1, 0);
+  s.Switch(t, 1, 0, kB2, 0);
+  // Each reads its query.
+  s.SysEnter(t += 10, 0, kB1, "recvfrom", 9, JDW_OBJ_SOCKET, kA, 8192);
+  s.SysExit(t += 10, 0, kB1, "recvfrom", 50);
+  s.SysEnter(t += 10, 1, kB2, "recvfrom", 9, JDW_OBJ_SOCKET, kB, 8192);
+  s.SysExit(t += 10, 1, kB2, "recvfrom", 50);
+  // B1 waits for the lock B2 holds.
+  s.SysEnter(t += 100, 0, kB1, "futex", -1, JDW_OBJ_FUTEX, kLock, 128 | 9);
+  s.Switch(t += 10, 0, kB1, 0, 1);
+  s.SysEnter(t += 100, 1, kB2, "pwrite64", 20, JDW_OBJ_FILE, kLog, 8192);
+  s.SysExit(t += 10, 1, kB2, "pwrite64", 8192);
+  s.SysEnter(t += 10, 1, kB2, "futex", -1, JDW_OBJ_FUTEX, kLock, 1);  // release: wakes B1
+  s.Wakeup(t += 5, 1, kB2, kB1);
+  s.SysExit(t += 5, 1, kB2, "futex", 1);
+  s.SysEnter(t += 10, 1, kB2, "futex", -1, JDW_OBJ_FUTEX, kLock, 128 | 9);  // wants it back
+  s.Switch(t += 10, 1, kB2, 0, 1);
+  // B1 runs with the lock: 1 ms writing its log, wakes B2 as it releases
+  // the lock, then waits for it once more.
+  s.Switch(t += 10, 0, 0, kB1, 0);
+  s.SysExit(t += 10, 0, kB1, "futex", 0);
+  s.SysEnter(t += 10, 0, kB1, "futex", -1, JDW_OBJ_FUTEX, kLock, 1);
+  s.Wakeup(t += 5, 0, kB1, kB2);
+  s.SysExit(t += 5, 0, kB1, "futex", 1);
+  s.SysEnter(t += 1'000'000, 0, kB1, "pwrite64", 20, JDW_OBJ_FILE, kLog, 8192);
+  s.SysExit(t += 10, 0, kB1, "pwrite64", 8192);
+  s.SysEnter(t += 10, 0, kB1, "futex", -1, JDW_OBJ_FUTEX, kLock, 128 | 9);
+  s.Switch(t += 10, 0, kB1, 0, 1);
+  // B2 runs, releases the lock (waking B1) and answers.
+  s.Switch(t += 10, 1, 0, kB2, 0);
+  s.SysExit(t += 10, 1, kB2, "futex", 0);
+  s.SysEnter(t += 10, 1, kB2, "futex", -1, JDW_OBJ_FUTEX, kLock, 1);
+  s.Wakeup(t += 5, 1, kB2, kB1);
+  s.SysExit(t += 5, 1, kB2, "futex", 1);
+  s.SysEnter(t += 10, 1, kB2, "sendto", 9, JDW_OBJ_SOCKET, kB, 30);
+  s.SysExit(t += 10, 1, kB2, "sendto", 30);
+  s.Switch(t += 10, 0, 0, kB1, 0);
+  s.SysExit(t += 10, 0, kB1, "futex", 0);
+  s.SysEnter(t += 10, 0, kB1, "sendto", 9, JDW_OBJ_SOCKET, kA, 30);
+  s.SysExit(t += 10, 0, kB1, "sendto", 30);
+  for (const auto& [tid, sk, cpu] : {std::tuple{kB1, kA, 0}, std::tuple{kB2, kB, 1}}) {
+    s.SysEnter(t += 10, uint16_t(cpu), tid, "close", 9, JDW_OBJ_SOCKET, sk);
+    s.SysExit(t += 10, uint16_t(cpu), tid, "close", 0);
+  }
+
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 2u);
+  EXPECT_EQ(r.stats.wakeups_contention, 3u);
+  for (const model::Request& q : r.reqs) {
+    ASSERT_EQ(q.connections.size(), 1u);
+    const uint32_t own = q.connections[0].remote == "127.0.0.1:7101" ? kB1 : kB2;
+    EXPECT_EQ(q.threads, (std::vector<uint32_t>{own}));
+    EXPECT_FALSE(q.timed_out);
+    // B1's millisecond of log writing is its own request's, and its waits
+    // for the lock are its blocked time.
+    if (own == kB1) {
+      EXPECT_GE(q.totals.cpu_ns, 1'000'000u);
+      EXPECT_GT(q.totals.blocked_ns, 0u);
+    } else {
+      EXPECT_LT(q.totals.cpu_ns, 1'000'000u);
+    }
+  }
+}
+
+// A client-first login (PostgreSQL's startup: 41 bytes in, 410 out) then
+// two queries. The bytes cannot tell the login from a query: the generic
+// schema makes three requests of it; the postgres schema declares one
+// set-up exchange (`setup 1`), which is then the connection's.
+TEST(ShippedSchemas, DeclaredSetUpExchangeIsTheConnections) {
+  constexpr uint32_t kBackend = 911;
+  constexpr uint64_t kSk = 0xffff888000f40000;
+  Stream s;
+  uint64_t t = 1000;
+  s.Switch(t, 0, 0, kBackend, 0);
+  s.SockInfo(t += 10, 0, kBackend, kSk, 5432, 7201);
+  for (const auto& [in, out] : {std::pair{41, 410}, std::pair{30, 60}, std::pair{40, 20}}) {
+    s.SysEnter(t += 10, 0, kBackend, "recvfrom", 9, JDW_OBJ_SOCKET, kSk, 8192);
+    s.SysExit(t += 10, 0, kBackend, "recvfrom", in);
+    s.SysEnter(t += 200, 0, kBackend, "sendto", 9, JDW_OBJ_SOCKET, kSk, out);
+    s.SysExit(t += 10, 0, kBackend, "sendto", out);
+  }
+  s.SysEnter(t += 10, 0, kBackend, "close", 9, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(t += 10, 0, kBackend, "close", 0);
+
+  Result generic = RunRecords(TcpThreadpool(), s, s.records());
+  EXPECT_EQ(generic.reqs.size(), 3u);
+  auto pg = schema::LoadSchema("postgres", schema::DefaultSchemaDirs(""));
+  ASSERT_TRUE(pg.ok()) << pg.status().message();
+  Result r = RunRecords(*pg, s, s.records());
+  ASSERT_EQ(r.reqs.size(), 2u);
+  EXPECT_EQ(r.reqs[0].msg_in_bytes, 30u);
+  EXPECT_EQ(r.reqs[1].msg_in_bytes, 40u);
+  ASSERT_EQ(r.conns.size(), 1u);
+  EXPECT_EQ(r.conns[0].setups, 1u);
+  EXPECT_EQ(r.conns[0].requests, 2u);
+  EXPECT_GT(r.conns[0].cpu_ns, 0u);  // the login's work is the connection's
+  EXPECT_EQ(r.stats.msg_setup, 1u);
+}
 
 // --- sockets: the kernel reuses struct sock memory at once ------------------
 

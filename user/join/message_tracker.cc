@@ -109,7 +109,7 @@ MessageAssignment MessageTracker::OnWrite(uint64_t conn, uint64_t ts, int64_t re
   if (!c.has_exchange) {
     // Before any inbound message: the server speaks first (a greeting).
     if (!c.greeting) c.greeting_ts = ts;
-    c.greeting = true;
+    c.greeting = c.greeted = true;
     c.last_out = true;
     return a;
   }
@@ -137,9 +137,13 @@ MessageAssignment MessageTracker::OnClose(uint64_t conn, uint64_t, std::vector<u
 
 void MessageTracker::FinishExchange(Conn& c) {
   Exchange& e = c.cur;
+  const uint32_t setup = std::max<uint32_t>(setup_exchanges_, c.greeted ? 1 : 0);
   if (e.out_bytes == 0) {
     e.kind = Exchange::Kind::kOneWay;
     ++stats_.one_way;
+  } else if (e.index < setup) {
+    e.kind = Exchange::Kind::kSetup;
+    ++stats_.setup;
   } else {
     e.kind = Exchange::Kind::kRequest;
     ++stats_.requests;

@@ -26,6 +26,18 @@
 // separate: that exchange is flagged `pipelined` and counted, never split
 // by guess.
 //
+// Set-up. Some protocols open a connection with an exchange of their own
+// (a login, a handshake) before the application's requests. Bytes alone
+// cannot tell a client-first handshake from a request (PostgreSQL's
+// startup and an HTTP GET both are the client's first message and the
+// server's answer), so the only rule that holds for every server is about
+// greetings: a server that speaks first (MySQL, SMTP, FTP, POP3, IMAP, SSH
+// banners) sets the terms of the connection, and the client's first message
+// after the greeting answers it — the exchange it begins is the
+// connection's set-up. Beyond that a schema declares how many client-first
+// exchanges open each connection (`setup N`, counting that answer): such an
+// exchange is the connection's too (Exchange::Kind::kSetup).
+//
 // Invariants: exchanges of a connection are numbered from 0 in arrival
 // order; an event is assigned to at most one exchange, or to the
 // connection; an exchange is final (TakeFinished) once the next inbound
@@ -56,7 +68,8 @@ struct Exchange {
   enum class Kind : uint8_t {
     kRequest,     // bytes in both directions
     kOneWay,      // inbound only, then the connection ended: the connection's
-    kServerFirst  // outbound before any inbound (a greeting): the connection's
+    kServerFirst,  // outbound before any inbound (a greeting): the connection's
+    kSetup         // bytes both ways, but opening the connection (above): the connection's
   };
   uint64_t conn = 0;
   uint64_t serial = 0;          // the connection's number in this tracker (from 1)
@@ -74,6 +87,7 @@ struct MessageStats {
   uint64_t requests = 0;
   uint64_t one_way = 0;           // a connection's last message, no answer
   uint64_t server_first = 0;      // greetings before any inbound message
+  uint64_t setup = 0;             // set-up exchanges (answers to greetings, declared ones)
   uint64_t pipelined = 0;         // exchanges flagged pipelined
   uint64_t eof_reads = 0;
   uint64_t empty_reads = 0;       // EAGAIN and other reads with no data
@@ -84,6 +98,10 @@ struct MessageStats {
 
 class MessageTracker {
  public:
+  // `setup_exchanges`: how many exchanges open each connection (a schema's
+  // `setup N`); the answer to a greeting is one whatever this says.
+  explicit MessageTracker(uint32_t setup_exchanges = 0) : setup_exchanges_(setup_exchanges) {}
+
   // A value naming exchange `index` of connection `serial`, never 0 and
   // unique within one tracker: the join's message attribute value.
   static uint64_t ExchangeKey(uint64_t serial, uint32_t index) {
@@ -144,6 +162,7 @@ class MessageTracker {
     uint32_t next_index = 0;
     uint64_t serial = 0;
     bool greeting = false;      // outbound bytes before any inbound message
+    bool greeted = false;       // the connection began with a greeting
     uint64_t greeting_ts = 0;
   };
 
@@ -156,6 +175,7 @@ class MessageTracker {
   void FinishExchange(Conn& c);
   void EmitGreeting(uint64_t conn, Conn& c);
 
+  const uint32_t setup_exchanges_;
   std::unordered_map<uint64_t, Conn> conns_;
   std::vector<Exchange> finished_;
   MessageStats stats_;

@@ -215,15 +215,67 @@ TEST(MessageTracker, GreetingBelongsToTheConnection) {
   MessageTracker t;
   t.OnAccept(2, 0);
   EXPECT_EQ(t.OnWrite(2, 1, 78).exchange, kConnectionOwned);
-  auto r = t.OnRead(2, 2, 10, 30);
+  auto r = t.OnRead(2, 2, 10, 30);  // the client's answer to it: set-up
   EXPECT_EQ(r.exchange, 0u);
   EXPECT_EQ(t.OnWrite(2, 11, 11).exchange, 0u);
+  EXPECT_EQ(t.OnRead(2, 12, 15, 20).exchange, 1u);  // then a request
+  EXPECT_EQ(t.OnWrite(2, 16, 50).exchange, 1u);
   t.OnClose(2, 20);
   auto done = t.TakeFinished();
-  ASSERT_EQ(done.size(), 2u);
+  ASSERT_EQ(done.size(), 3u);
   EXPECT_EQ(OfKind(done, Kind::kServerFirst).size(), 1u);
+  EXPECT_EQ(OfKind(done, Kind::kSetup).size(), 1u);
   EXPECT_EQ(OfKind(done, Kind::kRequest).size(), 1u);
   EXPECT_EQ(t.stats().server_first, 1u);
+}
+
+// Connection set-up: the client's answer to a greeting opens the
+// connection (a login), whatever the schema declares; a declared count of
+// client-first exchanges (`setup N`) covers protocols without a greeting.
+// A one-way message stays one-way; the exchanges after them are requests.
+TEST(MessageTracker, SetUpExchangesBelongToTheConnection) {
+  {
+    MessageTracker t;  // server-first: greeting, login, then queries
+    t.OnAccept(3, 0);
+    t.OnWrite(3, 1, 78);
+    EXPECT_EQ(t.OnRead(3, 2, 10, 60).exchange, 0u);
+    t.OnWrite(3, 11, 11);
+    EXPECT_EQ(t.OnRead(3, 12, 20, 30).exchange, 1u);
+    t.OnWrite(3, 21, 400);
+    t.OnClose(3, 30);
+    auto done = t.TakeFinished();
+    ASSERT_EQ(OfKind(done, Kind::kSetup).size(), 1u);
+    EXPECT_EQ(OfKind(done, Kind::kSetup)[0].index, 0u);
+    ASSERT_EQ(OfKind(done, Kind::kRequest).size(), 1u);
+    EXPECT_EQ(OfKind(done, Kind::kRequest)[0].index, 1u);
+    EXPECT_EQ(t.stats().setup, 1u);
+  }
+  {
+    MessageTracker t;  // client-first, nothing declared: every exchange is a request
+    t.OnAccept(4, 0);
+    t.OnRead(4, 1, 2, 41);
+    t.OnWrite(4, 3, 410);
+    t.OnRead(4, 4, 5, 30);
+    t.OnWrite(4, 6, 20);
+    t.OnClose(4, 7);
+    EXPECT_EQ(OfKind(t.TakeFinished(), Kind::kRequest).size(), 2u);
+    EXPECT_EQ(t.stats().setup, 0u);
+  }
+  {
+    MessageTracker t(2);  // declared: two client-first exchanges open it
+    t.OnAccept(5, 0);
+    for (uint64_t i = 0; i < 4; i++) {
+      EXPECT_EQ(t.OnRead(5, 10 * i, 10 * i + 1, 40).exchange, i);
+      t.OnWrite(5, 10 * i + 2, 100);
+    }
+    t.OnRead(5, 50, 51, 5);  // a goodbye, never answered
+    t.OnClose(5, 60);
+    auto done = t.TakeFinished();
+    EXPECT_EQ(OfKind(done, Kind::kSetup).size(), 2u);
+    EXPECT_EQ(OfKind(done, Kind::kRequest).size(), 2u);
+    EXPECT_EQ(OfKind(done, Kind::kOneWay).size(), 1u);
+    for (const Exchange& e : OfKind(done, Kind::kRequest)) EXPECT_GE(e.index, 2u);
+  }
 }
 
 // Reads without packets captured for the same bytes (net group off part of

@@ -18,7 +18,7 @@
 // after its last request:
 //   {"type":"connection","id":3,"tgid":42,"local":"127.0.0.1:8080",
 //    "remote":"127.0.0.1:5000","start_ns":..,"end_ns":..,"closed":true,
-//    "requests":2,"one_way":0,"greetings":0,"pipelined":0,"eof_reads":1,
+//    "requests":2,"one_way":0,"greetings":0,"setups":0,"pipelined":0,"eof_reads":1,
 //    "empty_reads":0,"events":9,"idle_ns":..,"cpu_ns":..,"softirq_cpu_ns":..,
 //    "net_bytes_in":..,"net_bytes_out":..}
 // (request lines have no "type").
@@ -119,7 +119,8 @@ nlohmann::ordered_json ConnectionJson(const model::Connection& c) {
           {"remote", c.endpoint.remote}, {"start_ns", c.start_ns},
           {"end_ns", c.end_ns},     {"closed", c.closed},
           {"requests", c.requests}, {"one_way", c.one_way},
-          {"greetings", c.greetings}, {"pipelined", c.pipelined},
+          {"greetings", c.greetings}, {"setups", c.setups},
+          {"pipelined", c.pipelined},
           {"eof_reads", c.eof_reads}, {"empty_reads", c.empty_reads},
           {"events", c.events},     {"idle_ns", c.idle_ns},
           {"cpu_ns", c.cpu_ns},     {"softirq_cpu_ns", c.softirq_cpu_ns},

@@ -66,6 +66,8 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   /* sched_wakeups the kernel ran in interrupt context on the wakee's CPU (remote wakeups of an idle CPU), */ \
   /* attributed to the thread whose futex wake caused them: to the schema they are that thread's events. */  \
   X(wakeups_attributed, kInfo, "remote (interrupt-context) wakeups attributed to the futex waker")            \
+  X(wakeups_contention, kInfo,                                                                                \
+    "wakeups between threads each serving a request of its own: contention, not joined")                      \
   X(edges_sync, kInfo, "causal edges from schema SYNC statements")                                            \
   X(usdt_unknown_probe, kError, "USDT records whose probe id is not in the trace's probe table: skipped")     \
   /* Scheduling records of the processes that served requests (the request tgids), filled in by Finish(). */ \
@@ -110,6 +112,7 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   X(msg_requests, kInfo, "message exchanges with bytes both ways (requests)")                                 \
   X(msg_one_way, kInfo, "inbound messages never answered (a connection's last): the connection's")            \
   X(msg_greetings, kInfo, "outbound messages before any inbound one: the connection's")                      \
+  X(msg_setup, kInfo, "exchanges that open a connection (a greeting's answer, `setup N`): the connection's")  \
   X(msg_pipelined, kInfo, "requests whose first read returned several client writes (flagged)")              \
   X(msg_eof_reads, kInfo, "socket reads that returned end-of-file: the connection's")                        \
   X(msg_empty_reads, kInfo, "socket reads that returned no data (EAGAIN): the connection's")                 \

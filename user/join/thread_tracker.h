@@ -56,6 +56,10 @@ struct Thread {
   uint64_t last_sock_ts = 0;  // when it last used last_sock
   bool sock_used = false;     // socket syscall since it last woke from a sleep
   bool conn_open = false;     // last socket read/write was on a socket it has not closed since
+  // The message exchange its last socket read or write belonged to
+  // (schemas with `messages`), and that socket: while the exchange is
+  // still its connection's current one, the thread serves that request.
+  uint64_t serving_conn = 0, serving_msg = 0;
   uint64_t sleep_futex = 0;   // futex address it sleeps on (counted in the FutexTracker)
   // The connection whose life (accept, close, a read returning end-of-file
   // or EAGAIN) the thread last worked on, while it has joined no set since

@@ -140,6 +140,7 @@ struct Connection {
   uint32_t requests = 0;    // exchanges with bytes both ways
   uint32_t one_way = 0;     // inbound messages never answered (a goodbye)
   uint32_t greetings = 0;   // outbound before any inbound message
+  uint32_t setups = 0;      // exchanges opening it (a greeting's answer, a schema's `setup N`)
   uint32_t pipelined = 0;   // requests flagged pipelined
   uint32_t eof_reads = 0, empty_reads = 0;
   uint32_t events = 0;      // syscalls and packets charged to the connection

@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -62,6 +64,19 @@ std::string Describe(const Token& t) {
 class Lexer {
  public:
   explicit Lexer(std::string_view text) : text_(text) {}
+
+  // A schema name as files have them ([A-Za-z0-9_.-]+: tcp-threadpool), as
+  // an identifier token; empty if none follows.
+  void NextName(Token* t) {
+    SkipSpace();
+    t->kind = Tok::kIdent;
+    t->line = line_;
+    t->col = col_;
+    t->text.clear();
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
+                                   std::strchr("_.-", text_[pos_]) != nullptr))
+      t->text += Advance();
+  }
 
   // Returns false with *bad set for an unexpected character.
   bool Next(Token* t, Token* bad) {
@@ -162,9 +177,16 @@ class Parser {
 
   StatusOr<Schema> Parse() {
     RETURN_IF_ERROR(Advance());
+    RETURN_IF_ERROR(ParseStatements());
+    RETURN_IF_ERROR(ResolveRefs());
+    return std::move(schema_);
+  }
+
+ private:
+  Status ParseStatements() {
     while (tok_.kind != Tok::kEnd) {
       if (tok_.kind != Tok::kIdent)
-        return Expected("a statement (event, seed, sync, wait, cascade, messages, timeout)");
+        return Expected("a statement (event, seed, sync, wait, cascade, messages, setup, include, timeout)");
       if (tok_.text == "event") {
         RETURN_IF_ERROR(ParseEvent());
       } else if (tok_.text == "seed") {
@@ -177,19 +199,21 @@ class Parser {
         RETURN_IF_ERROR(ParseCascade());
       } else if (tok_.text == "timeout") {
         RETURN_IF_ERROR(ParseTimeout());
+      } else if (tok_.text == "include") {
+        RETURN_IF_ERROR(ParseInclude());
+      } else if (tok_.text == "setup") {
+        RETURN_IF_ERROR(ParseSetup());
       } else if (tok_.text == "messages") {
         RETURN_IF_ERROR(Advance());
         if (!messages_.text.empty()) return At(tok_, "messages: given twice (one message attribute per schema)");
         RETURN_IF_ERROR(ExpectIdent("the attribute whose values are message exchanges (messages Msg)", &messages_));
       } else {
-        return Expected("a statement (event, seed, sync, wait, cascade, messages, timeout)");
+        return Expected("a statement (event, seed, sync, wait, cascade, messages, setup, include, timeout)");
       }
     }
-    RETURN_IF_ERROR(ResolveRefs());
-    return std::move(schema_);
+    return Status::Ok();
   }
 
- private:
   struct EventRef {
     Token at;
     std::string name;
@@ -205,6 +229,7 @@ class Parser {
     std::vector<Token> attrs;  // trigger first
   };
   Token messages_;  // `messages ATTR`, resolved at the end
+  Token setup_;     // `setup N`: needs `messages`
 
   Status Advance() {
     Token bad;
@@ -229,7 +254,7 @@ class Parser {
   }
   static bool IsKeyword(std::string_view s) {
     return s == "event" || s == "seed" || s == "sync" || s == "wait" || s == "cascade" || s == "timeout" ||
-           s == "messages" ||
+           s == "messages" || s == "setup" || s == "include" ||
            s == "where" ||
            s == "and" || s == "start" || s == "stop" || s == "basic" || s == "usdt";
   }
@@ -489,6 +514,75 @@ class Parser {
   }
 
   // timeout NUMBER UNIT
+  // include NAME: NAME.schema's statements, as if written here. Looked up
+  // beside the including file, then where schemas are looked up by name;
+  // its events come first (first match wins), so the including file adds
+  // statements (setup, timeout) or events for records the included file
+  // does not match.
+  Status ParseInclude() {
+    const Token at = tok_;
+    Token name;
+    lex_.NextName(&name);  // the look-ahead is `include` itself: the lexer stands after it
+    if (name.text.empty()) {
+      RETURN_IF_ERROR(Advance());
+      return Expected("a schema name (include tcp-threadpool)");
+    }
+    RETURN_IF_ERROR(Advance());
+    if (depth_ >= kMaxIncludeDepth)
+      return At(at, "include " + name.text + ": more than " + std::to_string(kMaxIncludeDepth) +
+                        " levels deep (do the schemas include each other?)");
+    std::vector<std::string> dirs;
+    const std::filesystem::path here(file_);
+    if (here.has_parent_path()) dirs.push_back(here.parent_path().string());
+    for (std::string& d : DefaultSchemaDirs(""))
+      if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(std::move(d));
+    std::string path;
+    std::error_code ec;
+    for (const std::string& d : dirs) {
+      const std::filesystem::path p = std::filesystem::path(d) / (name.text + ".schema");
+      if (std::filesystem::is_regular_file(p, ec)) {
+        path = p.string();
+        break;
+      }
+    }
+    if (path.empty()) return At(name, "include: no schema '" + name.text + "' (no " + name.text + ".schema in " + JoinNames(dirs) + ")");
+    auto text = ReadSchemaText(path);
+    if (!text.ok()) return At(name, "include: " + text.status().message());
+    texts_.push_back(std::move(*text));
+    files_.push_back(path);
+    // Parse it in place: the lexer, file name and look-ahead are this
+    // file's again afterwards.
+    const Lexer lex = lex_;
+    const std::string_view file = file_;
+    const Token next = tok_;
+    lex_ = Lexer(texts_.back());
+    file_ = files_.back();
+    depth_++;
+    Status st = Advance();
+    if (st.ok()) st = ParseStatements();
+    depth_--;
+    lex_ = lex;
+    file_ = file;
+    tok_ = next;
+    return st;
+  }
+  static constexpr int kMaxIncludeDepth = 8;
+
+  // setup N: the first N client-first exchanges of every connection open
+  // it (a login, a handshake): the connection's, not requests.
+  Status ParseSetup() {
+    RETURN_IF_ERROR(Advance());
+    setup_ = tok_;
+    if (tok_.kind != Tok::kNumber) return Expected("a number of exchanges (setup 1)");
+    errno = 0;
+    const uint64_t n = std::strtoull(tok_.text.c_str(), nullptr, 0);
+    if (errno == ERANGE || n > kMaxSetupExchanges)
+      return At(tok_, "setup " + tok_.text + ": at most " + std::to_string(kMaxSetupExchanges) + " exchanges");
+    schema_.setup_exchanges = static_cast<uint32_t>(n);
+    return Advance();
+  }
+  static constexpr uint64_t kMaxSetupExchanges = 64;
+
   Status ParseTimeout() {
     RETURN_IF_ERROR(Advance());
     if (tok_.kind != Tok::kNumber) return Expected("a duration (e.g. 10s, 500ms)");
@@ -523,6 +617,8 @@ class Parser {
   }
 
   Status ResolveRefs() {
+    if (!setup_.text.empty() && messages_.text.empty())
+      return At(setup_, "setup counts message exchanges: add `messages ATTR` to the schema");
     if (!messages_.text.empty()) {
       schema_.message_attr = FindAttributeIndex(messages_.text);
       if (schema_.message_attr < 0)
@@ -581,6 +677,9 @@ class Parser {
   Lexer lex_;
   std::string_view file_;
   Token tok_;
+  // Included files' text and names (deques: the lexer and tokens keep views).
+  std::deque<std::string> texts_, files_;
+  int depth_ = 0;
   Schema schema_;
   std::vector<EventRef> seeds_, waits_;
   std::vector<PendingSync> syncs_;
@@ -625,7 +724,7 @@ StatusOr<Schema> ParseSchema(std::string_view text, std::string_view filename) {
   return p.Parse();
 }
 
-StatusOr<Schema> LoadSchemaFile(const std::string& path) {
+StatusOr<std::string> ReadSchemaText(const std::string& path) {
   // O_NONBLOCK and a regular-file check: a FIFO would block forever and
   // /dev/zero would grow without bound; a directory is not "no events".
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -651,6 +750,11 @@ StatusOr<Schema> LoadSchemaFile(const std::string& path) {
   }
   close(fd);
   text.resize(got);
+  return text;
+}
+
+StatusOr<Schema> LoadSchemaFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadSchemaText(path));
   ASSIGN_OR_RETURN(Schema s, ParseSchema(text, path));
   s.path = path;
   s.name = std::filesystem::path(path).stem().string();

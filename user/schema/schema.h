@@ -104,6 +104,9 @@ struct Schema {
   // next inbound message begins or the connection ends; connection life is
   // the connection's, not a request's. -1: no message rule.
   int message_attr = -1;
+  // SETUP(n): the first n client-first exchanges of every connection are
+  // its set-up, the connection's (the answer to a greeting always is).
+  uint32_t setup_exchanges = 0;
   uint64_t timeout_ns = 10'000'000'000;  // GC bound for sets that never finish
 
   int FindEvent(std::string_view name) const;      // -1 if absent
@@ -114,6 +117,8 @@ struct Schema {
 // Parses schema text; `filename` only labels error messages.
 StatusOr<Schema> ParseSchema(std::string_view text, std::string_view filename);
 StatusOr<Schema> LoadSchemaFile(const std::string& path);
+// A schema file's text (bounded in size; regular files only).
+StatusOr<std::string> ReadSchemaText(const std::string& path);
 // `name_or_path` is a path if it names an existing file or contains '/';
 // otherwise NAME.schema is looked up in `search_dirs` in order. The error for
 // an unknown name lists the schemas available.

@@ -109,7 +109,8 @@ TEST(SchemaErrors, SyntaxErrorsNameFileLineColumn) {
             "t.schema:3:1: expected '}' closing event 'a', found end of file");
   EXPECT_EQ(ParseError("seed\n"), "t.schema:2:1: expected an event name, found end of file");
   EXPECT_EQ(ParseError("bogus a"),
-            "t.schema:1:1: expected a statement (event, seed, sync, wait, cascade, messages, timeout), found 'bogus'");
+            "t.schema:1:1: expected a statement (event, seed, sync, wait, cascade, messages, setup, include, timeout), "
+            "found 'bogus'");
   EXPECT_EQ(ParseError("event a = usdt p:n { keep X = tid }"),
             "t.schema:1:22: expected a binding (basic, start or stop) or '}', found 'keep'");
   EXPECT_EQ(ParseError("timeout 5 parsecs"), "t.schema:1:11: expected a time unit (ns, us, ms, s, min), found 'parsecs'");
@@ -197,7 +198,7 @@ TEST(SchemaErrors, UnknownNamesListTheValidChoices) {
 
 TEST(SchemaLoader, ShippedSchemasParse) {
   const auto dirs = DefaultSchemaDirs("");
-  for (const char* name : {"testserver", "tcp-threadpool"}) {
+  for (const char* name : {"testserver", "tcp-threadpool", "postgres"}) {
     auto s = LoadSchema(name, dirs);
     ASSERT_TRUE(s.ok()) << name << ": " << s.status().message();
     EXPECT_EQ(s->name, name);
@@ -224,6 +225,51 @@ TEST(SchemaLoader, LanguageDocExampleParses) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->syncs.size(), 1u);
   EXPECT_EQ(s->timeout_ns, 10'000'000'000u);
+}
+
+// `include NAME` reads NAME.schema's statements in place (beside the
+// including file first); `setup N` needs `messages`.
+TEST(SchemaLoader, IncludeAndSetup) {
+  const auto dirs = DefaultSchemaDirs("");
+  auto base = LoadSchema("tcp-threadpool", dirs);
+  auto pg = LoadSchema("postgres", dirs);
+  ASSERT_TRUE(base.ok() && pg.ok()) << (pg.ok() ? base.status().message() : pg.status().message());
+  EXPECT_EQ(pg->events.size(), base->events.size());
+  EXPECT_EQ(pg->attributes, base->attributes);
+  EXPECT_EQ(pg->message_attr, base->message_attr);
+  EXPECT_EQ(pg->cascades.size(), base->cascades.size());
+  EXPECT_EQ(base->setup_exchanges, 0u);
+  EXPECT_EQ(pg->setup_exchanges, 1u);
+
+  const std::string dir = ::testing::TempDir() + "/jdw_include_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/base.schema") << "event a = usdt p:n { basic X = arg0 }\nseed a\nmessages X\n";
+  std::ofstream(dir + "/top.schema") << "include base\nevent b = usdt p:m { basic X = arg0 }\nsetup 3\n";
+  auto top = LoadSchema(dir + "/top.schema", {});
+  ASSERT_TRUE(top.ok()) << top.status().message();
+  ASSERT_EQ(top->events.size(), 2u);
+  EXPECT_EQ(top->events[0].name, "a");  // the included file's first
+  EXPECT_EQ(top->setup_exchanges, 3u);
+  // Errors name the file they are in.
+  std::ofstream(dir + "/badbase.schema") << "event a = usdt p:n {\n";
+  std::ofstream(dir + "/inc_bad.schema") << "include badbase\n";
+  auto bad = LoadSchema(dir + "/inc_bad.schema", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("badbase.schema:2:"), std::string::npos) << bad.status().message();
+  std::ofstream(dir + "/loop.schema") << "include loop\n";
+  auto loop = LoadSchema(dir + "/loop.schema", {});
+  ASSERT_FALSE(loop.ok());
+  EXPECT_NE(loop.status().message().find("levels deep"), std::string::npos) << loop.status().message();
+  auto missing = ParseSchema("include no_such_schema_here\n", "t.schema");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("t.schema:1:9: include: no schema 'no_such_schema_here'"),
+            std::string::npos)
+      << missing.status().message();
+  EXPECT_NE(ParseError("event a = usdt p:n { basic X = arg0 }\nseed a\nsetup 1\n")
+                .find("t.schema:3:7: setup counts message exchanges"),
+            std::string::npos);
+  EXPECT_NE(ParseError("setup x\n").find("expected a number of exchanges"), std::string::npos);
+  EXPECT_NE(ParseError("setup 65\n").find("at most 64"), std::string::npos);
 }
 
 TEST(SchemaLoader, UnknownNameListsAvailableSchemas) {
