@@ -479,6 +479,70 @@ bool Exchange(int cfd, int sfd) {
          read(cfd, buf, sizeof(buf)) == 5;
 }
 
+// A peer that answers at once: a client thread busy-polling its socket
+// sends the next request as soon as the response lands, which over
+// loopback is within the server's send call -- before that call's send
+// hook has run. The arrival must still start a new interaction after the
+// response (not extend the request, not complete the interaction before
+// its response's thread time is in): every one exact, unflagged, with the
+// serving thread's time between its read and its answer.
+TEST_F(InteractTest, AnswerRacingTheSendHookKeepsEveryInteraction) {
+  const uint32_t me = static_cast<uint32_t>(getpid());
+  auto session = OpenSession({me});
+  ASSERT_TRUE(session);
+  Collect sink;
+  uint16_t port = 0;
+  const int l = Listen(&port);
+  ASSERT_GE(l, 0);
+  const int c = Connect(port);
+  const int s = accept(l, nullptr, nullptr);
+  ASSERT_TRUE(c >= 0 && s >= 0);
+  constexpr int kRounds = 3000;
+  std::thread server([s] {
+    char buf[8];
+    for (int i = 0; i < kRounds; ++i)
+      if (read(s, buf, 4) != 4 || write(s, "pong!", 5) != 5) return;
+  });
+  int answered = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    if (write(c, "ping", 4) != 4) break;
+    char buf[8];
+    size_t got = 0;
+    while (got < 5) {
+      const ssize_t n = recv(c, buf + got, 5 - got, MSG_DONTWAIT);
+      if (n > 0) got += static_cast<size_t>(n);
+      else if (n == 0 || (errno != EAGAIN && errno != EINTR)) break;
+    }
+    if (got != 5) break;
+    ++answered;
+    if (i % 500 == 499) {
+      ASSERT_TRUE(session->Drain(sink).ok());
+    }
+  }
+  server.join();
+  ASSERT_EQ(answered, kRounds);
+  close(c);
+  close(s);
+  close(l);
+  DrainFor(*session, sink, 300);
+  auto srv = sink.Of(me, JDW_ROLE_SERVER), cli = sink.Of(me, JDW_ROLE_CLIENT);
+  ASSERT_EQ(srv.size(), size_t(kRounds));
+  ASSERT_EQ(cli.size(), size_t(kRounds));
+  size_t bad_srv = 0, bad_cli = 0, no_cpu = 0;
+  for (const auto& x : srv) {
+    const jdw_interaction& ia = x.ia;
+    bad_srv += ia.req_bytes != 4 || ia.resp_bytes != 5 || (ia.flags & ~JDW_IA_CLOSED) != 0 ||
+               ia.req_start > ia.in_read || ia.in_read > ia.resp_start;
+    no_cpu += ia.oncpu_ns + ia.runq_ns + ia.blocked_ns == 0;
+  }
+  for (const auto& x : cli)
+    bad_cli += x.ia.req_bytes != 4 || x.ia.resp_bytes != 5 || (x.ia.flags & ~JDW_IA_CLOSED) != 0;
+  EXPECT_EQ(bad_srv, 0u) << "server interactions merged, split or flagged";
+  EXPECT_EQ(bad_cli, 0u) << "client interactions merged, split or flagged";
+  EXPECT_EQ(no_cpu, 0u) << "server interactions without the serving thread's time";
+  ExpectNoLosses(*session);
+}
+
 // Two loopback UDP sockets connect()ed to each other: on each side one
 // socket pairs requests and responses, as the interact group's UDP rule needs.
 struct UdpPair {
