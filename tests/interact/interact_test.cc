@@ -393,8 +393,12 @@ TEST_F(InteractTest, UntracedPeerHoldsNoTableSlot) {
   // Connection still open: the server's socket alone is in the table.
   EXPECT_EQ((*ctl)->ConnectionCount(), 1u);
   capture::InteractStats st = (*ctl)->ReadStats();
-  EXPECT_EQ(st.counters[JDW_IA_STAT_FILTERED], 1u) << "the client's socket is left out once";
-  EXPECT_EQ(st.counters[JDW_IA_STAT_CONNS], 2u) << "and never re-entered";
+  // The counters are the machine's: other processes' loopback sockets that
+  // got data during the test count too (a few, on a shared machine). Had
+  // the client's socket re-entered at each of its 20 requests, they would
+  // be 20 more.
+  EXPECT_GE(st.counters[JDW_IA_STAT_FILTERED], 1u) << "the client's socket is left out";
+  EXPECT_LT(st.counters[JDW_IA_STAT_CONNS], 12u) << "and never re-entered";
   close(fd);
   DrainFor(*session, sink, 300);
   auto srv = sink.Of(server.pid(), JDW_ROLE_SERVER);
