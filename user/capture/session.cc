@@ -102,11 +102,12 @@ struct OpenedObject {
 // Session constants go into each object's rodata before load (every object
 // shares them through jackdaw.bpf.h), so the verifier prunes on them.
 template <typename Skel, Skel* (*OpenFn)(), void (*DestroyFn)(Skel*)>
-OpenedObject OpenSkel(const CaptureOptions& opts) {
+OpenedObject OpenSkel(const CaptureOptions& opts, void (*group_rodata)(Skel*, const CaptureOptions&) = nullptr) {
   Skel* s = OpenFn();
   if (!s) return {};
   s->rodata->targ_filter_tgid = opts.filter_tgid;
   s->rodata->targ_wakeup_bytes = opts.wakeup_bytes;
+  if (group_rodata) group_rodata(s, opts);
   return {s->obj, s->rodata->jdw_abi_version, [s] { DestroyFn(s); }};
 }
 
@@ -123,7 +124,9 @@ OpenedObject OpenGroup(uint32_t group, const CaptureOptions& o) {
     case JDW_GROUP_APP:
       return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>(o);
     case JDW_GROUP_INTERACT:
-      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>(o);
+      // The connection bound: socket storage has none of its own.
+      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>(
+          o, [](jdw_interact_bpf* s, const CaptureOptions& opts) { s->rodata->ia_max_conns = opts.interact_max_conns; });
   }
   return {};
 }
@@ -305,7 +308,7 @@ Status CaptureSession::LoadGroup(uint32_t group) {
     bpf_object__for_each_program(prog, o.obj) {
       const char* sec = bpf_program__section_name(prog);
       bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode) ||
-                    (group == JDW_GROUP_INTERACT && HasPrefix(sec, "cgroup/"));
+                    (group == JDW_GROUP_INTERACT && (HasPrefix(sec, "cgroup/") || HasPrefix(sec, "iter/")));
       // Optional hooks add detail where the kernel has them; without them
       // the group still works.
       if (wanted && strcmp(sec, "tp_btf/block_io_start") == 0 &&
@@ -322,10 +325,6 @@ Status CaptureSession::LoadGroup(uint32_t group) {
         o.destroy();
         return ErrStatus("%s: disabled: cannot share map %s", gname, kSharedMaps[i]);
       }
-    }
-    if (group == JDW_GROUP_INTERACT) {
-      bpf_map* conns = bpf_object__find_map_by_name(o.obj, "jdw_ia_conns");
-      if (conns) bpf_map__set_max_entries(conns, opts_.interact_max_conns);
     }
     if (bpf_object__load(o.obj) == 0) {
       groups_[group] = Group{gname, mode, o.obj, o.destroy, {}};
@@ -417,6 +416,8 @@ Status CaptureSession::Enable(uint32_t group) {
         if (bpf_link* l = AttachToCgroupRoot(prog)) g.links.push_back(l);
         continue;
       }
+      // Iterators run on demand (the interact group's idle sweep).
+      if (HasPrefix(bpf_program__section_name(prog), "iter/")) continue;
       bpf_link* l = bpf_program__attach(prog);
       if (!l) {
         const std::string why = LastLibbpfLine();

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# What the interact group's BPF programs cost per request, program by
+# program: nginx (the bench shape of nginx-bench-server.sh) under wrk on
+# loopback while `jackdaw interactions` follows it, with the kernel's BPF
+# run-time statistics on (kernel.bpf_stats_enabled). Per program: runs per
+# request and the mean run time, and their product, the program's BPF
+# nanoseconds per request. With several jackdaw binaries the runs
+# interleave (a, b, a, b, ...) so machine load touches each alike; the
+# statistics add two clock reads per program run, so the absolute figures
+# are an upper bound and the comparison is what counts.
+# Usage: interact-prog-cost.sh REPS SECONDS JACKDAW [JACKDAW...]
+set -euo pipefail
+reps=${1:?usage: interact-prog-cost.sh REPS SECONDS JACKDAW [JACKDAW...]}
+secs=${2:?usage: interact-prog-cost.sh REPS SECONDS JACKDAW [JACKDAW...]}
+shift 2
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ "$(id -u)" -eq 0 ] || { echo "interact-prog-cost: needs root (eBPF): sudo $0 $*" >&2; exit 2; }
+for tool in nginx wrk bpftool jq; do
+	command -v $tool >/dev/null || { echo "interact-prog-cost: $tool missing: run scripts/install-deps.sh" >&2; exit 2; }
+done
+work=$(mktemp -d /tmp/jdw-ia-cost.XXXXXX)
+pids=()
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+cleanup() {
+	sysctl -qw kernel.bpf_stats_enabled="$old_stats"
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+port=18091
+. "$root/scripts/nginx-bench-server.sh"
+start_bench_nginx "$work" "$port"
+sysctl -qw kernel.bpf_stats_enabled=1
+
+for r in $(seq "$reps"); do
+	i=0
+	for jd in "$@"; do
+		i=$((i + 1))
+		"$jd" interactions -q --by interaction -o "$work/ia.jdw" --pid "$nginx_master" > /dev/null 2> "$work/err" &
+		tracer=$!
+		sleep 1.5
+		bpftool prog show --json | jq -c '[.[] | select(.name | startswith("ia_")) | {id, name, run_cnt: (.run_cnt // 0), run_time_ns: (.run_time_ns // 0)}]' > "$work/before"
+		n=$(wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" | awk '/requests in/ {print $1}')
+		bpftool prog show --json | jq -c '[.[] | select(.name | startswith("ia_")) | {id, name, run_cnt: (.run_cnt // 0), run_time_ns: (.run_time_ns // 0)}]' > "$work/after"
+		kill -INT "$tracer"
+		wait "$tracer" || true
+		rm -f "$work/ia.jdw"
+		echo "round $r binary $i ($jd): $n requests"
+		jq -r --argjson n "$n" --slurpfile b "$work/before" '
+			($b[0] | map({key: (.id | tostring), value: .}) | from_entries) as $before
+			| .[] | . as $p | ($before[($p.id | tostring)] // {run_cnt: 0, run_time_ns: 0}) as $q
+			| ($p.run_cnt - $q.run_cnt) as $c | ($p.run_time_ns - $q.run_time_ns) as $t
+			| select($c > 0)
+			| "  \($p.name | .[0:22] | . + (" " * (22 - length)))  runs/req \(($c / $n * 100 | round) / 100)  ns/run \(($t / $c) | round)  ns/req \(($t / $n) | round)"' "$work/after"
+		jq -r --argjson n "$n" --slurpfile b "$work/before" '
+			($b[0] | map({key: (.id | tostring), value: .}) | from_entries) as $before
+			| [.[] | . as $p | ($before[($p.id | tostring)] // {run_time_ns: 0}) as $q | ($p.run_time_ns - $q.run_time_ns)] | add
+			| "  total BPF ns/request \((. / $n) | round)"' "$work/after"
+	done
+done
