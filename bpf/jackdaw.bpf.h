@@ -26,6 +26,10 @@ const volatile __u32 jdw_abi_version = JDW_ABI_VERSION;
  * the reader polls). */
 const volatile bool targ_filter_tgid = false;
 const volatile __u32 targ_wakeup_bytes = 0;
+/* targ_combine_syscalls: a syscall whose enter and exit meet on one CPU
+ * with nothing in between is one JDW_WIRE_SYS_CALL record (see
+ * jdw_pending below); off, every enter and exit is its own record. */
+const volatile bool targ_combine_syscalls = false;
 
 /* One BPF ring buffer per CPU so each CPU's stream is time-ordered and
  * producers never contend. Sizes are set by user space before load. */
@@ -79,6 +83,48 @@ struct {
 	__type(key, __u32);
 	__type(value, struct jdw_admit);
 } jdw_admit SEC(".maps");
+
+/* ---- the pending syscall enter -------------------------------------------
+ * With targ_combine_syscalls, sys_enter of a traced task does not emit: it
+ * parks its record in this CPU's slot, and the exit emits one combined
+ * record (abi.h, JDW_WIRE_SYS_CALL) when the slot still holds that task's
+ * enter of that call. Every other record reserved on the CPU flushes the
+ * slot first (jdw_reserve_as), as the ordinary sys_enter it is, so each
+ * CPU's stream keeps its time order whatever the pairing. An enter is held
+ * at most until the next record on its CPU: a task that blocks or is
+ * preempted in its call is switched out, and the sched group's switch
+ * record flushes it; without that group (or for a call that runs long on
+ * the CPU) the reader's periodic flush bounds the wait — user space runs
+ * the syscall group's flush_pending program on each CPU — and the
+ * session's stop runs it once more after the detach.
+ *
+ * Programs on one CPU interleave only by nesting (an interrupt's program
+ * inside a task's), so the slot changes hands by compare-and-swap on its
+ * state: EMPTY -> BUSY by the enter that fills it (BUSY -> FULL when
+ * filled), FULL -> BUSY by whoever empties it (a flush, the matching exit;
+ * BUSY -> EMPTY when done). A program that finds the slot BUSY leaves it
+ * alone (an interrupted owner finishes the job): its own record then comes
+ * before, in the ring, an enter stamped a few instructions earlier — the
+ * small disorder of any record nested in another's reserve and submit,
+ * which user space re-sorts. */
+enum jdw_pending_state {
+	JDW_PENDING_EMPTY = 0,
+	JDW_PENDING_BUSY = 1,
+	JDW_PENDING_FULL = 2,
+};
+
+struct jdw_pending {
+	__u32 state; /* enum jdw_pending_state */
+	__u32 pad;
+	struct jdw_sys_enter_record rec;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jdw_pending);
+} jdw_pending SEC(".maps");
 
 /* Interrupt context without preempt_count: the per-CPU __preempt_count is
  * not addressable from BPF on kernels built without CONFIG_KALLSYMS_ALL (as
@@ -202,6 +248,55 @@ static __always_inline void jdw_count_lost(__u32 group)
 		*lost += 1;
 }
 
+/* Emits the parked enter as an ordinary sys_enter record; the caller owns
+ * the slot (BUSY). A full ring loses it, counted. */
+static __always_inline void jdw_emit_pending(struct jdw_pending *p)
+{
+	struct jdw_sys_enter_record *r;
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *rb;
+
+	rb = bpf_map_lookup_elem(&jdw_ringbufs, &cpu);
+	r = rb ? bpf_ringbuf_reserve(rb, sizeof(*r), 0) : NULL;
+	if (!r) {
+		jdw_count_lost(JDW_GROUP_SYSCALL);
+		return;
+	}
+	__builtin_memcpy(r, &p->rec, sizeof(*r));
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* Empties the slot if it holds an enter: emits it, then frees the slot. */
+static __always_inline void jdw_pending_flush_slot(struct jdw_pending *p)
+{
+	if (p->state != JDW_PENDING_FULL ||
+	    __sync_val_compare_and_swap(&p->state, JDW_PENDING_FULL, JDW_PENDING_BUSY) != JDW_PENDING_FULL)
+		return;
+	jdw_emit_pending(p);
+	barrier(); /* the copy above reads the slot before it is released */
+	p->state = JDW_PENDING_EMPTY;
+}
+
+static __always_inline struct jdw_pending *jdw_pending_slot(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&jdw_pending, &zero);
+}
+
+/* Called before every record reserved on this CPU (and by the flush
+ * program): a parked enter goes first, so time order holds. */
+static __always_inline void jdw_flush_pending(void)
+{
+	struct jdw_pending *p;
+
+	if (!targ_combine_syscalls)
+		return;
+	p = jdw_pending_slot();
+	if (p)
+		jdw_pending_flush_slot(p);
+}
+
 /* Reserves a record of `size` bytes on this CPU's ring and fills the header
  * (tid/tgid of the current task; ctx_kind from jdw_btf_context()). Returns NULL, having counted the loss, when
  * the ring is full. *ring receives the ring for jdw_submit(). jdw_reserve_as
@@ -213,6 +308,7 @@ static __always_inline void *jdw_reserve_as(__u32 group, __u16 type, __u32 size,
 	__u32 cpu = bpf_get_smp_processor_id();
 	void *rb;
 
+	jdw_flush_pending();
 	rb = bpf_map_lookup_elem(&jdw_ringbufs, &cpu);
 	if (!rb) {
 		jdw_count_lost(group);

@@ -213,6 +213,76 @@ static __always_inline __u8 fd_object(struct jdw_control *ctl, __u32 tgid, int f
 	return o.kind;
 }
 
+/* Parks the enter in this CPU's slot (jackdaw.bpf.h, "the pending syscall
+ * enter") instead of emitting it. False when the slot is held by a program
+ * this one interrupted: the caller emits the enter as a record then. */
+static __always_inline bool park_enter(long nr, __u8 kind, __s32 fd, __u64 arg, __u64 obj, __u8 ck, __u64 id)
+{
+	struct jdw_pending *p = jdw_pending_slot();
+
+	if (!p)
+		return false;
+	jdw_pending_flush_slot(p); /* an enter whose exit went elsewhere */
+	if (__sync_val_compare_and_swap(&p->state, JDW_PENDING_EMPTY, JDW_PENDING_BUSY) != JDW_PENDING_EMPTY)
+		return false;
+	p->rec.hdr.ts = bpf_ktime_get_ns();
+	p->rec.hdr.type = JDW_EVENT_SYS_ENTER;
+	p->rec.hdr.size = sizeof(p->rec);
+	p->rec.hdr.cpu = bpf_get_smp_processor_id();
+	p->rec.hdr.ctx = ck;
+	p->rec.hdr.flags = 0;
+	p->rec.hdr.tgid = id >> 32;
+	p->rec.hdr.tid = (__u32)id;
+	p->rec.body.nr = nr;
+	p->rec.body.obj_kind = kind;
+	p->rec.body.reserved = 0;
+	p->rec.body.fd = fd;
+	p->rec.body.arg = arg;
+	p->rec.body.obj = obj;
+	barrier(); /* filled before it is published */
+	p->state = JDW_PENDING_FULL;
+	return true;
+}
+
+/* At the exit of a call whose exit record names no object: when the slot
+ * still holds this task's enter of this call, emits the two as one
+ * JDW_WIRE_SYS_CALL record and returns true. Otherwise the caller emits
+ * the ordinary exit, whose reserve flushes whatever the slot holds. */
+static __always_inline bool emit_combined(struct jdw_control *ctl, long nr, long ret, __u64 id)
+{
+	struct jdw_pending *p = jdw_pending_slot();
+	struct jdw_sys_call_record *r;
+	__u32 cpu;
+	void *rb;
+
+	if (!p || p->state != JDW_PENDING_FULL || p->rec.hdr.tid != (__u32)id || p->rec.body.nr != (__u16)nr)
+		return false;
+	/* Only an enter parks the slot, and only in task context: if the claim
+	 * succeeds, the slot still holds what was just checked. */
+	if (__sync_val_compare_and_swap(&p->state, JDW_PENDING_FULL, JDW_PENDING_BUSY) != JDW_PENDING_FULL)
+		return false;
+	cpu = bpf_get_smp_processor_id();
+	rb = bpf_map_lookup_elem(&jdw_ringbufs, &cpu);
+	r = rb ? bpf_ringbuf_reserve(rb, sizeof(*r), 0) : NULL;
+	if (!r) {
+		p->state = JDW_PENDING_EMPTY;
+		/* both events are gone: count both */
+		jdw_count_lost(JDW_GROUP_SYSCALL);
+		jdw_count_lost(JDW_GROUP_SYSCALL);
+		return true;
+	}
+	__builtin_memcpy(&r->hdr, &p->rec.hdr, sizeof(r->hdr));
+	__builtin_memcpy(&r->body.enter, &p->rec.body, sizeof(r->body.enter));
+	barrier(); /* copied before the slot is released */
+	p->state = JDW_PENDING_EMPTY;
+	r->hdr.type = JDW_WIRE_SYS_CALL;
+	r->hdr.size = sizeof(*r);
+	r->body.exit_ts = bpf_ktime_get_ns();
+	r->body.ret = ret;
+	jdw_submit(r, rb, ctl);
+	return true;
+}
+
 static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, __u8 ck)
 {
 	struct jdw_control *ctl = jdw_ctl();
@@ -236,6 +306,8 @@ static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, 
 		obj = a0;
 		arg = a1; /* futex op */
 	}
+	if (targ_combine_syscalls && park_enter(nr, kind, fd, arg, obj, ck, id))
+		return;
 	r = jdw_reserve_as(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_ENTER, sizeof(*r), &ring, ck, id);
 	if (!r)
 		return;
@@ -277,6 +349,8 @@ static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a3, l
 		fd = (__s32)a0;
 		kind = fd_object(ctl, tgid, fd, nr, true, &obj, ck);
 	}
+	if (targ_combine_syscalls && kind == JDW_OBJ_NONE && emit_combined(ctl, nr, ret, id))
+		return;
 	r = jdw_reserve_as(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_EXIT, sizeof(*r), &ring, ck, id);
 	if (!r)
 		return;
@@ -318,5 +392,15 @@ int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
 	handle_exit(BPF_CORE_READ(regs, orig_ax), BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si),
 		    BPF_CORE_READ(regs, r10), ret, JDW_CTX_TASK);
+	return 0;
+}
+
+/* Never attached: user space runs it on each CPU (BPF_PROG_TEST_RUN with
+ * BPF_F_TEST_RUN_ON_CPU) to flush an enter parked there, periodically and
+ * at the session's stop (see "the pending syscall enter" in jackdaw.bpf.h). */
+SEC("raw_tp")
+int flush_pending(void *ctx)
+{
+	jdw_flush_pending();
 	return 0;
 }

@@ -25,7 +25,9 @@
 #include <linux/types.h>
 #endif
 
-#define JDW_ABI_VERSION 3
+/* 4: the combined syscall record (JDW_WIRE_SYS_CALL) may appear on the
+ * wire and in traces; every event layout is as in 3. */
+#define JDW_ABI_VERSION 4
 
 #define JDW_COMM_LEN 16
 #define JDW_MAX_CPUS 256
@@ -286,6 +288,7 @@ enum jdw_interact_role {
 	X(SYS_ENTER, 10, SYSCALL, "sys_enter", JDW_SYS_ENTER_FIELDS, jdw_sys_enter) \
 	X(SYS_EXIT, 11, SYSCALL, "sys_exit", JDW_SYS_EXIT_FIELDS, jdw_sys_exit) \
 	X(SOCK_INFO, 12, SYSCALL, "sock_info", JDW_SOCK_INFO_FIELDS, jdw_sock_info) \
+	/* 13: JDW_WIRE_SYS_CALL (below), a record but never an event */     \
 	X(BLOCK_ISSUE, 20, BLOCK, "block_issue", JDW_BLOCK_ISSUE_FIELDS, jdw_block_issue) \
 	X(BLOCK_COMPLETE, 21, BLOCK, "block_complete", JDW_BLOCK_COMPLETE_FIELDS, jdw_block_complete) \
 	X(NET_XMIT, 30, NET, "net_xmit", JDW_NET_PACKET_FIELDS, jdw_net_packet) \
@@ -346,6 +349,36 @@ JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_net_packet)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_usdt)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_interaction)
 #undef JDW_DEFINE_RECORD
+
+/* ---- wire-only records --------------------------------------------------
+ * Records that exist only between the probes and the trace decoder: the
+ * decoder (user/trace/record_decoder.h) expands each into the events it
+ * stands for before any later stage sees it, so they are in no event table
+ * and no schema can name them. Their ids share the event id space.
+ *
+ * JDW_WIRE_SYS_CALL: one syscall of a traced task whose enter and exit
+ * happened on the same CPU with no other record of that CPU between them.
+ * The probe holds the enter in a per-CPU slot instead of emitting it; every
+ * other emission on the CPU first flushes the slot as an ordinary
+ * sys_enter (so each CPU's stream stays in time order), and the exit, when
+ * the slot still holds this task's enter of this call, emits this one
+ * record instead of two. It expands to exactly the sys_enter the slot held
+ * (header: this record's header with type SYS_ENTER, ts = hdr.ts) and the
+ * sys_exit the exit would have emitted (ts = exit_ts, ret; obj_kind NONE,
+ * fd -1, obj 0: an exit that names an object, accept or connect, is never
+ * combined). */
+#define JDW_WIRE_SYS_CALL 13
+
+struct jdw_sys_call {
+	struct jdw_sys_enter enter;
+	__u64 exit_ts;
+	__s64 ret;
+};
+
+struct jdw_sys_call_record {
+	struct jdw_record_header hdr;
+	struct jdw_sys_call body;
+};
 
 /* ---- control ------------------------------------------------------------
  * One element of the "jdw_control" array map, written by user space and read
@@ -416,6 +449,11 @@ JDW_ABI_ASSERT_SIZE(jdw_task_exec, 24);
 JDW_ABI_ASSERT_SIZE(jdw_task_exit, 24);
 JDW_ABI_ASSERT_SIZE(jdw_sys_enter, 24);
 JDW_ABI_ASSERT_SIZE(jdw_sys_exit, 24);
+JDW_ABI_ASSERT_SIZE(jdw_sys_call, 40);
+#define JDW_ASSERT_NOT_WIRE(name, id, group, str, fields, st)                \
+	JDW_STATIC_ASSERT(id != JDW_WIRE_SYS_CALL, "event " str " takes a wire-only record's id");
+JDW_EVENT_TABLE(JDW_ASSERT_NOT_WIRE)
+#undef JDW_ASSERT_NOT_WIRE
 JDW_ABI_ASSERT_SIZE(jdw_sock_info, 48);
 JDW_ABI_ASSERT_SIZE(jdw_block_issue, 32);
 JDW_ABI_ASSERT_SIZE(jdw_block_complete, 48);

@@ -15,11 +15,18 @@
 //              48-byte record (the size of jackdaw's) into one ring that
 //              never wakes the reader (it polls)
 //   jackdaw    sched+syscall groups through CaptureSession + Recorder,
-//              written to a .jdw file on disk
+//              written to a .jdw file on disk; a syscall whose enter and
+//              exit meet on one CPU is one combined record (the default)
+//   jackdaw_sep the same with combining off: an enter and an exit record
+//              per call, as the bare probe writes
 //   perf       perf record on raw_syscalls:sys_enter/sys_exit +
 //              sched:sched_switch/sched_wakeup (getppid only)
 // Added cost per event = (ns per call or round traced - untraced) / events
-// per call or round. Then the drain test: two producers at full speed,
+// per call or round. The jackdaw/bare ratio is also taken round by round
+// (each traced run against its own round's untraced and bare runs) and
+// reported as the median of those ratios with their min and max: on a
+// loaded machine one round's untraced time can move more than the effect,
+// and the spread says so. Then the drain test: two producers at full speed,
 // events/s delivered and lost. Prints a table and writes
 // tests/results/capture-bench.json.
 #include <bpf/bpf.h>
@@ -51,7 +58,7 @@ namespace {
 constexpr uint64_t kCalls = 1'000'000;
 int Reps() {
   const char* r = getenv("JDW_BENCH_REPS");
-  return r && atoi(r) > 0 ? atoi(r) : 3;
+  return r && atoi(r) > 0 ? atoi(r) : 5;
 }
 
 // A loop in jackdaw-workload: its option, the key of its JSON report and
@@ -119,6 +126,7 @@ std::map<std::string, std::pair<double, uint64_t>> ProgDelta(const std::map<uint
 struct Run {
   double ns_per_call = 0;  // per unit of the workload
   uint64_t events = 0, lost = 0, bytes = 0;
+  uint64_t combined = 0;  // jackdaw: combined syscall records among the events' records
   double wall_s = 0;
   std::map<std::string, std::pair<double, uint64_t>> prog_ns;  // JDW_BENCH_BPF_STATS
 };
@@ -195,13 +203,14 @@ Run Bare(const Workload& w, uint64_t units, int producers) {
 }
 
 Run Jackdaw(const Workload& w, uint64_t units, int producers, const std::string& path,
-            jackdaw::trace::Compression compression = jackdaw::trace::Compression::kZstd) {
+            jackdaw::trace::Compression compression = jackdaw::trace::Compression::kZstd, bool combine = true) {
   std::vector<std::unique_ptr<PausedChild>> kids;
   jackdaw::capture::RecorderOptions ro;
   ro.output = path;
   ro.compression = compression;
   ro.capture.groups = (1u << JDW_GROUP_SCHED) | (1u << JDW_GROUP_SYSCALL);
   ro.capture.filter_tgid = getenv("JDW_BENCH_NOFILTER") == nullptr;
+  ro.capture.combine_syscalls = combine;
   for (int i = 0; i < producers; ++i) {
     kids.push_back(std::make_unique<PausedChild>(WorkloadArgv(w, units)));
     ro.capture.tgids.push_back(kids.back()->pid());
@@ -225,6 +234,7 @@ Run Jackdaw(const Workload& w, uint64_t units, int producers, const std::string&
   if (!(*rec)->Stop().ok()) exit(1);
   auto st = (*rec)->stats();
   run.events = st.records;
+  run.combined = st.wire_records;
   run.lost = st.lost;
   run.bytes = std::filesystem::file_size(path);
   std::filesystem::remove(path);
@@ -289,15 +299,27 @@ int main() {
       Run b = Bare(w, w.units, 1);
       n["bare"].push_back(b.ns_per_call);
       last[w.name]["bare"] = b;
-      Run j = Jackdaw(w, w.units, 1, dir + "/jdw_bench.jdw");
+      // Alternate which jackdaw mode runs first, so neither always follows
+      // the bare run.
+      Run j, js;
+      if (rep % 2 == 0) {
+        j = Jackdaw(w, w.units, 1, dir + "/jdw_bench.jdw");
+        js = Jackdaw(w, w.units, 1, dir + "/jdw_bench.jdw", jackdaw::trace::Compression::kZstd, false);
+      } else {
+        js = Jackdaw(w, w.units, 1, dir + "/jdw_bench.jdw", jackdaw::trace::Compression::kZstd, false);
+        j = Jackdaw(w, w.units, 1, dir + "/jdw_bench.jdw");
+      }
       if (BpfStats()) {
-        for (auto* r : {&b, &j})
+        for (auto* r : {&b, &j, &js})
           for (auto& [name, v] : r->prog_ns)
-            fprintf(stderr, "  %-10s %-8s %-20s %8.1f ns/run %10llu runs\n", w.name, r == &b ? "bare" : "jackdaw",
-                    name.c_str(), v.first, static_cast<unsigned long long>(v.second));
+            fprintf(stderr, "  %-10s %-11s %-20s %8.1f ns/run %10llu runs\n", w.name,
+                    r == &b ? "bare" : r == &j ? "jackdaw" : "jackdaw_sep", name.c_str(), v.first,
+                    static_cast<unsigned long long>(v.second));
       }
       n["jackdaw"].push_back(j.ns_per_call);
       last[w.name]["jackdaw"] = j;
+      n["jackdaw_sep"].push_back(js.ns_per_call);
+      last[w.name]["jackdaw_sep"] = js;
       if (perf_ok && &w == &kWorkloads[0]) {
         Run p = Perf(w.units, dir + "/jdw_bench.perf");
         if (p.ns_per_call < 0) perf_ok = false;
@@ -318,33 +340,50 @@ int main() {
     printf("\nCapture cost per event (%s loop, %d syscall events per %s, %llu per run, median of %d rounds)\n",
            w.name, w.events_per_unit, w.events_per_unit == 2 ? "call" : "round",
            static_cast<unsigned long long>(w.units), reps);
-    printf("%-10s %12s %14s %10s %10s %12s\n", "mode", "ns/unit", "added ns/ev", "vs bare", "lost", "bytes/event");
+    printf("%-11s %12s %14s %10s %10s %12s %14s\n", "mode", "ns/unit", "added ns/ev", "vs bare", "lost",
+           "bytes/event", "records/event");
     json& o = out["workloads"][w.name];
-    for (const char* m : {"untraced", "bare", "jackdaw", "perf"}) {
+    for (const char* m : {"untraced", "bare", "jackdaw", "jackdaw_sep", "perf"}) {
       if (!n.count(m)) continue;
       const double a = std::string(m) == "untraced" ? 0 : added(m);
       const Run& r = last[w.name][m];
       const double bpe = r.events ? double(r.bytes) / double(r.events) : 0;
-      printf("%-10s %12.1f %14.1f %10.2f %10llu %12.1f\n", m, Median(n[m]), a,
-             std::string(m) == "untraced" ? 0.0 : a / added("bare"), static_cast<unsigned long long>(r.lost), bpe);
+      // Records the rings carried per event: a combined record is two.
+      const double rpe = r.events ? double(r.events - r.combined) / double(r.events) : 0;
+      printf("%-11s %12.1f %14.1f %10.2f %10llu %12.1f %14.2f\n", m, Median(n[m]), a,
+             std::string(m) == "untraced" ? 0.0 : a / added("bare"), static_cast<unsigned long long>(r.lost), bpe,
+             rpe);
       o["modes"][m] = {{"ns_per_unit", Median(n[m])}, {"added_ns_per_event", a}, {"lost", r.lost},
-                       {"events", r.events}, {"bytes", r.bytes}, {"bytes_per_event", bpe}, {"rounds", n[m]}};
+                       {"events", r.events}, {"bytes", r.bytes}, {"bytes_per_event", bpe},
+                       {"combined_records", r.combined}, {"rounds", n[m]}};
     }
     o["events_per_unit"] = w.events_per_unit;
     o["units_per_run"] = w.units;
     o["jackdaw_vs_bare_added_cost"] = added("jackdaw") / added("bare");
+    o["jackdaw_sep_vs_bare_added_cost"] = added("jackdaw_sep") / added("bare");
     // The same ratio round by round, each against that round's untraced
-    // run: the target holds only if it holds in every round.
-    std::string per_round;
-    for (int r = 0; r < reps; ++r) {
-      const double ub = n["untraced"][r];
-      const double ratio = (n["jackdaw"][r] - ub) / (n["bare"][r] - ub);
-      o["jackdaw_vs_bare_by_round"].push_back(ratio);
-      char buf[32];
-      snprintf(buf, sizeof(buf), "%s%.2f", r ? " " : "", ratio);
-      per_round += buf;
+    // and bare runs: the target holds only if it holds in every round.
+    // Every round is kept; the per-run figure is their median, with the
+    // min and max beside it.
+    for (const char* m : {"jackdaw", "jackdaw_sep"}) {
+      std::vector<double> ratios;
+      std::string per_round;
+      for (int r = 0; r < reps; ++r) {
+        const double ub = n["untraced"][r];
+        const double ratio = (n[m][r] - ub) / (n["bare"][r] - ub);
+        ratios.push_back(ratio);
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%s%.2f", r ? " " : "", ratio);
+        per_round += buf;
+      }
+      const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+      const std::string key = std::string(m) + "_vs_bare";
+      o[key + "_by_round"] = ratios;
+      o[key + "_median_of_rounds"] = Median(ratios);
+      o[key + "_min_max_of_rounds"] = {*lo, *hi};
+      printf("%s vs bare, round by round: %s  (median %.2f, min %.2f, max %.2f)\n", m, per_round.c_str(),
+             Median(ratios), *lo, *hi);
     }
-    printf("jackdaw vs bare, round by round: %s\n", per_round.c_str());
   }
   // Kept for scripts/bench-compare: the getppid figures at the top level.
   out["modes"] = out["workloads"]["getppid"]["modes"];
@@ -354,11 +393,14 @@ int main() {
   printf("%-10s %14s %12s %10s\n", "mode", "events/s", "events", "lost");
   // jackdaw writes zstd (its default) and plain chunks, so the cost of
   // compressing on the writer thread shows next to the reader's.
-  for (const char* m : {"bare", "jackdaw", "jackdaw_none"}) {
+  for (const char* m : {"bare", "jackdaw", "jackdaw_none", "jackdaw_sep"}) {
     const std::string name = m;
-    Run r = name == "bare"      ? Bare(kGetppid, kCalls, 2)
-            : name == "jackdaw" ? Jackdaw(kGetppid, kCalls, 2, dir + "/jdw_bench2.jdw")
-                                : Jackdaw(kGetppid, kCalls, 2, dir + "/jdw_bench2.jdw", jackdaw::trace::Compression::kNone);
+    Run r = name == "bare"           ? Bare(kGetppid, kCalls, 2)
+            : name == "jackdaw"      ? Jackdaw(kGetppid, kCalls, 2, dir + "/jdw_bench2.jdw")
+            : name == "jackdaw_none" ? Jackdaw(kGetppid, kCalls, 2, dir + "/jdw_bench2.jdw",
+                                               jackdaw::trace::Compression::kNone)
+                                     : Jackdaw(kGetppid, kCalls, 2, dir + "/jdw_bench2.jdw",
+                                               jackdaw::trace::Compression::kZstd, false);
     const double rate = double(r.events) / r.wall_s;
     const double bpe = r.events && name != "bare" ? double(r.bytes) / double(r.events) : 0;
     printf("%-12s %14.0f %12llu %10llu %10.1f B/event\n", m, rate, static_cast<unsigned long long>(r.events),

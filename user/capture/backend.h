@@ -20,6 +20,10 @@ class RecordSink {
  public:
   virtual ~RecordSink() = default;
   virtual void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) = 0;
+  // A sink that keeps records as they are (the trace file) takes wire-only
+  // records (abi.h) unexpanded; every other sink receives the events they
+  // stand for (trace/record_decoder.h), so it never sees one.
+  virtual bool TakesWireRecords() const { return false; }
 };
 
 class CaptureBackend {

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "trace/event_table.h"
+#include "trace/record_decoder.h"
 #include "trace/syscall_names.h"
 
 namespace jackdaw::capture {
@@ -126,7 +127,13 @@ void Recorder::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
   if (size >= sizeof(jdw_record_header)) {
     uint16_t type;
     memcpy(&type, data + offsetof(jdw_record_header, type), sizeof(type));
-    if (type < JDW_EVENT_MAX) ++type_records_[type];
+    if (trace::IsWireRecord(type)) {
+      ++type_records_[JDW_EVENT_SYS_ENTER];
+      ++type_records_[JDW_EVENT_SYS_EXIT];
+      ++s.wire;
+    } else if (type < JDW_EVENT_MAX) {
+      ++type_records_[type];
+    }
   }
   if (s.buf.size() >= opts_.flush_bytes && deferred_.ok()) {
     Status st = FlushCpu(cpu);
@@ -192,9 +199,10 @@ Status Recorder::FlushCpu(uint32_t cpu) {
   }
   if (s.buf.capacity() < opts_.flush_bytes) s.buf.reserve(opts_.flush_bytes + 4096);
   const uint64_t count = s.count;
-  s.count = 0;
+  records_ += count + s.wire;  // events, as the reader will count them
+  wire_ += s.wire;
+  s.count = s.wire = 0;
   s.last_written_ts = std::max(s.last_written_ts, prev);
-  records_ += count;
   RETURN_IF_ERROR(writer_->Submit(cpu, std::move(chunk), count));
   bytes_ = writer_->bytes_written();
   return Status::Ok();
@@ -284,6 +292,7 @@ Status Recorder::Stop() {
     for (uint64_t v : c) lost += v;
   lost_ = lost;
   nlohmann::json footer = {{"records", records_.load()},
+                           {"syscalls_combined", wire_.load()},
                            {"lost", losses},
                            {"lost_total", lost},
                            {"late_records", late_.load()},
@@ -294,7 +303,7 @@ Status Recorder::Stop() {
 }
 
 RecorderStats Recorder::stats() const {
-  RecorderStats st{records_.load(), bytes_.load(), lost_.load(), late_.load()};
+  RecorderStats st{records_.load(), wire_.load(), bytes_.load(), lost_.load(), late_.load()};
   if (writer_) {
     st.record_bytes_raw = writer_->record_bytes_raw();
     st.record_bytes_stored = writer_->record_bytes_stored();

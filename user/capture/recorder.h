@@ -56,7 +56,8 @@ struct RecorderOptions {
 };
 
 struct RecorderStats {
-  uint64_t records = 0;
+  uint64_t records = 0;  // events: a wire record (abi.h) counts as the events it stands for
+  uint64_t wire_records = 0;  // combined syscall records among them (each 2 events, 1 record)
   uint64_t bytes = 0;  // file size so far
   uint64_t lost = 0;
   uint64_t late_records = 0;
@@ -107,13 +108,17 @@ class Recorder : RecordSink {
   std::array<uint64_t, JDW_EVENT_MAX> type_records_{};
   struct CpuStage {
     std::vector<uint8_t> buf;
-    uint64_t count = 0;
+    uint64_t count = 0;  // records staged
+    uint64_t wire = 0;   // wire records among them
     uint64_t last_written_ts = 0;
     uint64_t last_flush_ns = 0;
   };
 
   Recorder() = default;
   void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) override;
+  // The trace keeps combined syscall records as they are; the reader
+  // expands them (trace/record_decoder.h).
+  bool TakesWireRecords() const override { return true; }
   Status FlushCpu(uint32_t cpu);
   Status FlushAll();
   Status SyncClock();
@@ -127,7 +132,7 @@ class Recorder : RecordSink {
   std::vector<uint8_t> sort_scratch_;
   ClockFit clock_;
   uint64_t last_clock_ns_ = 0;
-  std::atomic<uint64_t> records_{0}, bytes_{0}, lost_{0}, late_{0};
+  std::atomic<uint64_t> records_{0}, bytes_{0}, lost_{0}, late_{0}, wire_{0};
   std::thread thread_;
   std::atomic<bool> running_{false};
   Status thread_status_;

@@ -30,14 +30,16 @@
 #include "net.skel.h"
 #include "sched.skel.h"
 #include "syscall.skel.h"
+#include "common/clock.h"
 #include "trace/event_table.h"
+#include "trace/record_decoder.h"
 
 namespace jackdaw::capture {
 namespace {
 
 constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "jdw_lost",
                                        "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
-                                       "jdw_traced_flows", "jdw_admit"};
+                                       "jdw_traced_flows", "jdw_admit",        "jdw_pending"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -107,6 +109,7 @@ OpenedObject OpenSkel(const CaptureOptions& opts, void (*group_rodata)(Skel*, co
   if (!s) return {};
   s->rodata->targ_filter_tgid = opts.filter_tgid;
   s->rodata->targ_wakeup_bytes = opts.wakeup_bytes;
+  s->rodata->targ_combine_syscalls = opts.combine_syscalls;
   if (group_rodata) group_rodata(s, opts);
   return {s->obj, s->rodata->jdw_abi_version, [s] { DestroyFn(s); }};
 }
@@ -260,6 +263,8 @@ Status CaptureSession::CreateSharedMaps() {
   traced_socks_fd_ = bpf_map__fd(m->maps.jdw_traced_socks);
   traced_flows_fd_ = bpf_map__fd(m->maps.jdw_traced_flows);
   admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
+  pending_fd_ = bpf_map__fd(m->maps.jdw_pending);
+  unflushed_.assign(ncpus_, 0);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     const std::string name = "jdw_ring" + std::to_string(cpu);
     int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name.c_str(), 0, 0, opts_.ring_bytes_per_cpu, nullptr);
@@ -307,7 +312,8 @@ Status CaptureSession::LoadGroup(uint32_t group) {
     bpf_program* prog;
     bpf_object__for_each_program(prog, o.obj) {
       const char* sec = bpf_program__section_name(prog);
-      bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode) ||
+      // SEC("raw_tp") alone: a program user space runs, never attached.
+      bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode) || strcmp(sec, "raw_tp") == 0 ||
                     (group == JDW_GROUP_INTERACT && (HasPrefix(sec, "cgroup/") || HasPrefix(sec, "iter/")));
       // Optional hooks add detail where the kernel has them; without them
       // the group still works.
@@ -316,8 +322,8 @@ Status CaptureSession::LoadGroup(uint32_t group) {
         wanted = false;
       bpf_program__set_autoload(prog, wanted);
     }
-    const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,
-                              buckets_fd_,  traced_socks_fd_, traced_flows_fd_, admit_fd_};
+    const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,   buckets_fd_,
+                              traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_};
     static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
@@ -328,6 +334,8 @@ Status CaptureSession::LoadGroup(uint32_t group) {
     }
     if (bpf_object__load(o.obj) == 0) {
       groups_[group] = Group{gname, mode, o.obj, o.destroy, {}};
+      if (bpf_program* flush = bpf_object__find_program_by_name(o.obj, "flush_pending"))
+        flush_prog_fd_ = bpf_program__fd(flush);
       return Status::Ok();
     }
     const std::string why = LastLibbpfLine();
@@ -412,6 +420,7 @@ Status CaptureSession::Enable(uint32_t group) {
       if (!bpf_program__autoload(prog)) continue;
       // Cgroup hooks are optional detail (see interact.bpf.c): without one
       // the group still works.
+      if (strcmp(bpf_program__section_name(prog), "raw_tp") == 0) continue;  // run, not attached
       if (HasPrefix(bpf_program__section_name(prog), "cgroup/")) {
         if (bpf_link* l = AttachToCgroupRoot(prog)) g.links.push_back(l);
         continue;
@@ -440,7 +449,37 @@ Status CaptureSession::Disable(uint32_t group) {
   Status st = WriteControl();
   for (bpf_link* l : groups_[group].links) bpf_link__destroy(l);
   groups_[group].links.clear();
+  if (group == JDW_GROUP_SYSCALL && opts_.combine_syscalls) {
+    // No enter parks any more: flush what is parked, and count what a
+    // failed flush leaves behind (it would reach no reader).
+    Status fs = FlushPending();
+    if (st.ok()) st = fs;
+    const int ncpus = libbpf_num_possible_cpus();
+    struct Slot {
+      uint32_t state, pad;
+      jdw_sys_enter_record rec;
+    };
+    std::vector<Slot> slots(ncpus > 0 ? static_cast<size_t>(ncpus) : 0);
+    uint32_t zero = 0;
+    if (!slots.empty() && bpf_map_lookup_elem(pending_fd_, &zero, slots.data()) == 0)
+      for (uint32_t c = 0; c < ncpus_ && c < slots.size(); ++c) {
+        constexpr uint32_t kFull = 2;  // JDW_PENDING_FULL (bpf/jackdaw.bpf.h)
+        if (slots[c].state == kFull) ++unflushed_[c];
+      }
+  }
   return st;
+}
+
+Status CaptureSession::FlushPending() {
+  last_pending_flush_ns_ = MonotonicNs();
+  if (!opts_.combine_syscalls || flush_prog_fd_ < 0) return Status::Ok();
+  for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
+    LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+    // An offline CPU runs nothing, so it parks nothing.
+    if (bpf_prog_test_run_opts(flush_prog_fd_, &run) != 0 && errno != ENXIO)
+      return ErrStatus("cannot flush the syscall enter parked on cpu %u: %s", cpu, strerror(errno));
+  }
+  return Status::Ok();
 }
 
 Status CaptureSession::EnableAll() {
@@ -508,15 +547,31 @@ StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
       usleep(static_cast<useconds_t>(timeout_ms) * 1000);
     }
   }
+  if (opts_.combine_syscalls && MonotonicNs() - last_pending_flush_ns_ >= kPendingFlushNs)
+    RETURN_IF_ERROR(FlushPending());
+  // Counts what reaches the sink, and expands wire records for sinks that
+  // do not keep them.
   struct Counting : RecordSink {
     RecordSink* inner;
+    bool expand;
     int n = 0;
     void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) override {
+      jdw_record_header h;
+      if (expand && size >= sizeof(jdw_sys_call_record) && (memcpy(&h, data, sizeof(h)), trace::IsWireRecord(h.type))) {
+        jdw_sys_enter_record enter;
+        jdw_sys_exit_record exit;
+        trace::ExpandSysCall(data, &enter, &exit);
+        n += 2;
+        inner->OnRecord(cpu, reinterpret_cast<const uint8_t*>(&enter), sizeof(enter));
+        inner->OnRecord(cpu, reinterpret_cast<const uint8_t*>(&exit), sizeof(exit));
+        return;
+      }
       ++n;
       inner->OnRecord(cpu, data, size);
     }
   } counting;
   counting.inner = &sink;
+  counting.expand = !sink.TakesWireRecords();
   double fill = 0;
   for (uint32_t cpu = 0; cpu < readers_.size(); ++cpu) {
     const uint64_t bytes = readers_[cpu].Consume(counting, cpu);
@@ -535,6 +590,7 @@ std::vector<std::vector<uint64_t>> CaptureSession::ReadLosses() const {
     if (bpf_map_lookup_elem(lost_fd_, &g, vals.data()) != 0) continue;
     for (uint32_t c = 0; c < ncpus_; ++c) out[c][g] = vals[c];
   }
+  for (uint32_t c = 0; c < ncpus_ && c < unflushed_.size(); ++c) out[c][JDW_GROUP_SYSCALL] += unflushed_[c];
   return out;
 }
 

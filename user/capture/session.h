@@ -59,6 +59,10 @@ struct CaptureOptions {
   bool force_tracepoints = false;
   // interact group: connections followed at once (a full table is counted).
   uint32_t interact_max_conns = 32768;
+  // One JDW_WIRE_SYS_CALL record for a syscall whose enter and exit meet on
+  // one CPU with nothing between them (bpf/jackdaw.bpf.h, "the pending
+  // syscall enter"); false: an enter and an exit record for every call.
+  bool combine_syscalls = true;
 };
 
 class CaptureSession : public CaptureBackend {
@@ -104,6 +108,13 @@ class CaptureSession : public CaptureBackend {
   // lost[cpu][group], summed by the kernel since the session started.
   std::vector<std::vector<uint64_t>> ReadLosses() const override;
 
+  // Flushes every CPU's parked syscall enter into its ring (runs the
+  // syscall group's flush_pending program on each CPU). Poll() does it
+  // every kPendingFlushNs, which bounds how late a parked enter reaches
+  // the reader; Disable() of the syscall group does it after the detach.
+  Status FlushPending();
+  static constexpr uint64_t kPendingFlushNs = 20'000'000;
+
  private:
   struct Group {
     std::string name;
@@ -133,6 +144,10 @@ class CaptureSession : public CaptureBackend {
   std::vector<RingReader> readers_;  // one per CPU, consumed in place
   ring_buffer* rb_ = nullptr;         // only for its epoll fd (wakeup mode)
   double last_fill_ = 0;
+  int pending_fd_ = -1;        // the per-CPU parked-enter slots
+  int flush_prog_fd_ = -1;     // syscall group's flush_pending, -1 if absent
+  uint64_t last_pending_flush_ns_ = 0;
+  std::vector<uint64_t> unflushed_;  // per CPU: enters still parked at a stop, counted lost
   std::vector<std::string> warnings_;
 };
 

@@ -117,6 +117,10 @@ void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb
       ->allow_extra_args(false);
   sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")
       ->capture_default_str();
+  sub->add_flag("--no-combine", args->no_combine,
+                "an enter and an exit record for every syscall (default: one record for a call whose\n"
+                "enter and exit meet on one CPU with nothing between them; the events read back the\n"
+                "same either way: this is for measuring what combining saves)");
 }
 
 StatusOr<Selection> Resolve(const CaptureArgs& a, capture::CaptureOptions* co) {
@@ -127,6 +131,7 @@ StatusOr<Selection> Resolve(const CaptureArgs& a, capture::CaptureOptions* co) {
   ASSIGN_OR_RETURN(co->syscalls, ParseSyscalls(a.syscalls));
   ASSIGN_OR_RETURN(co->ring_bytes_per_cpu, ParseSize(a.buffer_size));
   ASSIGN_OR_RETURN(co->usdt, ParseUsdt(a.usdt));
+  co->combine_syscalls = !a.no_combine;
   if (!co->usdt.empty()) co->groups |= 1u << JDW_GROUP_APP;
   Selection sel;
   const uint32_t pid_max = PidMax();

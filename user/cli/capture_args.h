@@ -29,6 +29,7 @@ struct CaptureArgs {
   std::string syscalls;
   std::vector<std::string> usdt;
   std::string buffer_size = "8M";
+  bool no_combine = false;  // --no-combine: one record per syscall enter and exit
   std::vector<uint32_t> pids;
   std::string cgroup;
   std::string comm;

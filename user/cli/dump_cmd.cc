@@ -122,6 +122,11 @@ int Run(const DumpArgs& a) {
     printf("probes:   %s\n", groups.c_str());
     printf("events:   %" PRIu64 " over %.3f s\n", total,
            total ? double(m.time.ToMonoNs(last) - m.time.ToMonoNs(first)) / 1e9 : 0.0);
+    uint64_t stored = 0, expanded = 0;
+    for (const auto& c : tr.chunks()) stored += c.stored_count, expanded += c.record_count;
+    if (stored != expanded)
+      printf("stored:   %" PRIu64 " records (%" PRIu64 " syscalls stored as one combined record each)\n", stored,
+             expanded - stored);
     printf("\n%-18s %12s\n", "type", "count");
     for (auto [t, n] : per_type) {
       const trace::EventDesc* d = trace::FindEvent(t);

@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "trace/event_table.h"
+#include "trace/record_decoder.h"
 #include "trace/trace_format.h"
 
 namespace jackdaw::trace {
@@ -257,8 +258,9 @@ Status TraceReader::Parse(bool allow_truncated) {
     return ErrStatus("%s: corrupt header at byte offset %zu: field '%s' has the wrong type", p,
                      sizeof(FileHeader), bad.c_str());
   // ABI 2 differs from 3 only in the interaction record, which no ABI 2
-  // recorder ever emitted, so its files read unchanged.
-  if (meta_.abi_version != JDW_ABI_VERSION && meta_.abi_version != 2)
+  // recorder ever emitted, and 3 from 4 only in the wire record 4 may hold,
+  // so their files read unchanged.
+  if (meta_.abi_version != JDW_ABI_VERSION && meta_.abi_version != 2 && meta_.abi_version != 3)
     return ErrStatus("%s: records use ABI version %u, this jackdaw reads version %u", p,
                      meta_.abi_version, JDW_ABI_VERSION);
   if (meta_.ncpus == 0 || meta_.ncpus > JDW_MAX_CPUS)
@@ -327,10 +329,12 @@ Status TraceReader::Parse(bool allow_truncated) {
       case ChunkKind::kRecords: {
         // The checksum holds, so a bad record below was written that way:
         // the chunk is dropped whole and reading goes on at the next one.
-        Status rs = ValidateRecords(ch, body, payload, ch.payload_len);
+        size_t events_len = 0;
+        uint64_t events = 0;
+        Status rs = ValidateRecords(ch, body, payload, ch.payload_len, &events_len, &events);
         if (!rs.ok()) JDW_DAMAGED(next, "%s", rs.message().c_str());
-        chunks_.push_back(RecordChunk{ch.cpu, body, ch.payload_len, ch.crc32c, false, ch.payload_len,
-                                      ch.record_count});
+        chunks_.push_back(RecordChunk{ch.cpu, body, ch.payload_len, ch.crc32c, false, events_len, events,
+                                      ch.payload_len, ch.record_count});
         break;
       }
       case ChunkKind::kRecordsZstd: {
@@ -348,10 +352,12 @@ Status TraceReader::Parse(bool allow_truncated) {
                       "times the file size",
                       p, o, static_cast<unsigned long long>(kMaxInflateRatio));
         inflated_bytes_ += raw->second;
-        Status rs = ValidateRecords(ch, body, raw->first, raw->second);
+        size_t events_len = 0;
+        uint64_t events = 0;
+        Status rs = ValidateRecords(ch, body, raw->first, raw->second, &events_len, &events);
         if (!rs.ok()) JDW_DAMAGED(next, "%s", rs.message().c_str());
-        chunks_.push_back(RecordChunk{ch.cpu, body, ch.payload_len, ch.crc32c, true, raw->second,
-                                      ch.record_count});
+        chunks_.push_back(RecordChunk{ch.cpu, body, ch.payload_len, ch.crc32c, true, events_len, events,
+                                      raw->second, ch.record_count});
         break;
       }
       case ChunkKind::kMeta:
@@ -440,7 +446,8 @@ StatusOr<std::pair<const uint8_t*, size_t>> TraceReader::Inflate(uint64_t body, 
   return std::pair<const uint8_t*, size_t>{out->data(), prefix.raw_len};
 }
 
-Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload, size_t len) {
+Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload, size_t len,
+                                   size_t* events_len, uint64_t* events) {
   const char* p = path_.c_str();
   if (ch.cpu >= meta_.ncpus)
     return ErrStatus("%s: corrupt chunk at byte offset %llu: cpu %u >= ncpus %u", p,
@@ -448,7 +455,7 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
   // Validate every record now, so later stages can trust sizes. Tasks are
   // collected aside and kept only if the whole chunk is sound.
   std::vector<std::pair<uint32_t, TaskInfo>> tasks;
-  uint64_t roff = 0, n = 0;
+  uint64_t roff = 0, n = 0, wire = 0, wire_bytes = 0;
   while (roff < len) {
     jdw_record_header h;
     if (len - roff < sizeof(h))
@@ -457,9 +464,10 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
     memcpy(&h, payload + roff, sizeof(h));
     const EventDesc* d = FindEvent(h.type);
     if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > len - roff ||
-        (d && h.size < d->record_size()))
+        (d && h.size < d->record_size()) || (IsWireRecord(h.type) && h.size < sizeof(jdw_sys_call_record)))
       return ErrStatus("%s: corrupt record at byte offset %llu: size %u invalid for type %u", p,
                        static_cast<unsigned long long>(body + roff), h.size, h.type);
+    if (IsWireRecord(h.type)) ++wire, wire_bytes += h.size;
     if (d && (h.type == JDW_EVENT_TASK_FORK || h.type == JDW_EVENT_TASK_EXEC)) {
       const uint8_t* pl = payload + roff + sizeof(h);
       if (h.type == JDW_EVENT_TASK_FORK) {
@@ -480,6 +488,8 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
                      static_cast<unsigned long long>(body - sizeof(ch)), static_cast<unsigned long long>(n),
                      static_cast<unsigned long long>(ch.record_count));
   for (auto& [tid, t] : tasks) meta_.tasks[tid] = std::move(t);
+  *events_len = len - wire_bytes + wire * kSysCallExpandedBytes;
+  *events = n + wire;
   return Status::Ok();
 }
 
@@ -530,8 +540,22 @@ bool TraceReader::ReadChunk(const RecordChunk& c, ChunkBuffer* buf, const uint8_
     newest = std::max<uint64_t>(newest, h.ts);
     off += h.size;
   }
-  if (n != c.len || count != c.record_count)
+  if (n != c.stored_len || count != c.stored_count)
     return ReadFailed(ErrStatus("%s: chunk at byte offset %llu changed", p, o)), false;
+  if (c.stored_count != c.record_count) {
+    // Wire records: the events they stand for, in time order (an exit may
+    // be the chunk's newest event).
+    ExpandRecords(recs, n, &buf->expanded);
+    recs = buf->expanded.data();
+    n = buf->expanded.size();
+    for (size_t off = 0; off < n;) {
+      jdw_record_header h;
+      memcpy(&h, recs + off, sizeof(h));
+      newest = std::max<uint64_t>(newest, h.ts);
+      off += h.size;
+    }
+    if (n != c.len) return ReadFailed(ErrStatus("%s: chunk at byte offset %llu changed", p, o)), false;
+  }
   *data = recs;
   *len = n;
   if (max_ts) *max_ts = newest;

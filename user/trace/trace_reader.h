@@ -77,8 +77,12 @@ struct RecordChunk {
   uint32_t payload_len = 0;  // on disk
   uint32_t crc32c = 0;       // of the payload, as validated by Open()
   bool compressed = false;   // kRecordsZstd
-  size_t len = 0;            // bytes of records once read (inflated)
-  uint64_t record_count = 0;
+  size_t len = 0;            // bytes of records once read (inflated, wire records expanded)
+  uint64_t record_count = 0;  // records once read (a wire record counts as its events)
+  // As stored: bytes once inflated and records, wire records (abi.h) as
+  // one each. Equal to len / record_count when the chunk holds none.
+  size_t stored_len = 0;
+  uint64_t stored_count = 0;
 };
 
 class TraceReader;
@@ -88,6 +92,7 @@ class TraceReader;
 struct ChunkBuffer {
   std::vector<uint8_t> disk;  // the payload as read from the file
   std::vector<uint8_t> raw;   // inflated records (compressed chunks)
+  std::vector<uint8_t> expanded;  // wire records expanded (trace/record_decoder.h)
 };
 
 // Walks one CPU's record chunks in file order, record by record, holding
@@ -189,7 +194,10 @@ class TraceReader {
   uint64_t NextValidChunk(uint64_t from) const;
   // Validates `len` bytes of records (a chunk's payload, or what its
   // compressed payload inflated to).
-  Status ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload, size_t len);
+  // *events_len / *events: what the chunk holds once its wire records are
+  // expanded.
+  Status ValidateRecords(const ChunkHeader& ch, uint64_t body, const uint8_t* payload, size_t len,
+                         size_t* events_len, uint64_t* events);
   // Decompresses a kRecordsZstd payload into *out.
   StatusOr<std::pair<const uint8_t*, size_t>> Inflate(uint64_t body, const uint8_t* payload, size_t len,
                                                       std::vector<uint8_t>* out) const;
