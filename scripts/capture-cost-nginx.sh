@@ -61,10 +61,11 @@ bpf_split() {
 }
 per_request() {
 	"$bin/jackdaw" dump "$work/full.jdw" --summary > "$work/summary" 2>&1 || true
-	awk -v n="$1" '/^stored:/ {printf "    records stored  %8.2f per request\n", $2/n}
-		/^events:/ {printf "    events          %8.2f per request\n", $2/n}
-		/^type/ {on=1; next} on && NF==2 {printf "      %-18s %8.2f\n", $1, $2/n} on && NF!=2 {on=0}' "$work/summary"
-	grep -E "lost" "$work/summary" | head -2 || true
+	# no "stored:" line: every event is its own record
+	awk -v n="$1" '/^stored:/ {s=$2} /^events:/ {e=$2}
+		/^type/ {on=1; printf "    events          %8.2f per request\n    records stored  %8.2f per request\n", e/n, (s ? s : e)/n; next}
+		on && NF==2 {printf "      %-18s %8.2f\n", $1, $2/n} on && NF!=2 {on=0}' "$work/summary"
+	grep -E "^lost per group" "$work/summary" | head -1 || true
 }
 echo "load before: $(cat /proc/loadavg)"
 declare -A flags=([combined]="" [separate]="--no-combine")
