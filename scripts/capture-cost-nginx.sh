@@ -37,11 +37,17 @@ progs() { bpftool prog show -j | jq -r '.[] | "\(.id) \(.run_time_ns // 0) \(.ru
 traced() {
 	local f=$work/full.jdw
 	rm -f "$f"
-	progs | awk '{print $1}' > "$work/ids0"
 	# shellcheck disable=SC2086
 	"$bin/jackdaw" record -q -o "$f" --pid "$master" $1 >/dev/null 2>"$work/err" &
 	local jd=$!
-	sleep 1.5
+	# The trace file appears once the probes are loaded (they attach right
+	# after): on a loaded machine that takes longer than any fixed sleep,
+	# and load run before it would go untraced.
+	for _ in $(seq 300); do [ -s "$f" ] && break; sleep 0.1; done
+	sleep 1
+	# this recording's own programs: the BPF program fds it holds (other
+	# sessions on the machine load programs of the same names)
+	grep -hs '^prog_id:' /proc/$jd/fdinfo/* | awk '{print $2}' | sort -u > "$work/ids"
 	progs > "$work/p0"
 	local c0 w0 c1 w1 rf nf
 	c0=$(ticks_of $jd); w0=$(ticks_of $worker)
@@ -51,20 +57,21 @@ traced() {
 	kill -INT $jd; wait $jd || true
 	echo "$rf $nf $((c1 - c0)) $((w1 - w0))"
 }
-# BPF run time per request of this run's own programs (loaded after ids0)
+# BPF run time per request of this run's own programs (ids)
 bpf_split() {
-	awk -v n="$1" 'FNR==NR && FILENAME ~ /ids0$/ {old[$1]=1; next}
+	awk -v n="$1" 'FNR==NR && FILENAME ~ /ids$/ {mine[$1]=1; next}
 		FILENAME ~ /p0$/ {t0[$1]=$2; c0[$1]=$3; next}
-		!($1 in old) && ($3 - c0[$1]) > 0 {dt=$2-t0[$1]; dc=$3-c0[$1]; name[$4]+=dt; runs[$4]+=dc; tot+=dt}
+		($1 in mine) && ($1 in t0) && ($3 - c0[$1]) > 0 {dt=$2-t0[$1]; dc=$3-c0[$1]; name[$4]+=dt; runs[$4]+=dc; tot+=dt}
 		END {for (k in name) printf "    %-24s %8.0f ns/request %7.2f runs/request %6.0f ns/run\n", k, name[k]/n, runs[k]/n, name[k]/runs[k];
-		     printf "    %-24s %8.0f ns/request\n", "total", tot/n}' "$work/ids0" "$work/p0" "$work/p1" | sort -k2 -n -r
+		     printf "    %-24s %8.0f ns/request\n", "total", tot/n}' "$work/ids" "$work/p0" "$work/p1" | sort -k2 -n -r
 }
 per_request() {
 	"$bin/jackdaw" dump "$work/full.jdw" --summary > "$work/summary" 2>&1 || true
-	awk -v n="$1" '/^stored:/ {printf "    records stored  %8.2f per request\n", $2/n}
-		/^events:/ {printf "    events          %8.2f per request\n", $2/n}
-		/^type/ {on=1; next} on && NF==2 {printf "      %-18s %8.2f\n", $1, $2/n} on && NF!=2 {on=0}' "$work/summary"
-	grep -E "lost" "$work/summary" | head -2 || true
+	# no "stored:" line: every event is its own record
+	awk -v n="$1" '/^stored:/ {s=$2} /^events:/ {e=$2}
+		/^type/ {on=1; printf "    events          %8.2f per request\n    records stored  %8.2f per request\n", e/n, (s ? s : e)/n; next}
+		on && NF==2 {printf "      %-18s %8.2f\n", $1, $2/n} on && NF!=2 {on=0}' "$work/summary"
+	grep -E "^lost per group" "$work/summary" | head -1 || true
 }
 echo "load before: $(cat /proc/loadavg)"
 declare -A flags=([combined]="" [separate]="--no-combine")

@@ -106,15 +106,29 @@ std::map<uint32_t, ProgTime> ProgTimes() {
   return out;
 }
 bool BpfStats() { return getenv("JDW_BENCH_BPF_STATS") != nullptr; }
-// Programs loaded after `before` (this run's own: other sessions on the
-// machine load programs of the same names) that ran between `a` and `b`:
-// name -> (ns per run, runs).
-std::map<std::string, std::pair<double, uint64_t>> ProgDelta(const std::map<uint32_t, ProgTime>& before,
+// Ids of the BPF programs this process holds open (its fds' fdinfo names
+// them): the run's own, as other sessions on the machine load programs of
+// the same names.
+std::map<uint32_t, ProgTime> OwnPrograms() {
+  std::map<uint32_t, ProgTime> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fdinfo")) {
+    std::ifstream f(e.path());
+    std::string key;
+    uint64_t v;
+    while (f >> key) {
+      if (key == "prog_id:" && f >> v) out[static_cast<uint32_t>(v)] = {};
+    }
+  }
+  return out;
+}
+// This run's programs (`own`, taken while they are loaded) that ran
+// between `a` and `b`: name -> (ns per run, runs).
+std::map<std::string, std::pair<double, uint64_t>> ProgDelta(const std::map<uint32_t, ProgTime>& own,
                                                               const std::map<uint32_t, ProgTime>& a,
                                                               const std::map<uint32_t, ProgTime>& b) {
   std::map<std::string, std::pair<double, uint64_t>> out;
   for (auto& [id, t] : b) {
-    if (before.count(id)) continue;
+    if (!own.count(id)) continue;
     auto it = a.find(id);
     const uint64_t cnt = t.cnt - (it == a.end() ? 0 : it->second.cnt);
     const uint64_t ns = t.ns - (it == a.end() ? 0 : it->second.ns);
@@ -163,7 +177,6 @@ Run Bare(const Workload& w, uint64_t units, int producers) {
     ++*static_cast<std::atomic<uint64_t>*>(ctx);
     return 0;
   };
-  const auto before = BpfStats() ? ProgTimes() : std::map<uint32_t, ProgTime>{};
   for (auto& k : kids) {
     auto* s = jdw_bench_bare_bpf__open();
     s->rodata->targ_tgid = k->pid();
@@ -181,6 +194,7 @@ Run Bare(const Workload& w, uint64_t units, int producers) {
       usleep(1000);
     }
   });
+  const auto own = BpfStats() ? OwnPrograms() : std::map<uint32_t, ProgTime>{};
   const auto p0 = BpfStats() ? ProgTimes() : std::map<uint32_t, ProgTime>{};
   const uint64_t t0 = jackdaw::MonotonicNs();
   for (auto& k : kids) k->Go();
@@ -190,7 +204,7 @@ Run Bare(const Workload& w, uint64_t units, int producers) {
     run.ns_per_call += UnitNs(w, k->Wait(&code)) / producers;
   }
   run.wall_s = double(jackdaw::MonotonicNs() - t0) / 1e9;
-  if (BpfStats()) run.prog_ns = ProgDelta(before, p0, ProgTimes());
+  if (BpfStats()) run.prog_ns = ProgDelta(own, p0, ProgTimes());
   stop = true;
   reader.join();
   for (auto* r : rings) ring_buffer__consume(r), ring_buffer__free(r);
@@ -215,12 +229,12 @@ Run Jackdaw(const Workload& w, uint64_t units, int producers, const std::string&
     kids.push_back(std::make_unique<PausedChild>(WorkloadArgv(w, units)));
     ro.capture.tgids.push_back(kids.back()->pid());
   }
-  const auto before = BpfStats() ? ProgTimes() : std::map<uint32_t, ProgTime>{};
   auto rec = jackdaw::capture::Recorder::Create(ro);
   if (!rec.ok() || !(*rec)->StartBackground().ok()) {
     fprintf(stderr, "bench: cannot start jackdaw: %s\n", rec.ok() ? "start failed" : rec.status().message().c_str());
     exit(1);
   }
+  const auto own = BpfStats() ? OwnPrograms() : std::map<uint32_t, ProgTime>{};
   const auto p0 = BpfStats() ? ProgTimes() : std::map<uint32_t, ProgTime>{};
   const uint64_t t0 = jackdaw::MonotonicNs();
   for (auto& k : kids) k->Go();
@@ -230,7 +244,7 @@ Run Jackdaw(const Workload& w, uint64_t units, int producers, const std::string&
     run.ns_per_call += UnitNs(w, k->Wait(&code)) / producers;
   }
   run.wall_s = double(jackdaw::MonotonicNs() - t0) / 1e9;
-  if (BpfStats()) run.prog_ns = ProgDelta(before, p0, ProgTimes());
+  if (BpfStats()) run.prog_ns = ProgDelta(own, p0, ProgTimes());
   if (!(*rec)->Stop().ok()) exit(1);
   auto st = (*rec)->stats();
   run.events = st.records;

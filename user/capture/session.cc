@@ -547,8 +547,12 @@ StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
       usleep(static_cast<useconds_t>(timeout_ms) * 1000);
     }
   }
-  if (opts_.combine_syscalls && MonotonicNs() - last_pending_flush_ns_ >= kPendingFlushNs)
-    RETURN_IF_ERROR(FlushPending());
+  // A kernel that cannot run the flush on another CPU (test runs on a CPU
+  // need 5.10) keeps parked enters until the next record on their CPU:
+  // still in order, only later; what is left at the stop is counted lost.
+  if (opts_.combine_syscalls && flush_prog_fd_ >= 0 && MonotonicNs() - last_pending_flush_ns_ >= kPendingFlushNs &&
+      !FlushPending().ok())
+    flush_prog_fd_ = -1;
   // Counts what reaches the sink, and expands wire records for sinks that
   // do not keep them.
   struct Counting : RecordSink {
