@@ -147,6 +147,10 @@ int Run(const StitchArgs& a, const std::string& argv0) {
   printf("\n  fragments called per end-to-end request:");
   for (auto [k, c] : by_callees) printf(" %zu: %zu", k, c);
   printf("\n");
+  if (res->roles_by_time)
+    printf("  %" PRIu64 " matched segments between fragments of which one lacks its connection's first data "
+           "segment: caller and callee set by the clock\n",
+           res->roles_by_time);
 
   // Table 6: each tier's fragments clustered on their own, then end to end.
   std::vector<model::Request> e2e;
@@ -185,6 +189,7 @@ int Run(const StitchArgs& a, const std::string& argv0) {
     }
     j["unstitchable"] = res->unstitchable;
     j["matched_segments"] = res->matched_segments;
+    j["roles_by_time"] = res->roles_by_time;
     auto& jr = j["requests"] = nlohmann::json::array();
     for (size_t k = 0; k < res->requests.size(); ++k) {
       const stitch::EndToEnd& e = res->requests[k];
