@@ -303,7 +303,7 @@ Runner RegisterReproduce(CLI::App& app) {
                        ->check(CLI::PositiveNumber);
   sub->add_option("--work-dir", args->work_dir, "where traces and ground truth go (disk-backed)")->capture_default_str();
   sub->add_option("--results", args->results, "also write all figures as JSON here");
-  CLI::Option* schemas = sub->add_option("--schemas", args->schemas, "schemas to compare (--real: tcp-threadpool)")
+  CLI::Option* schemas = sub->add_option("--schemas", args->schemas, "schemas to compare (--real: tcp-threadpool, and postgres for the PostgreSQL workload)")
                              ->delimiter(',')
                              ->capture_default_str();
   sub->add_flag("--real", args->real,
