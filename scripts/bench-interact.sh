@@ -108,7 +108,9 @@ measure() {
 	read -r rate n < <(run_load "$server")
 	c1=$(cpu_ns "$spid")
 	if [ -n "$tracer" ]; then
-		kill -INT "$tracer"
+		if ! kill -INT "$tracer" 2>/dev/null; then
+			echo "bench-interact: the $config tracer of $server ended early: $(tail -1 "$work/tracer.err")" >&2
+		fi
 		wait "$tracer" || true
 		case $config in
 		classes) records=$({ grep -o '"class":' "$f" || true; } | wc -l) ;;
