@@ -442,7 +442,7 @@ static __always_inline void on_data(struct conn *c, const struct sock *sk, __u64
 		c->in_read = 0;
 }
 
-/* ---- connection table ---------------------------------------------------- */
+/* ---- connection state ----------------------------------------------------- */
 
 static __always_inline bool tracked_sock(const struct sock *sk)
 {
