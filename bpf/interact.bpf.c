@@ -442,7 +442,7 @@ static __always_inline void on_data(struct conn *c, const struct sock *sk, __u64
 		c->in_read = 0;
 }
 
-/* ---- connection table ---------------------------------------------------- */
+/* ---- connection state ----------------------------------------------------- */
 
 static __always_inline bool tracked_sock(const struct sock *sk)
 {
@@ -501,18 +501,32 @@ static __always_inline void init_conn(struct conn *n, const struct sock *sk, __u
 	}
 }
 
-/* Frees a socket's state (its close, its owner filtered out, the idle
- * sweep); true when this call freed it. */
-static __always_inline bool drop_conn(struct sock *sk)
+static __always_inline void uncount(struct conn *c)
 {
 	struct jdw_ia_live *live;
 
-	if (bpf_sk_storage_delete(&jdw_ia_conns, sk) != 0)
-		return false;
+	if (!c->counted)
+		return;
+	c->counted = 0;
 	live = ia_live();
 	if (live)
 		__sync_fetch_and_add(&live->conns, -1);
-	return true;
+}
+
+/* Frees a socket's state (its close); true when it held a slot. */
+static __always_inline bool drop_conn(struct sock *sk, struct conn *c)
+{
+	bool counted = c->counted;
+
+	if (bpf_sk_storage_delete(&jdw_ia_conns, sk) != 0)
+		return false;
+	if (counted) {
+		struct jdw_ia_live *live = ia_live();
+
+		if (live)
+			__sync_fetch_and_add(&live->conns, -1);
+	}
+	return counted;
 }
 
 /* Creates the socket's state within the bound (an event of direction `d`). */
@@ -538,14 +552,14 @@ static __always_inline struct conn *new_conn(struct sock *sk, __u8 d, __u64 now)
 		return c;
 	}
 	init_conn(c, sk, d, now);
+	c->counted = 1;
 	stat_inc(JDW_IA_STAT_CONNS);
 	return c;
 }
 
-/* The socket's state, NULL for a socket left out (jdw_ia_skip); created
- * when `create`. A socket without any BPF storage (every new one, every
- * socket of an untraced process that carried no data yet) is told by a
- * pointer test, without a helper call; a traced one by one lookup. */
+/* The socket's state, created when `create`; callers test `ignored`. A
+ * socket without any BPF storage (every new one) is told by a pointer
+ * test, without a helper call; any other by one lookup. */
 static __always_inline struct conn *get_conn(struct sock *sk, __u8 d, bool create, __u64 now)
 {
 	struct conn *c;
@@ -553,16 +567,17 @@ static __always_inline struct conn *get_conn(struct sock *sk, __u8 d, bool creat
 	if (sk->sk_bpf_storage) {
 		c = bpf_sk_storage_get(&jdw_ia_conns, sk, 0, 0);
 		if (c) {
-			if (same_sock(c, sk) || !create)
+			__u8 counted = c->counted, ignored = c->ignored;
+
+			if (ignored || same_sock(c, sk) || !create)
 				return c;
 			/* Connected anew: its interaction in flight belonged
 			 * to the old peer and can never complete. */
 			stat_inc(JDW_IA_STAT_REUSED);
 			init_conn(c, sk, d, now);
+			c->counted = counted;
 			return c;
 		}
-		if (bpf_sk_storage_get(&jdw_ia_skip, sk, 0, 0))
-			return NULL;
 	}
 	if (!create)
 		return NULL;
@@ -570,14 +585,13 @@ static __always_inline struct conn *get_conn(struct sock *sk, __u8 d, bool creat
 }
 
 /* The first application touch names the owner; the filters apply here. A
- * socket left out is marked (jdw_ia_skip) and its state freed; should the
- * mark fail, its state stays, flagged ignored. */
-static __always_inline bool owner_ok(struct conn *c, struct sock *sk, __u64 pid_tgid)
+ * socket left out keeps its state as an inert mark that holds no slot. */
+static __always_inline bool owner_ok(struct conn *c, __u64 pid_tgid)
 {
 	struct jdw_ia_control *ictl;
 	struct jdw_control *ctl;
 
-	if (c->owned)
+	if (c->owned || c->ignored)
 		return !c->ignored;
 	c->owned = 1;
 	c->tgid = pid_tgid >> 32;
@@ -588,8 +602,7 @@ static __always_inline bool owner_ok(struct conn *c, struct sock *sk, __u64 pid_
 	    (ictl->cgroup_id && ictl->cgroup_id != c->cgroup)) {
 		c->ignored = 1;
 		stat_inc(JDW_IA_STAT_FILTERED);
-		if (bpf_sk_storage_get(&jdw_ia_skip, sk, 0, BPF_SK_STORAGE_GET_F_CREATE))
-			drop_conn(sk);
+		uncount(c);
 		return false;
 	}
 	return true;
@@ -681,7 +694,7 @@ int BPF_PROG(ia_sock_recv_length, struct sock *sk, int ret, int flags)
 	if (!c)
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	if (!owner_ok(c, sk, id))
+	if (!owner_ok(c, id))
 		return 0;
 	if (c->pending_in)
 		apply_pending(c, sk);
@@ -718,7 +731,7 @@ int BPF_PROG(ia_sock_send_length, struct sock *sk, int ret, int flags)
 	if (!c)
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	if (!owner_ok(c, sk, id))
+	if (!owner_ok(c, id))
 		return 0;
 	on_data(c, sk, (__u64)sk, DIR_OUT, now);
 	c->msg[1].bytes += ret;
@@ -762,7 +775,7 @@ int BPF_PROG(ia_inet_sock_set_state, struct sock *sk, const int oldstate, const 
 		complete(c, (__u64)sk);
 		c->dir = DIR_NONE;
 	}
-	if (newstate == TCP_CLOSE && drop_conn(sk))
+	if (newstate == TCP_CLOSE && drop_conn(sk, c))
 		stat_inc(JDW_IA_STAT_CLOSED);
 	return 0;
 }
@@ -779,13 +792,12 @@ int BPF_PROG(ia_inet_sock_set_state, struct sock *sk, const int oldstate, const 
 SEC("cgroup/sock_release")
 int ia_sock_release(struct bpf_sock *ctx)
 {
-	struct jdw_ia_live *live;
 	struct conn *c;
 
 	if (ctx->protocol != IPPROTO_UDP)
 		return 1;
 	c = bpf_sk_storage_get(&jdw_ia_conns, ctx, 0, 0);
-	if (!c || c->released)
+	if (!c || !c->counted)
 		return 1;
 	if (c->dir != DIR_NONE && !c->ignored) {
 		__u8 d = c->dir;
@@ -797,12 +809,9 @@ int ia_sock_release(struct bpf_sock *ctx)
 	}
 	/* This program type cannot delete socket storage; the socket's
 	 * destruction frees it an RCU grace period later. Until then the
-	 * state is inert and no longer counts. */
-	c->released = 1;
+	 * state is inert and holds no slot. */
 	c->ignored = 1;
-	live = ia_live();
-	if (live)
-		__sync_fetch_and_add(&live->conns, -1);
+	uncount(c);
 	stat_inc(JDW_IA_STAT_CLOSED);
 	return 1;
 }
@@ -830,8 +839,8 @@ int ia_sweep(struct bpf_iter__bpf_sk_storage_map *ctx)
 	c = bpf_sk_storage_get(&jdw_ia_conns, sk, 0, 0);
 	if (!c)
 		return 0;
-	if (c->released)
-		return 0; /* freed with its socket, no longer counted */
+	if (!c->counted)
+		return 0; /* a mark or a released socket: goes with its socket */
 	if (c->last_ts >= live->sweep_before) {
 		live->sweep_kept += 1;
 		return 0;

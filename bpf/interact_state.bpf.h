@@ -71,10 +71,10 @@ struct conn {
 	__u8 role;
 	__u8 dir;          /* direction of the current message */
 	__u8 flags;        /* JDW_IA_* of the current interaction */
-	__u8 ignored;      /* owner filtered out */
+	__u8 ignored;      /* owner filtered out, or UDP socket released: inert */
 	__u8 owned;        /* tgid/cgroup known (an application touched it) */
 	__u8 protocol;
-	__u8 released;     /* UDP socket released: inert until the kernel frees it */
+	__u8 counted;      /* holds one of the ia_max_conns slots (jdw_ia_live) */
 	__u8 pad[3];
 	__u16 family;
 	__u16 lport, rport;
@@ -95,7 +95,9 @@ struct conn {
  * hook that has the struct sock finds its state with one lookup in the
  * socket's own storage list (a per-map cache slot), with no shared table,
  * no hashing and no stale entry of a freed socket at a reused address: the
- * kernel frees the state with the socket. */
+ * kernel frees the state with the socket. A socket of a process the filter
+ * leaves out keeps its state as a mark (ignored, holding no slot), so every
+ * hook tells it with the same single lookup. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -144,18 +146,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } jdw_ia_stats SEC(".maps");
-
-/* Sockets of processes the filter leaves out, marked on their first
- * application touch (their connection state freed): a hook that finds no
- * state on a socket with BPF storage tests this before creating any, so
- * an untraced peer on the same host (a load generator, a proxy) costs two
- * lookups and never a slot. Freed with the socket. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u8);
-} jdw_ia_skip SEC(".maps");
 
 static __always_inline void stat_inc(__u32 id)
 {

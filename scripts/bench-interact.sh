@@ -87,23 +87,30 @@ measure() {
 		f=$work/ia.jdw
 		local jd=$bin/jackdaw
 		[ "$config" = ia-base ] && jd=$JACKDAW_BASE
-		"$jd" interactions -q --by interaction -o "$f" $target > /dev/null 2> "$work/tracer.err" &
+		"$jd" interactions --by interaction -o "$f" $target > /dev/null 2> "$work/tracer.err" &
 		tracer=$! ;;
 	classes)
 		f=$work/classes.json
-		"$bin/jackdaw" interactions -q --by class --json --interval 1 $target > "$f" 2> "$work/tracer.err" &
+		"$bin/jackdaw" interactions --by class --json --interval 1 $target > "$f" 2> "$work/tracer.err" &
 		tracer=$! ;;
 	full)
 		f=$work/full.jdw
 		"$bin/jackdaw" record -q -o "$f" $target > /dev/null 2> "$work/tracer.err" &
 		tracer=$! ;;
 	esac
+	# The interactions commands install their SIGINT handler once they say
+	# "following interactions" (a signal before that is lost).
+	if [ "$config" != untraced ] && [ "$config" != full ]; then
+		for _ in $(seq 300); do grep -q "following interactions" "$work/tracer.err" && break; sleep 0.1; done
+	fi
 	[ -n "$tracer" ] && sleep 1.5
 	c0=$(cpu_ns "$spid")
 	read -r rate n < <(run_load "$server")
 	c1=$(cpu_ns "$spid")
 	if [ -n "$tracer" ]; then
-		kill -INT "$tracer"
+		if ! kill -INT "$tracer" 2>/dev/null; then
+			echo "bench-interact: the $config tracer of $server ended early: $(tail -1 "$work/tracer.err")" >&2
+		fi
 		wait "$tracer" || true
 		case $config in
 		classes) records=$({ grep -o '"class":' "$f" || true; } | wc -l) ;;

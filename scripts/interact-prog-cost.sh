@@ -36,12 +36,21 @@ for r in $(seq "$reps"); do
 	i=0
 	for jd in "$@"; do
 		i=$((i + 1))
-		"$jd" interactions -q --by interaction -o "$work/ia.jdw" --pid "$nginx_master" > /dev/null 2> "$work/err" &
+		bpftool prog show --json | jq -c '[.[].id]' > "$work/old_ids"
+		"$jd" interactions --by interaction -o "$work/ia.jdw" --pid "$nginx_master" > /dev/null 2> "$work/err" &
 		tracer=$!
-		sleep 1.5
-		bpftool prog show --json | jq -c '[.[] | select(.name | startswith("ia_")) | {id, name, run_cnt: (.run_cnt // 0), run_time_ns: (.run_time_ns // 0)}]' > "$work/before"
+		# Its SIGINT handler is in place once it says so.
+		for _ in $(seq 300); do grep -q "following interactions" "$work/err" && break; sleep 0.1; done
+		sleep 0.5
+		# Only this tracer's programs (those loaded since it started):
+		# another session's (a test, another engineer's run) may be loaded too.
+		progs() {
+			bpftool prog show --json | jq -c --slurpfile old "$work/old_ids" '[.[] | select((.name | startswith("ia_")) and
+				((.id as $i | $old[0] | index($i)) == null)) | {id, name, run_cnt: (.run_cnt // 0), run_time_ns: (.run_time_ns // 0)}]'
+		}
+		progs > "$work/before"
 		n=$(wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" | awk '/requests in/ {print $1}')
-		bpftool prog show --json | jq -c '[.[] | select(.name | startswith("ia_")) | {id, name, run_cnt: (.run_cnt // 0), run_time_ns: (.run_time_ns // 0)}]' > "$work/after"
+		progs > "$work/after"
 		kill -INT "$tracer"
 		wait "$tracer" || true
 		rm -f "$work/ia.jdw"

@@ -250,6 +250,18 @@ uint64_t InteractControl::ConnectionCount() const {
   return static_cast<uint64_t>(live.conns);
 }
 
+std::string InteractMissingTracepoints(const std::function<bool(const char*)>& has_tracepoint) {
+  std::string missing;
+  for (const char* tp : {"sk_data_ready", "sock_recv_length", "sock_send_length"}) {
+    if (has_tracepoint(tp)) continue;
+    missing += missing.empty() ? "" : ", ";
+    missing += tp;
+  }
+  if (missing.empty()) return missing;
+  return "this kernel lacks the socket tracepoint(s) " + missing +
+         " that in-kernel interactions hook (newer kernels have them): use jackdaw record (full capture) instead";
+}
+
 InteractStats InteractControl::ReadStats() const {
   InteractStats out;
   std::vector<uint64_t> vals(session_.ncpus());

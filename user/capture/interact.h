@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -129,6 +130,12 @@ class InteractControl {
   bpf_link* sweep_link_ = nullptr;
   uint64_t evicted_ = 0;
 };
+
+// Why the interact group cannot run on a kernel, as the reason half of a
+// one-line error ("" when it can): the socket tracepoints its programs
+// need, those `has_tracepoint` says the kernel lacks (Debian 12's 6.1 has
+// none of them), and what to use instead.
+std::string InteractMissingTracepoints(const std::function<bool(const char*)>& has_tracepoint);
 
 // Name of a JDW_IA_STAT_* counter, and its description.
 const char* InteractStatName(uint32_t id);

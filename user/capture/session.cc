@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/interact.h"
 #include "capture/listeners.h"
 #include "app.skel.h"
 #include "block.skel.h"
@@ -295,6 +296,11 @@ Status CaptureSession::LoadGroup(uint32_t group) {
   const char* gname = trace::GroupName(group);
   // tp_btf first; raw_tp (the same hooks, untyped) when the kernel refuses
   // them. Neither needs tracefs.
+  if (group == JDW_GROUP_INTERACT) {
+    const std::string missing = InteractMissingTracepoints(
+        [](const char* tp) { return libbpf_find_vmlinux_btf_id(tp, BPF_TRACE_RAW_TP) >= 0; });
+    if (!missing.empty()) return ErrStatus("%s: disabled: %s", gname, missing.c_str());
+  }
   for (const char* mode : {"tp_btf", "raw_tp"}) {
     if (group == JDW_GROUP_APP && strcmp(mode, "raw_tp") == 0) break;
     // The socket tracepoints it needs carry no fields worth an untyped
