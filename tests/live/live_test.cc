@@ -40,6 +40,19 @@ bool Exists(const std::string& p) {
   return stat(p.c_str(), &st) == 0;
 }
 
+// The process listening on `port` (0: none): ServerProcess does not expose
+// its pid.
+pid_t ListeningPid(uint16_t port) {
+  std::string cmd = "ss -Hltnp 'sport = :" + std::to_string(port) + "'";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[512] = {0};
+  std::string out;
+  while (p && fgets(buf, sizeof(buf), p)) out += buf;
+  if (p) pclose(p);
+  auto at = out.find("pid=");
+  return at == std::string::npos ? 0 : std::stoi(out.substr(at + 4));
+}
+
 // A live session on the test server with the load driver running.
 class LiveSession {
  public:
@@ -87,17 +100,7 @@ class LiveSession {
     if (reader_.joinable()) reader_.join();
     if (load_) load_->Wait(1000);
   }
-  pid_t ServerPid() {
-    // ServerProcess does not expose the pid: ask which process listens.
-    std::string cmd = "ss -Hltnp 'sport = :" + std::to_string(server_.port()) + "'";
-    FILE* p = popen(cmd.c_str(), "r");
-    char buf[512] = {0};
-    std::string out;
-    while (p && fgets(buf, sizeof(buf), p)) out += buf;
-    if (p) pclose(p);
-    auto at = out.find("pid=");
-    return at == std::string::npos ? 0 : std::stoi(out.substr(at + 4));
-  }
+  pid_t ServerPid() { return ListeningPid(server_.port()); }
   nlohmann::json Ctl(const std::string& line) {
     auto r = control::SendRequest(socket_, line);
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.status().message());
@@ -291,15 +294,9 @@ TEST(Live, RecordTakesTheSameControlSocket) {
   JDW_REQUIRE_ROOT();
   ServerProcess server;
   ASSERT_TRUE(server.Start().ok());
-  std::string cmd = "ss -Hltnp 'sport = :" + std::to_string(server.port()) + "'";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[512] = {0};
-  std::string out;
-  while (p && fgets(buf, sizeof(buf), p)) out += buf;
-  if (p) pclose(p);
-  const auto at = out.find("pid=");
-  ASSERT_NE(at, std::string::npos) << out;
-  const std::string server_pid = std::to_string(std::stoi(out.substr(at + 4)));
+  const pid_t pid = ListeningPid(server.port());
+  ASSERT_GT(pid, 0) << "no process listens on the test server's port";
+  const std::string server_pid = std::to_string(pid);
   const std::string trace = testing::TempPath("ctl-record.jdw");
   Child rec;
   ASSERT_TRUE(rec.Spawn({testing::BinDir() + "/jackdaw", "record", "--pid", server_pid, "--duration", "30", "-o",

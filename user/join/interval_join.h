@@ -101,8 +101,12 @@ class IntervalJoin {
   static constexpr size_t kPruneRatio = 4;
   // A freed set keeps its vectors' capacity for reuse (no allocation per
   // request in steady state) unless it exceeds this many elements: a one-off
-  // giant request must not pin its memory in a slot forever.
-  static constexpr size_t kMaxKeptCapacity = 4096;
+  // giant request must not pin its memory in a slot forever. Requests hold
+  // tens of events; at 4096 a slot that once held a large unseeded set (an
+  // idle thread's, open for a timeout) kept up to ~650 KB of event and
+  // off-CPU vectors, and analyze's RSS crept up over a long trace as more
+  // slots did.
+  static constexpr size_t kMaxKeptCapacity = 256;
 
   const std::vector<uint16_t>& CascadeTargets(uint32_t attr) const {
     return attr < cascade_.size() ? cascade_[attr] : kNoTargets;

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "join/event_set.h"
 
@@ -48,7 +49,8 @@ inline void AddClippedOffCpu(const OffCpu& o, uint64_t start, OffCpuSums* sums) 
 inline size_t SettleOffCpu(Set& s, size_t min_mark) {
   uint64_t ref = UINT64_MAX;
   for (const Ev& e : s.events) ref = std::min(ref, e.ts);
-  size_t kept = 0, settled = 0;
+  std::vector<OffCpu> kept;
+  size_t settled = 0;
   for (Ev& e : s.events) {
     if (!e.off) continue;
     const OffCpu& o = s.offs[e.off - 1];
@@ -57,13 +59,12 @@ inline size_t SettleOffCpu(Set& s, size_t min_mark) {
       e.off = 0;
       settled++;
     } else {
-      // Events come in list order, so each kept period moves down (or stays).
-      s.offs[kept] = o;
-      e.off = static_cast<uint32_t>(++kept);
+      kept.push_back(o);
+      e.off = static_cast<uint32_t>(kept.size());
     }
   }
-  s.offs.resize(kept);
-  s.settle_at = std::max(min_mark, 2 * kept);
+  s.offs.swap(kept);
+  s.settle_at = std::max(min_mark, 2 * s.offs.size());
   return settled;
 }
 
