@@ -15,19 +15,15 @@
  *   sched_switch/wakeup on-CPU, run-queue and blocked time of serving threads
  *                       only (task storage, nothing for other threads)
  *   block_io_start      disk I/O submitted by a serving thread (optional)
- *   cgroup/sock_release a UDP socket released: its last interaction
- *   iter (ia_sweep)     the idle sweep, run on demand by user space
  *   sched_process_fork  a traced process's child joins the pid filter (the
  *                       sched group does this in a full capture; forks are
  *                       rare, so this costs nothing per request)
  *
- * Connection state lives in the socket's own BPF storage: each socket hook
- * finds it with one lookup on the struct sock it already has. The number
- * of sockets holding state is bounded (a socket beyond it is counted,
- * CONNS_FULL, and not followed) and user space's idle sweep (ia_sweep)
- * frees silent ones. Two directions of one socket can race (full-duplex
- * traffic); a request/response protocol does not do that, and the worst
- * case is a mis-split interaction, never a fault. */
+ * Connection state lives in one bounded hash keyed by the socket; a full
+ * table is counted (CONNS_FULL) and user space evicts idle entries. Two
+ * directions of one socket can race (full-duplex traffic); a request/response
+ * protocol does not do that, and the worst case is a mis-split interaction,
+ * never a fault. */
 #include "interact_state.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -442,7 +438,7 @@ static __always_inline void on_data(struct conn *c, const struct sock *sk, __u64
 		c->in_read = 0;
 }
 
-/* ---- connection state ----------------------------------------------------- */
+/* ---- connection table ---------------------------------------------------- */
 
 static __always_inline bool tracked_sock(const struct sock *sk)
 {
@@ -456,21 +452,42 @@ static __always_inline bool tracked_sock(const struct sock *sk)
 	return proto == IPPROTO_UDP && sk->sk_type == 2 /* SOCK_DGRAM */;
 }
 
-/* A socket's ports and protocol never change while it carries data, but a
- * UDP socket may be connect()ed anew to another peer: its state then
- * describes another conversation. */
+/* The table is keyed by the socket's address, which the kernel reuses once
+ * a socket is freed. A TCP socket's entry goes when it reaches CLOSE, but a
+ * UDP socket has no close event here: its entry stays until the idle sweep,
+ * and a new socket at the same address must not inherit it. The ports and
+ * protocol tell them apart (a socket's own never change once it carries
+ * data). */
 static __always_inline bool same_sock(const struct conn *c, const struct sock *sk)
 {
 	return c->protocol == sk->sk_protocol && c->lport == sk->__sk_common.skc_num &&
 	       c->rport == bpf_ntohs(sk->__sk_common.skc_dport);
 }
 
-/* Fills a connection's state from its socket; `d` is the direction of its
- * first event, which decides the role. */
-static __always_inline void init_conn(struct conn *n, const struct sock *sk, __u8 d, __u64 now)
+/* Finds the socket's state, creating it when `create` (an event of
+ * direction `d`): the first message's direction decides the role. */
+static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, __u8 d, bool create,
+					     __u64 now)
 {
+	struct conn *c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
 	struct tcp_sock *tp;
+	__u64 update = BPF_NOEXIST;
+	__u32 zero = 0;
+	struct conn *n;
 
+	if (c && same_sock(c, sk))
+		return c;
+	if (!create)
+		return NULL;
+	if (c) {
+		/* A stale entry of a freed socket: its interaction in flight
+		 * can never complete. Replace it, counted. */
+		stat_inc(JDW_IA_STAT_REUSED);
+		update = BPF_ANY;
+	}
+	n = bpf_map_lookup_elem(&jdw_ia_scratch, &zero);
+	if (!n)
+		return NULL;
 	__builtin_memset(n, 0, sizeof(*n));
 	n->last_ts = now;
 	n->role = d == DIR_IN ? JDW_ROLE_SERVER : JDW_ROLE_CLIENT;
@@ -497,101 +514,33 @@ static __always_inline void init_conn(struct conn *n, const struct sock *sk, __u
 			n->msg[1].seg_mark = tp->data_segs_out;
 		}
 		n->last_rx = (__u32)tp->bytes_received;
-		n->out_mark = tp->write_seq;
 	}
-}
-
-static __always_inline void uncount(struct conn *c)
-{
-	struct jdw_ia_live *live;
-
-	if (!c->counted)
-		return;
-	c->counted = 0;
-	live = ia_live();
-	if (live)
-		__sync_fetch_and_add(&live->conns, -1);
-}
-
-/* Frees a socket's state (its close); true when it held a slot. */
-static __always_inline bool drop_conn(struct sock *sk, struct conn *c)
-{
-	bool counted = c->counted;
-
-	if (bpf_sk_storage_delete(&jdw_ia_conns, sk) != 0)
-		return false;
-	if (counted) {
-		struct jdw_ia_live *live = ia_live();
-
-		if (live)
-			__sync_fetch_and_add(&live->conns, -1);
-	}
-	return counted;
-}
-
-/* Creates the socket's state within the bound (an event of direction `d`). */
-static __always_inline struct conn *new_conn(struct sock *sk, __u8 d, __u64 now)
-{
-	struct jdw_ia_live *live = ia_live();
-	struct conn *c;
-
-	if (!live)
-		return NULL;
-	if (__sync_fetch_and_add(&live->conns, 1) >= (__s64)ia_max_conns) {
-		__sync_fetch_and_add(&live->conns, -1);
+	if (bpf_map_update_elem(&jdw_ia_conns, &key, n, update) != 0) {
 		stat_inc(JDW_IA_STAT_CONNS_FULL);
-		return NULL;
+		return bpf_map_lookup_elem(&jdw_ia_conns, &key); /* lost a race? */
 	}
-	c = bpf_sk_storage_get(&jdw_ia_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!c) {
-		__sync_fetch_and_add(&live->conns, -1);
-		/* Another CPU created it first (both directions at once)? */
-		c = bpf_sk_storage_get(&jdw_ia_conns, sk, 0, 0);
-		if (!c)
-			stat_inc(JDW_IA_STAT_CONNS_FULL); /* no memory */
-		return c;
-	}
-	init_conn(c, sk, d, now);
-	c->counted = 1;
 	stat_inc(JDW_IA_STAT_CONNS);
-	return c;
+	return bpf_map_lookup_elem(&jdw_ia_conns, &key);
 }
 
-/* The socket's state, created when `create`; callers test `ignored`. A
- * socket without any BPF storage (every new one) is told by a pointer
- * test, without a helper call; any other by one lookup. */
-static __always_inline struct conn *get_conn(struct sock *sk, __u8 d, bool create, __u64 now)
+/* A socket without any BPF storage (every traced one, as a rule) is told
+ * by a pointer test, without the helper call. */
+static __always_inline bool skipped(const struct sock *sk)
 {
-	struct conn *c;
-
-	if (sk->sk_bpf_storage) {
-		c = bpf_sk_storage_get(&jdw_ia_conns, sk, 0, 0);
-		if (c) {
-			__u8 counted = c->counted, ignored = c->ignored;
-
-			if (ignored || same_sock(c, sk) || !create)
-				return c;
-			/* Connected anew: its interaction in flight belonged
-			 * to the old peer and can never complete. */
-			stat_inc(JDW_IA_STAT_REUSED);
-			init_conn(c, sk, d, now);
-			c->counted = counted;
-			return c;
-		}
-	}
-	if (!create)
-		return NULL;
-	return new_conn(sk, d, now);
+	if (!sk->sk_bpf_storage)
+		return false;
+	return bpf_sk_storage_get(&jdw_ia_skip, (struct sock *)sk, 0, 0) != NULL;
 }
 
 /* The first application touch names the owner; the filters apply here. A
- * socket left out keeps its state as an inert mark that holds no slot. */
-static __always_inline bool owner_ok(struct conn *c, __u64 pid_tgid)
+ * socket left out is marked (jdw_ia_skip) and leaves the table; should the
+ * mark fail, its entry stays, flagged ignored. */
+static __always_inline bool owner_ok(struct conn *c, struct sock *sk, __u64 key, __u64 pid_tgid)
 {
 	struct jdw_ia_control *ictl;
 	struct jdw_control *ctl;
 
-	if (c->owned || c->ignored)
+	if (c->owned)
 		return !c->ignored;
 	c->owned = 1;
 	c->tgid = pid_tgid >> 32;
@@ -602,7 +551,8 @@ static __always_inline bool owner_ok(struct conn *c, __u64 pid_tgid)
 	    (ictl->cgroup_id && ictl->cgroup_id != c->cgroup)) {
 		c->ignored = 1;
 		stat_inc(JDW_IA_STAT_FILTERED);
-		uncount(c);
+		if (bpf_sk_storage_get(&jdw_ia_skip, sk, 0, BPF_SK_STORAGE_GET_F_CREATE))
+			bpf_map_delete_elem(&jdw_ia_conns, &key);
 		return false;
 	}
 	return true;
@@ -615,38 +565,15 @@ static __always_inline bool group_on(void)
 
 /* ---- hooks --------------------------------------------------------------- */
 
-/* True while our side of a TCP connection has written data whose send hook
- * has not run yet: sock_send_length fires when the send call returns, and
- * over loopback the data reaches the peer -- which may answer -- within
- * that call. The FIN our close queues counts as one byte. */
-static __always_inline bool send_unreported(const struct conn *c, const struct sock *sk,
-					    const struct tcp_sock *tp)
-{
-	__s32 ahead = (__s32)(tp->write_seq - c->out_mark);
-
-	return ahead > (sk->sk_shutdown & SEND_SHUTDOWN ? 1 : 0);
-}
-
-/* Applies an arrival that waited for a send hook (pending_in) at its own
- * time: the message it begins follows the one sent. */
-static __always_inline void apply_pending(struct conn *c, const struct sock *sk)
-{
-	__u64 at = c->pending_in;
-
-	c->pending_in = 0;
-	if (c->dir != DIR_IN)
-		on_data(c, sk, (__u64)sk, DIR_IN, at);
-}
-
 SEC("tp_btf/sk_data_ready")
-int BPF_PROG(ia_sk_data_ready, struct sock *sk)
+int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
 {
+	__u64 key = (__u64)sk, now;
 	struct conn *c;
-	__u64 now;
 
-	if (!group_on() || !tracked_sock(sk))
+	if (!group_on() || !tracked_sock(sk) || skipped(sk))
 		return 0;
-	c = get_conn(sk, DIR_IN, true, 0); /* on_data stamps it */
+	c = get_conn(sk, key, DIR_IN, true, 0); /* on_data stamps it */
 	if (!c || c->ignored)
 		return 0;
 	if (c->protocol == IPPROTO_TCP) {
@@ -662,20 +589,9 @@ int BPF_PROG(ia_sk_data_ready, struct sock *sk)
 		if (rx == c->last_rx && c->dir != DIR_NONE)
 			return 0;
 		c->last_rx = rx;
-		now = bpf_ktime_get_ns();
-		if (send_unreported(c, sk, tp)) {
-			/* The peer answered data whose send hook is still to
-			 * come: that hook (or the next read) applies this
-			 * arrival after the message it ends. */
-			if (!c->pending_in)
-				c->pending_in = now;
-			c->last_ts = now;
-			return 0;
-		}
-	} else {
-		now = bpf_ktime_get_ns();
 	}
-	on_data(c, sk, (__u64)sk, DIR_IN, now);
+	now = bpf_ktime_get_ns();
+	on_data(c, sk, key, DIR_IN, now);
 	if (c->protocol != IPPROTO_TCP)
 		c->msg[0].packets += 1; /* a datagram; after on_data, which resets a new message */
 	return 0;
@@ -684,27 +600,25 @@ int BPF_PROG(ia_sk_data_ready, struct sock *sk)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(ia_sock_recv_length, struct sock *sk, int ret, int flags)
 {
-	__u64 now, id;
+	__u64 key = (__u64)sk, now, id;
 	struct conn *c;
 
-	if (ret <= 0 || (flags & MSG_PEEK) || !group_on() || !tracked_sock(sk))
+	if (ret <= 0 || (flags & MSG_PEEK) || !group_on() || !tracked_sock(sk) || skipped(sk))
 		return 0;
 	now = bpf_ktime_get_ns();
-	c = get_conn(sk, DIR_IN, true, now);
+	c = get_conn(sk, key, DIR_IN, true, now);
 	if (!c)
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	if (!owner_ok(c, id))
+	if (!owner_ok(c, sk, key, id))
 		return 0;
-	if (c->pending_in)
-		apply_pending(c, sk);
 	/* Data read after our last outbound bytes arrived before them (the
 	 * arrival was folded into the earlier inbound message): a pipelined
 	 * next message, which begins here. */
 	if (c->dir != DIR_IN) {
 		bool after_out = c->dir == DIR_OUT;
 
-		on_data(c, sk, (__u64)sk, DIR_IN, now);
+		on_data(c, sk, key, DIR_IN, now);
 		if (after_out && c->role == JDW_ROLE_SERVER)
 			c->flags |= JDW_IA_PIPELINED;
 		else if (!after_out)
@@ -720,63 +634,56 @@ int BPF_PROG(ia_sock_recv_length, struct sock *sk, int ret, int flags)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(ia_sock_send_length, struct sock *sk, int ret, int flags)
 {
-	struct tcp_sock *tp;
-	__u64 now, id;
+	__u64 key = (__u64)sk, now, id;
 	struct conn *c;
 
-	if (ret <= 0 || !group_on() || !tracked_sock(sk))
+	if (ret <= 0 || !group_on() || !tracked_sock(sk) || skipped(sk))
 		return 0;
 	now = bpf_ktime_get_ns();
-	c = get_conn(sk, DIR_OUT, true, now);
+	c = get_conn(sk, key, DIR_OUT, true, now);
 	if (!c)
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	if (!owner_ok(c, id))
+	if (!owner_ok(c, sk, key, id))
 		return 0;
-	on_data(c, sk, (__u64)sk, DIR_OUT, now);
+	on_data(c, sk, key, DIR_OUT, now);
 	c->msg[1].bytes += ret;
-	/* The thread first: once out_mark shows this send reported, an
-	 * arrival on another CPU may complete the interaction. */
-	touch_thread(c, (__u32)id, now);
-	if (c->protocol != IPPROTO_TCP) {
+	if (c->protocol != IPPROTO_TCP)
 		c->msg[1].packets += 1;
-		return 0;
-	}
-	tp = as_tcp(sk);
-	if (tp) {
-		barrier();
-		c->out_mark = tp->write_seq;
-		barrier();
-		if (c->pending_in)
-			apply_pending(c, sk);
-	}
+	touch_thread(c, (__u32)id, now);
 	return 0;
 }
 
 /* Our side closing (FIN_WAIT1 / LAST_ACK) completes the interaction in
- * flight; the socket reaching CLOSE frees its state (the kernel would free
- * it with the socket anyway, but the bound counts it now). The peer's FIN
- * alone (CLOSE_WAIT) does not: a client may half-close before the response. */
+ * flight; the socket reaching CLOSE drops its state. The peer's FIN alone
+ * (CLOSE_WAIT) does not: a client may half-close before the response. */
 SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(ia_inet_sock_set_state, struct sock *sk, const int oldstate, const int newstate)
+int BPF_PROG(ia_inet_sock_set_state, const struct sock *sk, const int oldstate, const int newstate)
 {
+	__u64 key = (__u64)sk;
 	struct conn *c;
 
 	if (newstate != TCP_FIN_WAIT1 && newstate != TCP_LAST_ACK && newstate != TCP_CLOSE)
 		return 0;
-	if (!sk->sk_bpf_storage)
-		return 0;
-	c = bpf_sk_storage_get(&jdw_ia_conns, sk, 0, 0);
+	c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
 	if (!c)
 		return 0;
+	if (!same_sock(c, sk)) {
+		/* A stale entry at this address, not this socket's. */
+		if (newstate == TCP_CLOSE && bpf_map_delete_elem(&jdw_ia_conns, &key) == 0)
+			stat_inc(JDW_IA_STAT_REUSED);
+		return 0;
+	}
 	if (c->dir != DIR_NONE && !c->ignored) {
 		end_message(c, sk, c->dir);
 		c->flags |= JDW_IA_CLOSED;
-		complete(c, (__u64)sk);
+		complete(c, key);
 		c->dir = DIR_NONE;
 	}
-	if (newstate == TCP_CLOSE && drop_conn(sk, c))
+	if (newstate == TCP_CLOSE) {
+		bpf_map_delete_elem(&jdw_ia_conns, &key);
 		stat_inc(JDW_IA_STAT_CLOSED);
+	}
 	return 0;
 }
 
@@ -785,74 +692,40 @@ int BPF_PROG(ia_inet_sock_set_state, struct sock *sk, const int oldstate, const 
  * last reference) ends it. cgroup/sock_release runs in inet_release for
  * every inet socket of the cgroup tree it is attached to (the root, by
  * user space), once per socket and never per packet. Its context is the
- * struct sock itself (reading it needs CAP_PERFMON, which loading needs
- * anyway). TCP is left to inet_sock_set_state, which sees the FIN go out.
- * Optional: when it cannot attach, the state goes with the socket, its
- * interaction in flight lost, and the idle sweep re-bases the count. */
+ * struct sock itself, so its address is the table's key (reading it needs
+ * CAP_PERFMON, which loading needs anyway); the ports tell a stale entry at
+ * that address from this socket's, as in same_sock(). TCP
+ * is left to inet_sock_set_state, which sees the FIN go out. Optional: when
+ * it cannot attach, the idle sweep frees the entry and the interaction in
+ * flight is lost, as before. */
 SEC("cgroup/sock_release")
 int ia_sock_release(struct bpf_sock *ctx)
 {
+	__u64 key = (__u64)ctx;
+	struct sock *sk = (struct sock *)key;
 	struct conn *c;
 
 	if (ctx->protocol != IPPROTO_UDP)
 		return 1;
-	c = bpf_sk_storage_get(&jdw_ia_conns, ctx, 0, 0);
-	if (!c || !c->counted)
+	c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
+	if (!c)
 		return 1;
+	/* The release context exposes no ports: read them from the socket. */
+	if (c->protocol != IPPROTO_UDP || c->lport != BPF_CORE_READ(sk, __sk_common.skc_num) ||
+	    c->rport != bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport))) {
+		if (bpf_map_delete_elem(&jdw_ia_conns, &key) == 0)
+			stat_inc(JDW_IA_STAT_REUSED);
+		return 1;
+	}
 	if (c->dir != DIR_NONE && !c->ignored) {
 		__u8 d = c->dir;
 
 		end_message_n(c, d, c->msg[d == DIR_IN ? 0 : 1].packets);
 		c->flags |= JDW_IA_CLOSED;
-		complete(c, (__u64)ctx);
+		complete(c, key);
 		c->dir = DIR_NONE;
 	}
-	/* This program type cannot delete socket storage; the socket's
-	 * destruction frees it an RCU grace period later. Until then the
-	 * state is inert and holds no slot. */
-	c->ignored = 1;
-	uncount(c);
+	bpf_map_delete_elem(&jdw_ia_conns, &key);
 	stat_inc(JDW_IA_STAT_CLOSED);
 	return 1;
-}
-
-/* The idle sweep, run by user space through a map iterator over the
- * connection states (InteractControl::EvictIdle): a connection silent
- * since before jdw_ia_live.sweep_before is freed. Its interaction in
- * flight is completed first when its response had begun (the response's
- * end is the last data seen: nothing followed for the whole idle time);
- * one whose request is still unanswered is lost, counted as evicted. The
- * walk also re-bases the live count on the connections it kept. */
-SEC("iter/bpf_sk_storage_map")
-int ia_sweep(struct bpf_iter__bpf_sk_storage_map *ctx)
-{
-	struct jdw_ia_live *live = ia_live();
-	struct sock *sk = ctx->sk;
-	struct conn *c;
-
-	if (!live)
-		return 0;
-	if (!sk) { /* the end of the walk */
-		live->conns = live->sweep_kept;
-		return 0;
-	}
-	c = bpf_sk_storage_get(&jdw_ia_conns, sk, 0, 0);
-	if (!c)
-		return 0;
-	if (!c->counted)
-		return 0; /* a mark or a released socket: goes with its socket */
-	if (c->last_ts >= live->sweep_before) {
-		live->sweep_kept += 1;
-		return 0;
-	}
-	if (!c->ignored && c->dir == (c->role == JDW_ROLE_SERVER ? DIR_OUT : DIR_IN) && c->resp_start) {
-		if (c->protocol == IPPROTO_TCP)
-			end_message(c, sk, c->dir);
-		else
-			end_message_n(c, c->dir, c->msg[c->dir == DIR_IN ? 0 : 1].packets);
-		complete(c, (__u64)sk);
-	}
-	if (bpf_sk_storage_delete(&jdw_ia_conns, sk) == 0)
-		live->sweep_evicted += 1;
-	return 0;
 }

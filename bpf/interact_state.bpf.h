@@ -14,7 +14,6 @@
 #define IPPROTO_UDP 17
 #define MSG_PEEK 2
 #define RCV_SHUTDOWN 1
-#define SEND_SHUTDOWN 2
 /* include/net/tcp_states.h */
 #define TCP_ESTABLISHED 1
 #define TCP_FIN_WAIT1 4
@@ -64,24 +63,19 @@ struct msg_acc {
 };
 
 struct conn {
-	__u64 last_ts;     /* last data seen: the idle sweep reads it */
+	__u64 last_ts;     /* read by user space's idle sweep: keep first */
 	__u64 cgroup;
 	__u32 tgid;
 	__u32 seq;         /* interactions completed on this connection */
 	__u8 role;
 	__u8 dir;          /* direction of the current message */
 	__u8 flags;        /* JDW_IA_* of the current interaction */
-	__u8 ignored;      /* owner filtered out, or UDP socket released: inert */
+	__u8 ignored;      /* owner filtered out */
 	__u8 owned;        /* tgid/cgroup known (an application touched it) */
 	__u8 protocol;
-	__u8 counted;      /* holds one of the ia_max_conns slots (jdw_ia_live) */
-	__u8 pad[3];
 	__u16 family;
 	__u16 lport, rport;
 	__u32 last_rx;     /* TCP bytes_received (minus FIN) at the last arrival */
-	__u32 out_mark;    /* TCP write_seq when the send hook last ran */
-	__u32 pad2;
-	__u64 pending_in;  /* arrival that came while a send was unreported */
 	__u8 laddr[16], raddr[16];
 	__u64 in_read;     /* first application read of the inbound message */
 	struct msg_acc msg[2]; /* [0] inbound, [1] outbound */
@@ -91,33 +85,12 @@ struct conn {
 	struct thread_slot thr[2];
 };
 
-/* Connection state lives in the socket itself (socket-local storage): a
- * hook that has the struct sock finds its state with one lookup in the
- * socket's own storage list (a per-map cache slot), with no shared table,
- * no hashing and no stale entry of a freed socket at a reused address: the
- * kernel frees the state with the socket. A socket of a process the filter
- * leaves out keeps its state as a mark (ignored, holding no slot), so every
- * hook tells it with the same single lookup. */
 struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768); /* set by user space before load */
+	__type(key, __u64);
 	__type(value, struct conn);
 } jdw_ia_conns SEC(".maps");
-
-/* How many sockets may carry state at once (CaptureOptions'
- * interact_max_conns). Socket storage has no bound of its own, so the
- * group keeps one: jdw_ia_live counts the sockets holding state, a socket
- * beyond the bound is not followed (counted CONNS_FULL), and the idle sweep
- * (ia_sweep) frees the state of silent ones. */
-const volatile __u32 ia_max_conns = 32768;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct jdw_ia_live);
-} jdw_ia_live SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -147,19 +120,33 @@ struct {
 	__type(value, __u64);
 } jdw_ia_stats SEC(".maps");
 
+/* Sockets of processes the filter leaves out, marked on their first
+ * application touch: every hook tests this before anything else, a pointer
+ * load when the socket carries no BPF storage at all (most sockets), so an
+ * untraced peer on the same host (a load generator, a proxy) costs neither
+ * a table lookup nor a slot in the connection table. Freed with the socket,
+ * so a reused address never inherits it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u8);
+} jdw_ia_skip SEC(".maps");
+
+/* Zeroed scratch for a new connection (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct conn);
+} jdw_ia_scratch SEC(".maps");
+
 static __always_inline void stat_inc(__u32 id)
 {
 	__u64 *v = bpf_map_lookup_elem(&jdw_ia_stats, &id);
 
 	if (v)
 		*v += 1;
-}
-
-static __always_inline struct jdw_ia_live *ia_live(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&jdw_ia_live, &zero);
 }
 
 static __always_inline struct jdw_ia_control *ia_ctl(void)

@@ -32,20 +32,6 @@ struct jdw_ia_control {
 	__u64 cgroup_id;     /* only connections owned by this cgroup (0: any) */
 };
 
-/* The connection count and the idle sweep's exchange (jdw_ia_live, one
- * entry). conns: sockets holding connection state now (kept by the
- * programs; each sweep re-bases it on the entries it walked, so a socket
- * freed without a close the programs saw returns its slot). Before a sweep
- * user space writes sweep_before (CLOCK_MONOTONIC ns: connections silent
- * since before it are evicted) and zeroes the results; the sweep fills
- * sweep_evicted and sweep_kept. */
-struct jdw_ia_live {
-	__s64 conns;
-	__u64 sweep_before;
-	__u64 sweep_evicted;
-	__u64 sweep_kept;
-};
-
 /* Latency histogram of classes: microseconds on a log-linear scale, four
  * buckets per power of two: bucket 0..3 hold 0..3 us, then bucket
  * 4*(msb-1) + next two bits below the msb. 27 octaves reach 2^27 us
@@ -111,7 +97,6 @@ enum jdw_ia_stat {
 };
 
 JDW_STATIC_ASSERT(sizeof(struct jdw_ia_control) == 24, "jdw_ia_control size changed: bump JDW_ABI_VERSION");
-JDW_STATIC_ASSERT(sizeof(struct jdw_ia_live) == 32, "jdw_ia_live size changed: bump JDW_ABI_VERSION");
 JDW_STATIC_ASSERT(sizeof(struct jdw_ia_class_key) == 32, "jdw_ia_class_key size changed: bump JDW_ABI_VERSION");
 JDW_STATIC_ASSERT(sizeof(struct jdw_ia_class_stats) == 128 + 4 * JDW_IA_HIST_BUCKETS,
 		  "jdw_ia_class_stats size changed: bump JDW_ABI_VERSION");

@@ -266,10 +266,7 @@ void CheckAgainstTruth(const Collect& sink, const std::vector<nlohmann::json>& t
           EXPECT_LE(ia.req_start, ia.in_read);
           EXPECT_LE(ia.in_read, ia.resp_start);
           EXPECT_NE(ia.req_tid, 0u);
-          EXPECT_GT(ia.oncpu_ns, 0u) << "the worker ran between reading and answering: req_tid " << ia.req_tid
-                                     << " resp_tid " << ia.resp_tid << " read->answer "
-                                     << (ia.resp_start - ia.in_read) << " ns, runq " << ia.runq_ns << " blocked "
-                                     << ia.blocked_ns << " flags " << int(ia.flags) << " seq " << ia.seq;
+          EXPECT_GT(ia.oncpu_ns, 0u) << "the worker ran between reading and answering";
           EXPECT_LE(ia.oncpu_ns + ia.runq_ns + ia.blocked_ns, ia.resp_end - ia.req_start + 1000);
         } else {
           EXPECT_LE(ia.resp_start, ia.in_read);
@@ -393,12 +390,8 @@ TEST_F(InteractTest, UntracedPeerHoldsNoTableSlot) {
   // Connection still open: the server's socket alone is in the table.
   EXPECT_EQ((*ctl)->ConnectionCount(), 1u);
   capture::InteractStats st = (*ctl)->ReadStats();
-  // The counters are the machine's: other processes' loopback sockets that
-  // got data during the test count too (a few, on a shared machine). Had
-  // the client's socket re-entered at each of its 20 requests, they would
-  // be 20 more.
-  EXPECT_GE(st.counters[JDW_IA_STAT_FILTERED], 1u) << "the client's socket is left out";
-  EXPECT_LT(st.counters[JDW_IA_STAT_CONNS], 12u) << "and never re-entered";
+  EXPECT_EQ(st.counters[JDW_IA_STAT_FILTERED], 1u) << "the client's socket is left out once";
+  EXPECT_EQ(st.counters[JDW_IA_STAT_CONNS], 2u) << "and never re-entered";
   close(fd);
   DrainFor(*session, sink, 300);
   auto srv = sink.Of(server.pid(), JDW_ROLE_SERVER);
@@ -481,70 +474,6 @@ bool Exchange(int cfd, int sfd) {
   char buf[8];
   return write(cfd, "ping", 4) == 4 && read(sfd, buf, sizeof(buf)) == 4 && write(sfd, "pong!", 5) == 5 &&
          read(cfd, buf, sizeof(buf)) == 5;
-}
-
-// A peer that answers at once: a client thread busy-polling its socket
-// sends the next request as soon as the response lands, which over
-// loopback is within the server's send call -- before that call's send
-// hook has run. The arrival must still start a new interaction after the
-// response (not extend the request, not complete the interaction before
-// its response's thread time is in): every one exact, unflagged, with the
-// serving thread's time between its read and its answer.
-TEST_F(InteractTest, AnswerRacingTheSendHookKeepsEveryInteraction) {
-  const uint32_t me = static_cast<uint32_t>(getpid());
-  auto session = OpenSession({me});
-  ASSERT_TRUE(session);
-  Collect sink;
-  uint16_t port = 0;
-  const int l = Listen(&port);
-  ASSERT_GE(l, 0);
-  const int c = Connect(port);
-  const int s = accept(l, nullptr, nullptr);
-  ASSERT_TRUE(c >= 0 && s >= 0);
-  constexpr int kRounds = 3000;
-  std::thread server([s] {
-    char buf[8];
-    for (int i = 0; i < kRounds; ++i)
-      if (read(s, buf, 4) != 4 || write(s, "pong!", 5) != 5) return;
-  });
-  int answered = 0;
-  for (int i = 0; i < kRounds; ++i) {
-    if (write(c, "ping", 4) != 4) break;
-    char buf[8];
-    size_t got = 0;
-    while (got < 5) {
-      const ssize_t n = recv(c, buf + got, 5 - got, MSG_DONTWAIT);
-      if (n > 0) got += static_cast<size_t>(n);
-      else if (n == 0 || (errno != EAGAIN && errno != EINTR)) break;
-    }
-    if (got != 5) break;
-    ++answered;
-    if (i % 500 == 499) {
-      ASSERT_TRUE(session->Drain(sink).ok());
-    }
-  }
-  server.join();
-  ASSERT_EQ(answered, kRounds);
-  close(c);
-  close(s);
-  close(l);
-  DrainFor(*session, sink, 300);
-  auto srv = sink.Of(me, JDW_ROLE_SERVER), cli = sink.Of(me, JDW_ROLE_CLIENT);
-  ASSERT_EQ(srv.size(), size_t(kRounds));
-  ASSERT_EQ(cli.size(), size_t(kRounds));
-  size_t bad_srv = 0, bad_cli = 0, no_cpu = 0;
-  for (const auto& x : srv) {
-    const jdw_interaction& ia = x.ia;
-    bad_srv += ia.req_bytes != 4 || ia.resp_bytes != 5 || (ia.flags & ~JDW_IA_CLOSED) != 0 ||
-               ia.req_start > ia.in_read || ia.in_read > ia.resp_start;
-    no_cpu += ia.oncpu_ns + ia.runq_ns + ia.blocked_ns == 0;
-  }
-  for (const auto& x : cli)
-    bad_cli += x.ia.req_bytes != 4 || x.ia.resp_bytes != 5 || (x.ia.flags & ~JDW_IA_CLOSED) != 0;
-  EXPECT_EQ(bad_srv, 0u) << "server interactions merged, split or flagged";
-  EXPECT_EQ(bad_cli, 0u) << "client interactions merged, split or flagged";
-  EXPECT_EQ(no_cpu, 0u) << "server interactions without the serving thread's time";
-  ExpectNoLosses(*session);
 }
 
 // Two loopback UDP sockets connect()ed to each other: on each side one
@@ -647,20 +576,9 @@ TEST_F(InteractTest, SmallTableEvictsAndCountsNeverCorrupts) {
     held.push_back({c, s});
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  DrainFor(*session, sink, 50);
-  const size_t before_sweep = sink.all.size();
   auto evicted = (*ctl)->EvictIdle(20'000'000);
-  ASSERT_TRUE(evicted.ok()) << evicted.status().message();
+  ASSERT_TRUE(evicted.ok());
   EXPECT_GT(*evicted, 0u);
-  // Every held socket had its response under way (the server's "pong!"
-  // sent, the client's received): the sweep completes each one of ours it
-  // frees (the rest of what it frees: other processes' sockets that got
-  // data their owner has not read yet, which report nothing).
-  DrainFor(*session, sink, 100);
-  size_t ours = 0;
-  for (size_t i = before_sweep; i < sink.all.size(); ++i) ours += sink.all[i].hdr.tgid == me;
-  EXPECT_GT(ours, 0u) << "an evicted connection's interaction in flight is reported";
-  EXPECT_LE(ours, *evicted);
   for (auto [c, s] : held) {
     ASSERT_TRUE(Exchange(c, s));  // back in the table, mid-stream
     close(c);
@@ -755,11 +673,7 @@ TEST_F(InteractTest, ConnectedUdpPairsRequestAndResponse) {
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   auto evicted = (*ctl)->EvictIdle(10'000'000);
   ASSERT_TRUE(evicted.ok());
-  // (What it evicts is the machine's: other processes' sockets with data
-  // their owner has not read yet may be among it.)
-  DrainFor(*session, sink, 100);
-  EXPECT_EQ(sink.Of(me, JDW_ROLE_SERVER).size(), 10u) << "nothing of the closed sockets is left for the idle sweep";
-  EXPECT_EQ(sink.Of(me, JDW_ROLE_CLIENT).size(), 10u) << "nothing of the closed sockets is left for the idle sweep";
+  EXPECT_EQ(*evicted, 0u) << "nothing of the closed sockets is left for the idle sweep";
 }
 
 // Thousands of short connections folded into classes instead of records:

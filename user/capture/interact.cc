@@ -8,8 +8,6 @@
 #include <cstring>
 #include <ctime>
 
-#include <unistd.h>
-
 #include "common/clock.h"
 
 namespace jackdaw::capture {
@@ -114,24 +112,13 @@ StatusOr<std::unique_ptr<InteractControl>> InteractControl::Attach(CaptureSessio
   } maps[] = {{"jdw_ia_control", &c->control_fd_},
               {"jdw_ia_classes", &c->classes_fd_},
               {"jdw_ia_conns", &c->conns_fd_},
-              {"jdw_ia_live", &c->live_fd_},
               {"jdw_ia_stats", &c->stats_fd_}};
   for (auto& m : maps) {
     bpf_map* map = bpf_object__find_map_by_name(obj, m.name);
     if (!map) return ErrStatus("interact BPF object lacks map %s: rebuild with make", m.name);
     *m.fd = bpf_map__fd(map);
+    if (std::strcmp(m.name, "jdw_ia_conns") == 0) c->conn_value_size_ = bpf_map__value_size(map);
   }
-  // The idle sweep walks the connection states (socket storage, which
-  // user space cannot list) with a map iterator bound to that map.
-  bpf_program* sweep = bpf_object__find_program_by_name(obj, "ia_sweep");
-  if (!sweep) return ErrStatus("interact BPF object lacks its idle sweep: rebuild with make");
-  union bpf_iter_link_info info{};
-  info.map.map_fd = static_cast<uint32_t>(c->conns_fd_);
-  LIBBPF_OPTS(bpf_iter_attach_opts, io, .link_info = &info, .link_info_len = sizeof(info));
-  c->sweep_link_ = bpf_program__attach_iter(sweep, &io);
-  if (!c->sweep_link_)
-    return ErrStatus("cannot attach the interact group's idle sweep (a socket-storage map iterator, Linux 5.9+): %s",
-                     strerror(errno));
   RETURN_IF_ERROR(c->WriteControl());
   c->window_start_ns_ = MonotonicNs();
   return c;
@@ -212,54 +199,38 @@ StatusOr<std::vector<InteractClassRow>> InteractControl::TakeWindow() {
   return rows;
 }
 
-InteractControl::~InteractControl() {
-  if (sweep_link_) bpf_link__destroy(sweep_link_);
-}
-
 StatusOr<uint64_t> InteractControl::EvictIdle(uint64_t idle_ns) {
   const uint64_t now = MonotonicNs();
-  const uint32_t zero = 0;
-  jdw_ia_live live{};
-  if (bpf_map_lookup_elem(live_fd_, &zero, &live) != 0)
-    return ErrStatus("cannot read the interact connection count: %s", strerror(errno));
-  // The programs change conns meanwhile; the sweep re-bases it at its end.
-  live.sweep_before = now > idle_ns ? now - idle_ns : 0;
-  live.sweep_evicted = 0;
-  live.sweep_kept = 0;
-  if (bpf_map_update_elem(live_fd_, &zero, &live, BPF_ANY) != 0)
-    return ErrStatus("cannot start the interact idle sweep: %s", strerror(errno));
-  const int fd = bpf_iter_create(bpf_link__fd(sweep_link_));
-  if (fd < 0) return ErrStatus("cannot run the interact idle sweep: %s", strerror(errno));
-  char buf[64];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0) {
+  std::vector<uint8_t> value(conn_value_size_);
+  std::vector<uint64_t> victims;
+  uint64_t key = 0, next = 0;
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(conns_fd_, prev, &next) == 0) {
+    // The BPF side keeps last activity as the value's first field.
+    if (bpf_map_lookup_elem(conns_fd_, &next, value.data()) == 0) {
+      uint64_t last = 0;
+      memcpy(&last, value.data(), sizeof(last));
+      if (last + idle_ns < now) victims.push_back(next);
+    }
+    key = next;
+    prev = &key;
   }
-  const int err = errno;
-  close(fd);
-  if (n < 0) return ErrStatus("the interact idle sweep failed: %s", strerror(err));
-  if (bpf_map_lookup_elem(live_fd_, &zero, &live) != 0)
-    return ErrStatus("cannot read the interact idle sweep's result: %s", strerror(errno));
-  evicted_ += live.sweep_evicted;
-  return live.sweep_evicted;
+  uint64_t n = 0;
+  for (uint64_t k : victims)
+    if (bpf_map_delete_elem(conns_fd_, &k) == 0) ++n;
+  evicted_ += n;
+  return n;
 }
 
 uint64_t InteractControl::ConnectionCount() const {
-  const uint32_t zero = 0;
-  jdw_ia_live live{};
-  if (bpf_map_lookup_elem(live_fd_, &zero, &live) != 0 || live.conns < 0) return 0;
-  return static_cast<uint64_t>(live.conns);
-}
-
-std::string InteractMissingTracepoints(const std::function<bool(const char*)>& has_tracepoint) {
-  std::string missing;
-  for (const char* tp : {"sk_data_ready", "sock_recv_length", "sock_send_length"}) {
-    if (has_tracepoint(tp)) continue;
-    missing += missing.empty() ? "" : ", ";
-    missing += tp;
+  uint64_t key = 0, next = 0, n = 0;
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(conns_fd_, prev, &next) == 0) {
+    ++n;
+    key = next;
+    prev = &key;
   }
-  if (missing.empty()) return missing;
-  return "this kernel lacks the socket tracepoint(s) " + missing +
-         " that in-kernel interactions hook (newer kernels have them): use jackdaw record (full capture) instead";
+  return n;
 }
 
 InteractStats InteractControl::ReadStats() const {

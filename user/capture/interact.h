@@ -22,18 +22,13 @@
 // command-line form into a granularity. InteractControl is not thread-safe:
 // one thread (the session's poll loop) calls it.
 //
-// Connection state lives in each socket's BPF storage and dies with the
-// socket; the programs bound how many sockets hold it (CaptureOptions'
-// interact_max_conns) and count the ones they could not follow
-// (CONNS_FULL). Idle eviction: a connection that lingers silent (a kept-
-// alive client gone quiet, a UDP socket) holds one of those slots;
-// EvictIdle() runs a BPF map iterator over the states that frees the ones
-// silent for longer than a limit, completing the interaction in flight
-// when its response had begun, and counts them.
+// Idle eviction: a connection that never reaches TCP CLOSE (UDP, a socket
+// that lingers) would hold its table slot; EvictIdle() deletes connections
+// silent for longer than a limit and counts them. Connections the kernel
+// could not insert (table full) are counted there (conns_full).
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,8 +37,6 @@
 #include "capture/session.h"
 #include "common/status.h"
 #include "jackdaw/interact.h"
-
-struct bpf_link;
 
 namespace jackdaw::capture {
 
@@ -85,7 +78,6 @@ class InteractControl {
  public:
   // The session must have loaded the interact group.
   static StatusOr<std::unique_ptr<InteractControl>> Attach(CaptureSession& session);
-  ~InteractControl();
 
   // Records and/or classes, the class key, the cgroup filter. An invalid
   // granularity (neither records nor classes) is refused and the previous
@@ -107,18 +99,16 @@ class InteractControl {
   // Closes the current class window now: its rows, CPUs summed.
   StatusOr<std::vector<InteractClassRow>> TakeWindow();
 
-  // Frees connections idle for more than idle_ns; returns how many.
+  // Deletes connections idle for more than idle_ns; returns how many.
   StatusOr<uint64_t> EvictIdle(uint64_t idle_ns);
 
-  // Connections holding state now.
+  // Connections held now.
   uint64_t ConnectionCount() const;
 
   InteractStats ReadStats() const;
 
  private:
   InteractControl(CaptureSession& s) : session_(s) {}
-  InteractControl(const InteractControl&) = delete;
-  InteractControl& operator=(const InteractControl&) = delete;
   Status WriteControl();
 
   CaptureSession& session_;
@@ -126,16 +116,10 @@ class InteractControl {
   uint8_t epoch_ = 0;
   uint64_t window_ns_ = 1'000'000'000;
   uint64_t window_start_ns_ = 0;
-  int control_fd_ = -1, classes_fd_ = -1, conns_fd_ = -1, live_fd_ = -1, stats_fd_ = -1;
-  bpf_link* sweep_link_ = nullptr;
+  int control_fd_ = -1, classes_fd_ = -1, conns_fd_ = -1, stats_fd_ = -1;
+  uint32_t conn_value_size_ = 0;
   uint64_t evicted_ = 0;
 };
-
-// Why the interact group cannot run on a kernel, as the reason half of a
-// one-line error ("" when it can): the socket tracepoints its programs
-// need, those `has_tracepoint` says the kernel lacks (Debian 12's 6.1 has
-// none of them), and what to use instead.
-std::string InteractMissingTracepoints(const std::function<bool(const char*)>& has_tracepoint);
 
 // Name of a JDW_IA_STAT_* counter, and its description.
 const char* InteractStatName(uint32_t id);

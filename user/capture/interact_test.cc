@@ -50,19 +50,5 @@ TEST(ParseInteractGranularity, RejectsWithOneLineNamingTheFix) {
   }
 }
 
-TEST(InteractMissingTracepoints, NamesWhatTheKernelLacksInOneLine) {
-  EXPECT_EQ(InteractMissingTracepoints([](const char*) { return true; }), "");
-  // Debian 12's 6.1: none of the three.
-  const std::string none = InteractMissingTracepoints([](const char*) { return false; });
-  for (const char* tp : {"sk_data_ready", "sock_recv_length", "sock_send_length"})
-    EXPECT_NE(none.find(tp), std::string::npos) << none;
-  EXPECT_NE(none.find("jackdaw record"), std::string::npos) << "names the way out";
-  EXPECT_EQ(none.find('\n'), std::string::npos);
-  const std::string one =
-      InteractMissingTracepoints([](const char* tp) { return std::string(tp) != "sk_data_ready"; });
-  EXPECT_NE(one.find("sk_data_ready"), std::string::npos);
-  EXPECT_EQ(one.find("sock_recv_length"), std::string::npos);
-}
-
 }  // namespace
 }  // namespace jackdaw::capture

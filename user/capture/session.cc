@@ -22,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "capture/interact.h"
 #include "capture/listeners.h"
 #include "app.skel.h"
 #include "block.skel.h"
@@ -105,13 +104,12 @@ struct OpenedObject {
 // Session constants go into each object's rodata before load (every object
 // shares them through jackdaw.bpf.h), so the verifier prunes on them.
 template <typename Skel, Skel* (*OpenFn)(), void (*DestroyFn)(Skel*)>
-OpenedObject OpenSkel(const CaptureOptions& opts, void (*group_rodata)(Skel*, const CaptureOptions&) = nullptr) {
+OpenedObject OpenSkel(const CaptureOptions& opts) {
   Skel* s = OpenFn();
   if (!s) return {};
   s->rodata->targ_filter_tgid = opts.filter_tgid;
   s->rodata->targ_wakeup_bytes = opts.wakeup_bytes;
   s->rodata->targ_combine_syscalls = opts.combine_syscalls;
-  if (group_rodata) group_rodata(s, opts);
   return {s->obj, s->rodata->jdw_abi_version, [s] { DestroyFn(s); }};
 }
 
@@ -128,9 +126,7 @@ OpenedObject OpenGroup(uint32_t group, const CaptureOptions& o) {
     case JDW_GROUP_APP:
       return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>(o);
     case JDW_GROUP_INTERACT:
-      // The connection bound: socket storage has none of its own.
-      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>(
-          o, [](jdw_interact_bpf* s, const CaptureOptions& opts) { s->rodata->ia_max_conns = opts.interact_max_conns; });
+      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>(o);
   }
   return {};
 }
@@ -296,11 +292,6 @@ Status CaptureSession::LoadGroup(uint32_t group) {
   const char* gname = trace::GroupName(group);
   // tp_btf first; raw_tp (the same hooks, untyped) when the kernel refuses
   // them. Neither needs tracefs.
-  if (group == JDW_GROUP_INTERACT) {
-    const std::string missing = InteractMissingTracepoints(
-        [](const char* tp) { return libbpf_find_vmlinux_btf_id(tp, BPF_TRACE_RAW_TP) >= 0; });
-    if (!missing.empty()) return ErrStatus("%s: disabled: %s", gname, missing.c_str());
-  }
   for (const char* mode : {"tp_btf", "raw_tp"}) {
     if (group == JDW_GROUP_APP && strcmp(mode, "raw_tp") == 0) break;
     // The socket tracepoints it needs carry no fields worth an untyped
@@ -320,7 +311,7 @@ Status CaptureSession::LoadGroup(uint32_t group) {
       const char* sec = bpf_program__section_name(prog);
       // SEC("raw_tp") alone: a program user space runs, never attached.
       bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode) || strcmp(sec, "raw_tp") == 0 ||
-                    (group == JDW_GROUP_INTERACT && (HasPrefix(sec, "cgroup/") || HasPrefix(sec, "iter/")));
+                    (group == JDW_GROUP_INTERACT && HasPrefix(sec, "cgroup/"));
       // Optional hooks add detail where the kernel has them; without them
       // the group still works.
       if (wanted && strcmp(sec, "tp_btf/block_io_start") == 0 &&
@@ -337,6 +328,10 @@ Status CaptureSession::LoadGroup(uint32_t group) {
         o.destroy();
         return ErrStatus("%s: disabled: cannot share map %s", gname, kSharedMaps[i]);
       }
+    }
+    if (group == JDW_GROUP_INTERACT) {
+      bpf_map* conns = bpf_object__find_map_by_name(o.obj, "jdw_ia_conns");
+      if (conns) bpf_map__set_max_entries(conns, opts_.interact_max_conns);
     }
     if (bpf_object__load(o.obj) == 0) {
       groups_[group] = Group{gname, mode, o.obj, o.destroy, {}};
@@ -431,8 +426,6 @@ Status CaptureSession::Enable(uint32_t group) {
         if (bpf_link* l = AttachToCgroupRoot(prog)) g.links.push_back(l);
         continue;
       }
-      // Iterators run on demand (the interact group's idle sweep).
-      if (HasPrefix(bpf_program__section_name(prog), "iter/")) continue;
       bpf_link* l = bpf_program__attach(prog);
       if (!l) {
         const std::string why = LastLibbpfLine();
