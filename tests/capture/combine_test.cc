@@ -144,13 +144,21 @@ Blocked FindBlockedRead(const Read& r, uint32_t tid) {
 
 constexpr uint32_t kSchedSyscall = (1u << JDW_GROUP_SCHED) | (1u << JDW_GROUP_SYSCALL);
 
+// Records this process (groups, combining on) while one of its threads
+// blocks in the marked read until a thread on wake_cpu writes; returns what
+// the trace holds of that thread, *tid set, and expects nothing lost.
+Read RecordBlockedRead(const std::string& path, uint32_t groups, int wake_cpu, pid_t* tid) {
+  RecordSelf(path, groups, true, [&] { *tid = BlockingRead(wake_cpu); });
+  Read r = ReadTid(path, *tid);
+  EXPECT_EQ(r.lost, 0u);
+  return r;
+}
+
 TEST(CombinedSyscalls, ABlockingReadIsEnterSwitchExitInOrder) {
   JDW_REQUIRE_ROOT();
   const std::string path = testing::TempPath("combine_block.jdw");
   pid_t tid = 0;
-  RecordSelf(path, kSchedSyscall, true, [&] { tid = BlockingRead(0); });
-  const Read r = ReadTid(path, tid);
-  EXPECT_EQ(r.lost, 0u);
+  const Read r = RecordBlockedRead(path, kSchedSyscall, 0, &tid);
   const Blocked b = FindBlockedRead(r, tid);
   ASSERT_NE(b.enter, nullptr);
   ASSERT_NE(b.sleep, nullptr) << "no switch after the read's enter";
@@ -173,9 +181,7 @@ TEST(CombinedSyscalls, ASyscallThatMigratesHasItsEnterOnTheOldCpuAndItsExitOnThe
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
   const std::string path = testing::TempPath("combine_migrate.jdw");
   pid_t tid = 0;
-  RecordSelf(path, kSchedSyscall, true, [&] { tid = BlockingRead(1); });
-  const Read r = ReadTid(path, tid);
-  EXPECT_EQ(r.lost, 0u);
+  const Read r = RecordBlockedRead(path, kSchedSyscall, 1, &tid);
   const Blocked b = FindBlockedRead(r, tid);
   ASSERT_NE(b.enter, nullptr);
   ASSERT_NE(b.sleep, nullptr);
@@ -192,9 +198,7 @@ TEST(CombinedSyscalls, WithoutTheSchedGroupABlockedCallsEnterStillArrivesBeforeI
   JDW_REQUIRE_ROOT();
   const std::string path = testing::TempPath("combine_nosched.jdw");
   pid_t tid = 0;
-  RecordSelf(path, 1u << JDW_GROUP_SYSCALL, true, [&] { tid = BlockingRead(1); });
-  const Read r = ReadTid(path, tid);
-  EXPECT_EQ(r.lost, 0u);
+  const Read r = RecordBlockedRead(path, 1u << JDW_GROUP_SYSCALL, 1, &tid);
   const Ev *enter = nullptr, *exit = nullptr;
   for (const Ev& e : r.evs) {
     if (e.type == JDW_EVENT_SYS_ENTER && Body<jdw_sys_enter>(e).arg == kMark &&
