@@ -248,16 +248,25 @@ static __always_inline void jdw_count_lost(__u32 group)
 		*lost += 1;
 }
 
+/* `size` bytes on this CPU's ring, header left to the caller, without the
+ * pending flush jdw_reserve_as() does first: for the records that empty the
+ * slot themselves. *ring receives the ring; NULL when full (not counted). */
+static __always_inline void *jdw_ring_reserve_raw(__u32 size, void **ring)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	*ring = bpf_map_lookup_elem(&jdw_ringbufs, &cpu);
+	return *ring ? bpf_ringbuf_reserve(*ring, size, 0) : NULL;
+}
+
 /* Emits the parked enter as an ordinary sys_enter record; the caller owns
  * the slot (BUSY). A full ring loses it, counted. */
 static __always_inline void jdw_emit_pending(struct jdw_pending *p)
 {
 	struct jdw_sys_enter_record *r;
-	__u32 cpu = bpf_get_smp_processor_id();
 	void *rb;
 
-	rb = bpf_map_lookup_elem(&jdw_ringbufs, &cpu);
-	r = rb ? bpf_ringbuf_reserve(rb, sizeof(*r), 0) : NULL;
+	r = jdw_ring_reserve_raw(sizeof(*r), &rb);
 	if (!r) {
 		jdw_count_lost(JDW_GROUP_SYSCALL);
 		return;

@@ -252,7 +252,6 @@ static __always_inline bool emit_combined(struct jdw_control *ctl, long nr, long
 {
 	struct jdw_pending *p = jdw_pending_slot();
 	struct jdw_sys_call_record *r;
-	__u32 cpu;
 	void *rb;
 
 	if (!p || p->state != JDW_PENDING_FULL || p->rec.hdr.tid != (__u32)id || p->rec.body.nr != (__u16)nr)
@@ -261,9 +260,7 @@ static __always_inline bool emit_combined(struct jdw_control *ctl, long nr, long
 	 * succeeds, the slot still holds what was just checked. */
 	if (__sync_val_compare_and_swap(&p->state, JDW_PENDING_FULL, JDW_PENDING_BUSY) != JDW_PENDING_FULL)
 		return false;
-	cpu = bpf_get_smp_processor_id();
-	rb = bpf_map_lookup_elem(&jdw_ringbufs, &cpu);
-	r = rb ? bpf_ringbuf_reserve(rb, sizeof(*r), 0) : NULL;
+	r = jdw_ring_reserve_raw(sizeof(*r), &rb);
 	if (!r) {
 		p->state = JDW_PENDING_EMPTY;
 		/* both events are gone: count both */
