@@ -131,8 +131,8 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     cpu->last_task_ts = ts;
   }
   Thread* next = threads_.Get(sw->next_tid, sw->next_tgid, ts, false);
-  if (next) next->last_cpu = rec->cpu;
   if (next) {
+    next->last_cpu = rec->cpu;
     const bool after_block = next->last_out_blocked;
     StartRunning(next, ts);
     if (after_block) next->sock_used = false;
