@@ -33,7 +33,6 @@ using namespace interact_testing;
 
 using testserver::testing::Child;
 
-
 // jackdaw-testserver on an ephemeral port, pid known.
 struct Server {
   Child child;
@@ -102,7 +101,6 @@ std::vector<nlohmann::json> RunLoad(Server& server, Collect& sink, std::unique_p
   unlink(truth.c_str());
   return t;
 }
-
 
 // Latency against the load driver's own (same clock, CLOCK_MONOTONIC). The
 // client-side interaction nests inside the driver's send..recv exactly
@@ -220,7 +218,6 @@ void CheckAgainstTruth(const Collect& sink, const std::vector<nlohmann::json>& t
   match(cli, false);
 }
 
-
 TEST_F(InteractTest, OneInteractionPerConnectionRequest) {
   Server server;
   ASSERT_TRUE(server.Start({}).ok());
@@ -249,7 +246,6 @@ TEST_F(InteractTest, KeepAliveConnectionsGiveOneInteractionPerRequest) {
   CheckAgainstTruth(sink, truth, server, load_pid, true);
   ExpectNoLosses(*session);
 }
-
 
 // Two requests written back to back on one kept-alive connection, the second
 // while the server is still busy with the first: the kernel sees request
