@@ -22,16 +22,23 @@
  * and then reused by io_uring, which never passes through a syscall here.
  *
  * In front of the LRU, a per-CPU memo: a small direct-mapped table (by fd
- * number) of the last lookups on this CPU, each stamped with the cache's
- * epoch, a counter bumped by every change to the cache (a creation, a
- * close, a dup over an fd, the sock_info mark). A memo entry counts only
- * while the epoch is still the one it was stamped with, so it can never
- * name an object the LRU no longer would: a hit costs one per-CPU array
- * access (inlined) and a shared counter read instead of a hash lookup. The
- * epoch is read before the LRU lookup that fills an entry, so a change that
- * races with the fill leaves the entry stale, never wrong. Programs on a
- * CPU run to completion (syscall probes run with preemption off; interrupt
- * context never touches the memo), so an entry is never seen half-written.
+ * number) of the last lookups on this CPU, each stamped with its fd's
+ * epoch: one of JDW_FD_EPOCH_SLOTS shared counters, chosen by fd number,
+ * bumped by every change to a cache entry of an fd that maps to it (a
+ * creation, a close, a dup over an fd, the sock_info mark; close_range
+ * bumps the slot of every fd in its range, all of them for a range that
+ * long). A memo entry counts only while its fd's epoch is still the one it
+ * was stamped with, so it can never name an object the LRU no longer
+ * would: a hit costs one per-CPU array access (inlined) and a shared
+ * counter read instead of a hash lookup. One counter per fd slot rather
+ * than one for the whole cache, because servers open and close an fd per
+ * request (nginx: open, pread, close of the file it serves): with a single
+ * epoch every such close also threw away the memo of the connection's
+ * socket. The epoch is read before the LRU lookup that fills an entry, so
+ * a change that races with the fill leaves the entry stale, never wrong.
+ * Programs on a CPU run to completion (syscall probes run with preemption
+ * off; interrupt context never touches the memo), so an entry is never
+ * seen half-written.
  */
 #ifndef JACKDAW_FD_CACHE_BPF_H
 #define JACKDAW_FD_CACHE_BPF_H
@@ -83,13 +90,20 @@ struct {
 	__type(value, struct jdw_fd_memo_entry);
 } jdw_fd_memo SEC(".maps");
 
-/* Bumped by every change to jdw_fd_cache (see the memo above). Starts at 1
- * so that an empty memo entry (epoch 0) never matches. */
-__u64 jdw_fd_epoch = 1;
+/* Per fd slot (fd & (slots - 1)), bumped by every change to a jdw_fd_cache
+ * entry of an fd in that slot (see the memo above). A memo entry stores
+ * epoch + 1, so an empty one (0) never matches. */
+#define JDW_FD_EPOCH_SLOTS 1024 /* power of two, >= JDW_FD_MEMO_SLOTS */
+__u64 jdw_fd_epochs[JDW_FD_EPOCH_SLOTS];
 
-static __always_inline void jdw_fd_changed(void)
+static __always_inline __u64 *jdw_fd_epoch_of(int fd)
 {
-	__sync_fetch_and_add(&jdw_fd_epoch, 1);
+	return &jdw_fd_epochs[(__u32)fd & (JDW_FD_EPOCH_SLOTS - 1)];
+}
+
+static __always_inline void jdw_fd_changed(int fd)
+{
+	__sync_fetch_and_add(jdw_fd_epoch_of(fd), 1);
 }
 
 static __always_inline struct jdw_fd_memo_entry *jdw_fd_memo_slot(int fd)
@@ -163,19 +177,33 @@ static __always_inline bool jdw_fd_resolve(int fd, struct jdw_fd_obj *out)
 
 /* The object fd names, from the memo, the cache or (on a miss of both) the
  * fd table. */
+/* The memo's entry for this fd of this image while it is valid, or NULL.
+ * *epoch receives the stamp a fill of this entry would carry. */
+static __always_inline struct jdw_fd_memo_entry *jdw_fd_memo_hit(const struct jdw_fd_key *key, __u64 *epoch,
+								 struct jdw_fd_memo_entry **slot)
+{
+	struct jdw_fd_memo_entry *m = jdw_fd_memo_slot(key->fd);
+
+	*epoch = *(volatile __u64 *)jdw_fd_epoch_of(key->fd) + 1;
+	*slot = m;
+	if (m && m->epoch == *epoch && m->key.fd == key->fd && m->key.tgid == key->tgid &&
+	    m->key.image == key->image)
+		return m;
+	return NULL;
+}
+
 static __always_inline bool jdw_fd_lookup(__u32 tgid, int fd, struct jdw_fd_obj *out)
 {
 	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
-	__u64 epoch = *(volatile __u64 *)&jdw_fd_epoch;
-	struct jdw_fd_memo_entry *m;
+	struct jdw_fd_memo_entry *m, *hitm;
 	struct jdw_fd_obj *hit;
+	__u64 epoch;
 
 	if (fd < 0)
 		return false;
-	m = jdw_fd_memo_slot(fd);
-	if (m && m->epoch == epoch && m->key.fd == fd && m->key.tgid == tgid &&
-	    m->key.image == key.image) {
-		*out = m->o;
+	hitm = jdw_fd_memo_hit(&key, &epoch, &m);
+	if (hitm) {
+		*out = hitm->o;
 		return true;
 	}
 	hit = bpf_map_lookup_elem(&jdw_fd_cache, &key);
@@ -207,7 +235,7 @@ static __always_inline void jdw_fd_created(__u32 tgid, int fd)
 		bpf_map_update_elem(&jdw_fd_cache, &key, &o, BPF_ANY);
 	else
 		bpf_map_delete_elem(&jdw_fd_cache, &key);
-	jdw_fd_changed();
+	jdw_fd_changed(fd);
 }
 
 /* Two fds written to user memory (pipe, pipe2, socketpair). */
@@ -227,18 +255,32 @@ static __always_inline void jdw_fd_set_sock_info_sent(__u32 tgid, int fd, struct
 
 	o->sock_info_sent = 1;
 	bpf_map_update_elem(&jdw_fd_cache, &key, o, BPF_EXIST);
-	jdw_fd_changed();
+	jdw_fd_changed(fd);
 }
 
 static __always_inline void jdw_fd_closed(__u32 tgid, int fd)
 {
 	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
-	struct jdw_fd_obj *o = bpf_map_lookup_elem(&jdw_fd_cache, &key);
+	struct jdw_fd_memo_entry *m, *hitm;
+	struct jdw_fd_obj *o;
+	__u64 epoch;
 
-	if (o && o->kind == JDW_OBJ_SOCKET)
-		jdw_net_forget_sock(o->obj);
+	if (fd < 0)
+		return;
+	/* Only a socket's close has more to do than the delete: the memo (the
+	 * close's own enter just filled it) usually says what the fd was,
+	 * without a second hash lookup. */
+	hitm = jdw_fd_memo_hit(&key, &epoch, &m);
+	if (hitm) {
+		if (hitm->o.kind == JDW_OBJ_SOCKET)
+			jdw_net_forget_sock(hitm->o.obj);
+	} else {
+		o = bpf_map_lookup_elem(&jdw_fd_cache, &key);
+		if (o && o->kind == JDW_OBJ_SOCKET)
+			jdw_net_forget_sock(o->obj);
+	}
 	bpf_map_delete_elem(&jdw_fd_cache, &key);
-	jdw_fd_changed();
+	jdw_fd_changed(fd);
 }
 
 static long jdw_fd_close_one(__u64 i, void *ctx)
@@ -246,6 +288,7 @@ static long jdw_fd_close_one(__u64 i, void *ctx)
 	struct jdw_fd_key *key = ctx;
 
 	bpf_map_delete_elem(&jdw_fd_cache, key);
+	jdw_fd_changed(key->fd);
 	key->fd++;
 	return 0;
 }
@@ -265,8 +308,10 @@ static __always_inline void jdw_fd_closed_range(__u32 tgid, __u32 first, __u32 l
 	n = (__u64)last - first + 1;
 	if (n > JDW_FD_CLOSE_RANGE_MAX)
 		n = JDW_FD_CLOSE_RANGE_MAX;
+	/* Each deleted fd bumps its own epoch slot; a range truncated at
+	 * JDW_FD_CLOSE_RANGE_MAX still covers every slot, so no memo entry
+	 * of the fds left to the LRU survives either. */
 	bpf_loop(n, jdw_fd_close_one, &key, 0);
-	jdw_fd_changed();
 }
 
 #endif /* JACKDAW_FD_CACHE_BPF_H */

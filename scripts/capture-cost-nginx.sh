@@ -7,8 +7,16 @@
 # records stored and events per request (dump --summary). A last pass per
 # mode runs with kernel.bpf_stats_enabled=1 and reports each BPF program's
 # run time per request (the statistics cost two clock reads per program
-# run: that pass's throughput is not quoted). Quote ratios only from a
-# quiet machine: the load average is printed before and after.
+# run: that pass's throughput is not quoted). The recorder's own CPU per
+# request (every thread of the jackdaw process, from schedstat in ns: on a
+# 2-vCPU box it is taken straight out of wrk and nginx) is printed for
+# every traced run, the load-insensitive figure beside the BPF time.
+# Quote ratios only from a quiet machine: the load average is printed
+# before and after.
+# With JACKDAW_BASE=/path/to/an/earlier/jackdaw the two modes are that
+# binary ("base") and BUILD_DIR's ("new"), both with their default flags,
+# interleaved in every round: an A/B of a change instead of combined
+# against --no-combine.
 # Usage: capture-cost-nginx.sh BUILD_DIR [REPS] [SECONDS]
 set -euo pipefail
 build=${1:?usage: capture-cost-nginx.sh BUILD_DIR [REPS] [SECONDS]}; reps=${2:-3}; secs=${3:-5}
@@ -30,15 +38,17 @@ worker=$nginx_worker
 ticks=$(getconf CLK_TCK)
 # ticks_of PID -> utime+stime of all its threads
 ticks_of() { cat /proc/$1/task/*/stat 2>/dev/null | awk '{c=$0; sub(/.*\) /,"",c); split(c,f," "); t+=f[12]+f[13]} END {print t+0}'; }
+# cpu_ns_of PID -> ns on CPU of all its live threads (schedstat: exact, not ticks)
+cpu_ns_of() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{t+=$1} END {printf "%.0f\n", t}'; }
 load() { wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" | awk '/requests in/ {n=$1} /Requests\/sec/ {r=$2} END {print r, n}'; }
 # progs -> "id run_time_ns run_cnt name" per loaded BPF program
 progs() { bpftool prog show -j | jq -r '.[] | "\(.id) \(.run_time_ns // 0) \(.run_cnt // 0) \(.name // "?")"'; }
-# traced MODE_FLAGS STATS -> "req/s requests jackdaw_ticks worker_ticks", and leaves the trace in $work/full.jdw
+# traced MODE -> "req/s requests jackdaw_ticks worker_ticks jackdaw_cpu_ns worker_cpu_ns", and leaves the trace in $work/full.jdw
 traced() {
 	local f=$work/full.jdw
 	rm -f "$f"
 	# shellcheck disable=SC2086
-	"$bin/jackdaw" record -q -o "$f" --pid "$master" $1 >/dev/null 2>"$work/err" &
+	"${jdbin[$1]}" record -q -o "$f" --pid "$master" ${flags[$1]} >/dev/null 2>"$work/err" &
 	local jd=$!
 	# The trace file appears once the probes are loaded (they attach right
 	# after): on a loaded machine that takes longer than any fixed sleep,
@@ -49,13 +59,19 @@ traced() {
 	# sessions on the machine load programs of the same names)
 	grep -hs '^prog_id:' /proc/$jd/fdinfo/* | awk '{print $2}' | sort -u > "$work/ids"
 	progs > "$work/p0"
-	local c0 w0 c1 w1 rf nf
-	c0=$(ticks_of $jd); w0=$(ticks_of $worker)
+	local c0 w0 c1 w1 rf nf n0 v0 n1 v1
+	c0=$(ticks_of $jd); w0=$(ticks_of $worker); n0=$(cpu_ns_of $jd); v0=$(cpu_ns_of $worker)
 	read -r rf nf < <(load)
-	c1=$(ticks_of $jd); w1=$(ticks_of $worker)
+	c1=$(ticks_of $jd); w1=$(ticks_of $worker); n1=$(cpu_ns_of $jd); v1=$(cpu_ns_of $worker)
 	progs > "$work/p1"
 	kill -INT $jd; wait $jd || true
-	echo "$rf $nf $((c1 - c0)) $((w1 - w0))"
+	echo "$rf $nf $((c1 - c0)) $((w1 - w0)) $((n1 - n0)) $((v1 - v0))"
+}
+# cpu_line MODE REQUESTS JD_TICKS WORKER_TICKS JD_NS WORKER_NS
+cpu_line() {
+	awk -v m="$1" -v n="$2" -v cj="$3" -v cw="$4" -v nj="$5" -v nw="$6" -v hz="$ticks" 'BEGIN {
+		printf "  %s: recorder CPU %.2f us/request, nginx worker %.2f us/request (%d requests; ticks %d / %d at %d/s)\n",
+			m, nj / n / 1000, nw / n / 1000, n, cj, cw, hz }'
 }
 # BPF run time per request of this run's own programs (ids)
 bpf_split() {
@@ -74,15 +90,21 @@ per_request() {
 	grep -E "^lost per group" "$work/summary" | head -1 || true
 }
 echo "load before: $(cat /proc/loadavg)"
-declare -A flags=([combined]="" [separate]="--no-combine")
+declare -A flags=([combined]="" [separate]="--no-combine" [base]="" [new]="")
+declare -A jdbin=([combined]="$bin/jackdaw" [separate]="$bin/jackdaw" [base]="${JACKDAW_BASE:-}" [new]="$bin/jackdaw")
+modes=(combined separate)
+if [ -n "${JACKDAW_BASE:-}" ]; then
+	[ -x "$JACKDAW_BASE" ] || { echo "capture-cost-nginx: JACKDAW_BASE=$JACKDAW_BASE is not an executable" >&2; exit 2; }
+	modes=(base new)
+fi
 cpu=""
 for r in $(seq "$reps"); do
 	read -r ru nu < <(load)
 	line="round $r: untraced $ru req/s"
-	for m in combined separate; do
-		read -r rf nf cj cw < <(traced "${flags[$m]}")
+	for m in "${modes[@]}"; do
+		read -r rf nf cj cw nj nw < <(traced "$m")
 		line+="; $m $rf req/s ($(echo "$rf / $ru" | bc -l | cut -c1-5))"
-		cpu+="  $m: jackdaw threads $cj ticks, nginx worker $cw ticks over ${nf} requests (ticks/s $ticks)\n"
+		cpu+="$(cpu_line "$m" "$nf" "$cj" "$cw" "$nj" "$nw")\n"
 		if [ "$r" = "$reps" ]; then
 			echo "  $m, last round, per request:"
 			per_request "$nf"
@@ -92,10 +114,11 @@ for r in $(seq "$reps"); do
 	printf "%b" "$cpu"; cpu=""
 done
 sysctl -qw kernel.bpf_stats_enabled=1
-for m in combined separate; do
-	read -r rf nf cj cw < <(traced "${flags[$m]}")
+for m in "${modes[@]}"; do
+	read -r rf nf cj cw nj nw < <(traced "$m")
 	echo "BPF run time per request, $m (bpf_stats_enabled pass, $nf requests; its throughput is not quoted):"
 	bpf_split "$nf"
+	cpu_line "$m" "$nf" "$cj" "$cw" "$nj" "$nw"
 done
 sysctl -qw kernel.bpf_stats_enabled="$stats_was"
 echo "load after: $(cat /proc/loadavg)"

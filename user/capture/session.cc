@@ -453,30 +453,54 @@ Status CaptureSession::Disable(uint32_t group) {
     // failed flush leaves behind (it would reach no reader).
     Status fs = FlushPending();
     if (st.ok()) st = fs;
-    const int ncpus = libbpf_num_possible_cpus();
-    struct Slot {
-      uint32_t state, pad;
-      jdw_sys_enter_record rec;
-    };
-    std::vector<Slot> slots(ncpus > 0 ? static_cast<size_t>(ncpus) : 0);
-    uint32_t zero = 0;
-    if (!slots.empty() && bpf_map_lookup_elem(pending_fd_, &zero, slots.data()) == 0)
-      for (uint32_t c = 0; c < ncpus_ && c < slots.size(); ++c) {
-        constexpr uint32_t kFull = 2;  // JDW_PENDING_FULL (bpf/jackdaw.bpf.h)
-        if (slots[c].state == kFull) ++unflushed_[c];
-      }
+    std::vector<PendingSlot> slots;
+    if (ReadPendingSlots(&slots))
+      for (uint32_t c = 0; c < ncpus_ && c < slots.size(); ++c)
+        if (slots[c].state == kPendingFull) ++unflushed_[c];
   }
   return st;
+}
+
+bool CaptureSession::ReadPendingSlots(std::vector<PendingSlot>* slots) const {
+  static_assert(sizeof(PendingSlot) % 8 == 0, "per-CPU values are 8-byte aligned");
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0 || pending_fd_ < 0) return false;
+  slots->resize(static_cast<size_t>(ncpus));
+  uint32_t zero = 0;
+  return bpf_map_lookup_elem(pending_fd_, &zero, slots->data()) == 0;
+}
+
+Status CaptureSession::FlushPendingOn(uint32_t cpu) {
+  LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+  // An offline CPU runs nothing, so it parks nothing.
+  if (bpf_prog_test_run_opts(flush_prog_fd_, &run) != 0 && errno != ENXIO)
+    return ErrStatus("cannot flush the syscall enter parked on cpu %u: %s", cpu, strerror(errno));
+  return Status::Ok();
 }
 
 Status CaptureSession::FlushPending() {
   last_pending_flush_ns_ = MonotonicNs();
   if (!opts_.combine_syscalls || flush_prog_fd_ < 0) return Status::Ok();
-  for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
-    LIBBPF_OPTS(bpf_test_run_opts, run, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
-    // An offline CPU runs nothing, so it parks nothing.
-    if (bpf_prog_test_run_opts(flush_prog_fd_, &run) != 0 && errno != ENXIO)
-      return ErrStatus("cannot flush the syscall enter parked on cpu %u: %s", cpu, strerror(errno));
+  for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) RETURN_IF_ERROR(FlushPendingOn(cpu));
+  return Status::Ok();
+}
+
+Status CaptureSession::FlushStalePending() {
+  last_pending_flush_ns_ = MonotonicNs();
+  if (!opts_.combine_syscalls || flush_prog_fd_ < 0) return Status::Ok();
+  if (!ReadPendingSlots(&pending_slots_)) return FlushPending();
+  parked_seen_.resize(ncpus_, 0);
+  for (uint32_t cpu = 0; cpu < ncpus_ && cpu < pending_slots_.size(); ++cpu) {
+    const PendingSlot& s = pending_slots_[cpu];
+    // The same enter (by its timestamp) as a period ago: nothing has
+    // reserved a record on that CPU since, so nothing else will flush it.
+    const uint64_t ts = s.state == kPendingFull ? s.rec.hdr.ts : 0;
+    if (ts != 0 && ts == parked_seen_[cpu]) {
+      RETURN_IF_ERROR(FlushPendingOn(cpu));
+      parked_seen_[cpu] = 0;
+    } else {
+      parked_seen_[cpu] = ts;
+    }
   }
   return Status::Ok();
 }
@@ -550,7 +574,7 @@ StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
   // need 5.10) keeps parked enters until the next record on their CPU:
   // still in order, only later; what is left at the stop is counted lost.
   if (opts_.combine_syscalls && flush_prog_fd_ >= 0 && MonotonicNs() - last_pending_flush_ns_ >= kPendingFlushNs &&
-      !FlushPending().ok())
+      !FlushStalePending().ok())
     flush_prog_fd_ = -1;
   // Counts what reaches the sink, and expands wire records for sinks that
   // do not keep them.

@@ -109,11 +109,17 @@ class CaptureSession : public CaptureBackend {
   std::vector<std::vector<uint64_t>> ReadLosses() const override;
 
   // Flushes every CPU's parked syscall enter into its ring (runs the
-  // syscall group's flush_pending program on each CPU). Poll() does it
-  // every kPendingFlushNs, which bounds how late a parked enter reaches
-  // the reader; Disable() of the syscall group does it after the detach.
+  // syscall group's flush_pending program on each CPU); Disable() of the
+  // syscall group does it after the detach.
   Status FlushPending();
-  static constexpr uint64_t kPendingFlushNs = 20'000'000;
+  // Poll() calls this every kPendingFlushNs: it reads every CPU's slot
+  // (one syscall, no interrupt) and runs the flush only on a CPU whose slot
+  // still holds the enter it held at the previous check, so a parked enter
+  // reaches the reader within two periods. Under load every slot turns over
+  // between checks and no CPU is interrupted (running the program on a CPU
+  // is an inter-processor interrupt into whatever runs there).
+  Status FlushStalePending();
+  static constexpr uint64_t kPendingFlushNs = 10'000'000;
 
  private:
   struct Group {
@@ -129,6 +135,17 @@ class CaptureSession : public CaptureBackend {
   Status LoadGroup(uint32_t group);
   Status WriteControl();
   Status WriteAdmission();
+
+  // One CPU's parked-enter slot as the kernel keeps it (struct jdw_pending
+  // in bpf/jackdaw.bpf.h: a state word, padding, a sys_enter record).
+  struct PendingSlot {
+    uint32_t state, pad;
+    jdw_sys_enter_record rec;
+  };
+  static constexpr uint32_t kPendingFull = 2;  // JDW_PENDING_FULL
+  // Every possible CPU's slot, or false when the map cannot be read.
+  bool ReadPendingSlots(std::vector<PendingSlot>* slots) const;
+  Status FlushPendingOn(uint32_t cpu);
 
   CaptureOptions opts_;
   uint32_t ncpus_ = 0;
@@ -148,6 +165,8 @@ class CaptureSession : public CaptureBackend {
   int flush_prog_fd_ = -1;     // syscall group's flush_pending, -1 if absent
   uint64_t last_pending_flush_ns_ = 0;
   std::vector<uint64_t> unflushed_;  // per CPU: enters still parked at a stop, counted lost
+  std::vector<uint64_t> parked_seen_;  // per CPU: the parked enter's ts at the last check, 0 if none
+  std::vector<PendingSlot> pending_slots_;  // FlushStalePending's scratch
   std::vector<std::string> warnings_;
 };
 
