@@ -123,20 +123,27 @@ static __always_inline __u64 jdw_fd_image(void)
 	return t->group_leader->start_time * 31 + t->self_exec_id;
 }
 
-/* fd -> struct file of the current task, or NULL: the walk the cache saves. */
+/* fd -> struct file of the current task, or NULL: the walk the cache saves.
+ * task, files and fdtable are BTF-typed: their fields are direct loads (the
+ * JIT's fault-handled loads, no helper call); the fd array's element and the
+ * file, which BTF types only as untyped pointers here, take probe reads. */
 static __always_inline struct file *jdw_fd_to_file(int fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct files_struct *files;
 	struct fdtable *fdt;
 	struct file **fds;
 	struct file *f = NULL;
 
 	if (fd < 0)
 		return NULL;
-	fdt = BPF_CORE_READ(task, files, fdt);
-	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+	files = task->files;
+	if (!files)
 		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
+	fdt = files->fdt;
+	if (!fdt || (unsigned int)fd >= fdt->max_fds)
+		return NULL;
+	fds = fdt->fd;
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
 }

@@ -9,15 +9,20 @@
  * their sockets:
  *  - jdw_traced_socks: struct sock addresses of traced processes' sockets;
  *  - jdw_traced_flows: (local port, remote port, remote address) of their
- *    connections, learned from each transmitted packet of a traced socket,
- *    and (local port, 0, 0) for ports they bind, so a connection to a traced
- *    listener is seen from its first SYN, before accept() returns. Listeners
- *    bound before the session started are added by user space when their
- *    process is selected (CaptureSession::AddTgid).
- * A received packet is traced when its reversed tuple or its destination
- * port is in jdw_traced_flows. A socket leaves jdw_traced_socks when a traced
- * process closes it (its struct sock may be reused by anyone); flows stay
- * until the LRU ages them out, so the filter can keep a little too much.
+ *    connections, learned from each transmitted packet of a traced socket;
+ *  - jdw_traced_ports: the local ports they bind, so a connection to a
+ *    traced listener is seen from its first SYN, before accept() returns.
+ *    Listeners bound before the session started are added by user space
+ *    when their process is selected (CaptureSession::AddTgid). An array
+ *    indexed by port, checked first: most packets of a server are decided
+ *    by it without a hash lookup.
+ * A received packet is traced when its destination port is in
+ * jdw_traced_ports or its reversed tuple in jdw_traced_flows; a sent one
+ * when its socket is in jdw_traced_socks, its source port in
+ * jdw_traced_ports or its tuple in jdw_traced_flows. A socket leaves
+ * jdw_traced_socks when a traced process closes it (its struct sock may be
+ * reused by anyone); flows stay until the LRU ages them out and ports for
+ * the session, so the filter can keep a little too much.
  * Without a process filter (targ_filter_tgid false) every packet is kept and
  * the verifier drops this code.
  */
@@ -39,6 +44,21 @@ struct {
 	__type(key, struct jdw_flow_key);
 	__type(value, __u8);
 } jdw_traced_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct jdw_traced_ports);
+} jdw_traced_ports SEC(".maps");
+
+static __always_inline struct jdw_traced_ports *jdw_net_ports(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&jdw_traced_ports, &zero);
+}
 
 /* A socket of a traced process (called from the syscall group). */
 static __always_inline void jdw_net_mark_sock(__u64 sk)
@@ -62,25 +82,27 @@ static __always_inline void jdw_net_forget_sock(__u64 sk)
 /* A traced process bound sk's local port (bind, listen). */
 static __always_inline void jdw_net_mark_port(struct sock *sk)
 {
-	struct jdw_flow_key key = {};
-	__u8 one = 1;
+	struct jdw_traced_ports *ports;
+	__u16 lport;
 
 	if (!targ_filter_tgid || !sk)
 		return;
-	key.lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	if (key.lport)
-		bpf_map_update_elem(&jdw_traced_flows, &key, &one, BPF_ANY);
+	lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	ports = jdw_net_ports();
+	if (lport && ports)
+		ports->traced[lport] = 1;
 }
 
+/* A connection on a traced local port, or a learned flow of a traced
+ * socket: the array first, the hash only when it says no. */
 static __always_inline bool jdw_net_flow_traced(__u16 lport, __u16 rport, const __u8 *raddr)
 {
+	struct jdw_traced_ports *ports = jdw_net_ports();
 	struct jdw_flow_key key = { .lport = lport, .rport = rport };
 
-	__builtin_memcpy(key.raddr, raddr, 16);
-	if (bpf_map_lookup_elem(&jdw_traced_flows, &key))
+	if (ports && ports->traced[lport])
 		return true;
-	__builtin_memset(&key, 0, sizeof(key));
-	key.lport = lport;
+	__builtin_memcpy(key.raddr, raddr, 16);
 	return bpf_map_lookup_elem(&jdw_traced_flows, &key) != NULL;
 }
 

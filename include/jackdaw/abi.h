@@ -430,13 +430,23 @@ struct jdw_tgid_bucket {
 };
 
 /* Key of jdw_traced_flows, the net group's process filter: a connection
- * of a traced process, or (lport, 0, ::) for every connection to a port a
- * traced process listens on. User space adds the listeners that exist when
- * a process is selected; the kernel side learns the rest. */
+ * of a traced process. The kernel side learns them from the packets the
+ * process's sockets send. */
 struct jdw_flow_key {
 	__u16 lport; /* host order */
-	__u16 rport; /* 0: every connection to lport */
+	__u16 rport;
 	__u8 raddr[16];
+};
+
+/* The one value of jdw_traced_ports: every connection to a local port a
+ * traced process has bound (bind, listen) is traced. A byte per port
+ * (host order), so the check is an array load, not a hash lookup; the map
+ * is mmapable, and user space sets the ports of the listeners that exist
+ * when a process is selected with a plain store into its mapping (a byte
+ * of its own: no read-modify-write racing the kernel's). */
+#define JDW_PORTS 65536
+struct jdw_traced_ports {
+	__u8 traced[JDW_PORTS];
 };
 
 #define JDW_ABI_ASSERT_SIZE(st, n) JDW_STATIC_ASSERT(sizeof(struct st) == (n), #st " size changed: bump JDW_ABI_VERSION")

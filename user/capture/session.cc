@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -39,7 +40,8 @@ namespace {
 
 constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "jdw_lost",
                                        "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
-                                       "jdw_traced_flows", "jdw_admit",        "jdw_pending"};
+                                       "jdw_traced_flows", "jdw_admit",        "jdw_pending",
+                                       "jdw_traced_ports"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -261,6 +263,10 @@ Status CaptureSession::CreateSharedMaps() {
   traced_flows_fd_ = bpf_map__fd(m->maps.jdw_traced_flows);
   admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
   pending_fd_ = bpf_map__fd(m->maps.jdw_pending);
+  traced_ports_fd_ = bpf_map__fd(m->maps.jdw_traced_ports);
+  void* ports = mmap(nullptr, sizeof(jdw_traced_ports), PROT_READ | PROT_WRITE, MAP_SHARED, traced_ports_fd_, 0);
+  if (ports == MAP_FAILED) return ErrStatus("cannot map the packet filter's port table: %s", strerror(errno));
+  traced_ports_ = static_cast<jdw_traced_ports*>(ports);
   unflushed_.assign(ncpus_, 0);
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     const std::string name = "jdw_ring" + std::to_string(cpu);
@@ -320,7 +326,7 @@ Status CaptureSession::LoadGroup(uint32_t group) {
       bpf_program__set_autoload(prog, wanted);
     }
     const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,   buckets_fd_,
-                              traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_};
+                              traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_, traced_ports_fd_};
     static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
@@ -353,6 +359,7 @@ CaptureSession::~CaptureSession() {
   for (auto& g : groups_)
     if (g.destroy) g.destroy();
   for (int fd : ring_fds_) close(fd);
+  if (traced_ports_) munmap(traced_ports_, sizeof(jdw_traced_ports));
   if (maps_destroy_) maps_destroy_();
 }
 
@@ -536,12 +543,8 @@ Status CaptureSession::AddTgid(uint32_t tgid) {
   // A server listening since before the session: its clients' first
   // packets (SYN, handshake, the request itself) arrive before accept()
   // names their socket, so the filter keeps its listening ports.
-  for (uint16_t port : ListeningPortsOf(static_cast<pid_t>(tgid))) {
-    jdw_flow_key key{};
-    key.lport = port;
-    if (bpf_map_update_elem(traced_flows_fd_, &key, &one, BPF_ANY) != 0)
-      return ErrStatus("cannot add port %u to the packet filter: %s", port, strerror(errno));
-  }
+  for (uint16_t port : ListeningPortsOf(static_cast<pid_t>(tgid)))
+    __atomic_store_n(&traced_ports_->traced[port], 1, __ATOMIC_RELAXED);
   return Status::Ok();
 }
 

@@ -13,10 +13,13 @@
 //   disk:      K O_DIRECT pwrite+pread of 4 KiB on a file in DIR
 //   fd-reuse:  fd numbers reused for another object (socket closed then a
 //              file opened at its number; dup2 of a file over an open
-//              socket; close_range then reuse), each touched by a read()
-//              whose byte count names the step (fd cache tests)
+//              socket; close_range then reuse; a socket touched on one CPU,
+//              replaced by a file on another, touched again on the first),
+//              each touched by a read() whose byte count names the step
+//              (fd cache tests)
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -238,6 +241,30 @@ nlohmann::json DoFdReuse() {
   step("pipe at the closed number", p[0], 3002, "pipe");
   close(p[0]);
   close(p[1]);
+  // 4. The socket is touched on CPU 0 (that CPU's memo of the fd cache now
+  // holds it), closed and replaced by a file at its number on CPU 1, and
+  // touched again on CPU 0: the change made on one CPU must reach the
+  // other's memo. Needs two CPUs; without them the step is left out.
+  if (std::thread::hardware_concurrency() >= 2) {
+    auto pin = [](int cpu) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      if (sched_setaffinity(0, sizeof(set), &set) != 0) Die("sched_setaffinity");
+    };
+    int s4 = socket(AF_INET, SOCK_STREAM, 0);
+    if (s4 < 0) Die("socket");
+    pin(0);
+    step("socket touched on cpu 0", s4, 4001, "socket");
+    std::thread other([&] {
+      pin(1);
+      close(s4);
+      if (open("/proc/self/exe", O_RDONLY) != s4) Die("the file did not reuse the socket's fd number");
+    });
+    other.join();
+    step("file at its number, opened on cpu 1, touched on cpu 0", s4, 4002, "file");
+    close(s4);
+  }
   return steps;
 }
 
