@@ -60,6 +60,19 @@ static __always_inline struct jdw_traced_ports *jdw_net_ports(void)
 	return bpf_map_lookup_elem(&jdw_traced_ports, &zero);
 }
 
+/* The port's byte in the table. The mask is kept (barrier_var) so that
+ * verifiers that lose a u16's bounds through the byte swaps and stack
+ * spills (6.1 does: "R0 unbounded memory access") see the index bounded. */
+static __always_inline __u8 *jdw_net_port_slot(struct jdw_traced_ports *ports, __u16 port)
+{
+	__u32 idx = port;
+
+	idx &= JDW_PORTS - 1;
+	barrier_var(idx);
+	idx &= JDW_PORTS - 1;
+	return &ports->traced[idx];
+}
+
 /* A socket of a traced process (called from the syscall group). */
 static __always_inline void jdw_net_mark_sock(__u64 sk)
 {
@@ -90,7 +103,7 @@ static __always_inline void jdw_net_mark_port(struct sock *sk)
 	lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	ports = jdw_net_ports();
 	if (lport && ports)
-		ports->traced[lport] = 1;
+		*jdw_net_port_slot(ports, lport) = 1;
 }
 
 /* A connection on a traced local port, or a learned flow of a traced
@@ -100,7 +113,7 @@ static __always_inline bool jdw_net_flow_traced(__u16 lport, __u16 rport, const 
 	struct jdw_traced_ports *ports = jdw_net_ports();
 	struct jdw_flow_key key = { .lport = lport, .rport = rport };
 
-	if (ports && ports->traced[lport])
+	if (ports && *jdw_net_port_slot(ports, lport))
 		return true;
 	__builtin_memcpy(key.raddr, raddr, 16);
 	return bpf_map_lookup_elem(&jdw_traced_flows, &key) != NULL;
