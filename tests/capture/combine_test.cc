@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "capture/recorder.h"
+#include "capture/session.h"
 #include "support/test_support.h"
 #include "trace/event_table.h"
 #include "trace/trace_reader.h"
@@ -212,6 +214,56 @@ TEST(CombinedSyscalls, WithoutTheSchedGroupABlockedCallsEnterStillArrivesBeforeI
   EXPECT_EQ(enter->cpu, 0u);
   EXPECT_EQ(exit->cpu, 1u);
   std::filesystem::remove(path);
+}
+
+// An enter parked on a CPU where nothing else records (the sched group off,
+// its thread asleep in the call) reaches the reader while the call still
+// blocks: the reader's periodic check finds the same enter in that CPU's
+// slot twice and runs the flush there (CaptureSession::FlushStalePending).
+TEST(CombinedSyscalls, AnEnterParkedOnAnIdleCpuReachesTheReaderWhileItsCallBlocks) {
+  JDW_REQUIRE_ROOT();
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
+  capture::CaptureOptions co;
+  co.groups = 1u << JDW_GROUP_SYSCALL;
+  co.filter_tgid = true;
+  co.tgids = {static_cast<uint32_t>(getpid())};
+  co.combine_syscalls = true;
+  auto session = capture::CaptureSession::Create(co);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  ASSERT_TRUE((*session)->EnableAll().ok());
+  struct Sink : capture::RecordSink {
+    std::atomic<pid_t> tid{0};
+    bool seen = false;
+    void OnRecord(uint32_t, const uint8_t* data, size_t size) override {
+      jdw_record_header h;
+      if (size < sizeof(jdw_sys_enter_record)) return;
+      memcpy(&h, data, sizeof(h));
+      if (h.type != JDW_EVENT_SYS_ENTER || h.tid != static_cast<uint32_t>(tid)) return;
+      jdw_sys_enter e;
+      memcpy(&e, data + sizeof(h), sizeof(e));
+      seen = seen || (e.nr == kNrRead && e.arg == kMark);
+    }
+  } sink;
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  cpu_set_t was;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(was), &was), 0);
+  ASSERT_TRUE(PinTo(0, 1));  // the reader of the rings stays off CPU 0
+  std::thread blocked([&] {
+    EXPECT_TRUE(PinTo(0, 0));
+    sink.tid = static_cast<pid_t>(syscall(SYS_gettid));
+    char buf[kMark];
+    EXPECT_EQ(read(p[0], buf, kMark), 1);
+  });
+  // Polls for up to 2 s while the read blocks: the enter must arrive.
+  for (int i = 0; i < 200 && !sink.seen; ++i) ASSERT_TRUE((*session)->Poll(sink, 10).ok());
+  const bool seen_while_blocked = sink.seen;
+  EXPECT_EQ(write(p[1], "x", 1), 1);
+  blocked.join();
+  close(p[0]);
+  close(p[1]);
+  sched_setaffinity(0, sizeof(was), &was);
+  EXPECT_TRUE(seen_while_blocked) << "the parked enter of the blocked read never reached the reader";
 }
 
 // Calls that can be combined (getppid in a loop) produce the same events
