@@ -1,6 +1,7 @@
 // jackdaw live: capture -> reorder -> join -> canonicalize -> cluster,
 // continuously, with a top-like view (or JSON lines), a control socket and
 // pinned maps, and a flight recorder.
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/utsname.h>
@@ -62,6 +63,14 @@ struct NewAnomaly {
 };
 
 int Run(const LiveArgs& a, const std::string& argv0) {
+  // The pipeline's vectors grow and shrink with every request (join sets,
+  // canonical trees): with glibc's dynamic thresholds a large one is an
+  // mmap/munmap each time and freed heap is trimmed and faulted back in,
+  // page faults that were a few % of the session's CPU. Fixed thresholds
+  // keep such memory in the heap; what it holds is bounded by the
+  // pipeline's own peak.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
   Status priv = a.backend == "bpf" ? capture::CheckPrivileges() : Status::Ok();  // the module checks its own
   if (!priv.ok()) return PrintError(priv.message()), 2;
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));

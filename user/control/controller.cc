@@ -37,13 +37,11 @@ uint64_t ResidentBytes() { return StatusField("VmRSS:"); }
 uint64_t PeakResidentBytes() { return StatusField("VmHWM:"); }
 
 Controller::Controller(capture::CaptureBackend* session, Hooks hooks, bool tgid_filter)
-    : session_(session), hooks_(std::move(hooks)), tgid_filter_(tgid_filter) {}
-
-void Controller::CountRecord(const jdw_record_header& h) {
-  const trace::EventDesc* d = trace::FindEvent(h.type);
-  if (!d || d->group >= JDW_GROUP_MAX) return;
-  ++events_[d->group];
-  last_ts_[d->group] = std::max<uint64_t>(last_ts_[d->group], h.ts);
+    : session_(session), hooks_(std::move(hooks)), tgid_filter_(tgid_filter) {
+  for (uint16_t t = 0; t < JDW_EVENT_MAX; ++t) {
+    const trace::EventDesc* d = trace::FindEvent(t);
+    group_of_[t] = static_cast<uint8_t>(d && d->group < JDW_GROUP_MAX ? d->group : uint32_t{JDW_GROUP_MAX});
+  }
 }
 
 void Controller::Tick(uint64_t now_ns) {

@@ -59,7 +59,14 @@ class Controller {
 
   Controller(capture::CaptureBackend* session, Hooks hooks, bool tgid_filter);
 
-  void CountRecord(const jdw_record_header& h);
+  // Once per record on the session's hot path: a table lookup, no call.
+  void CountRecord(const jdw_record_header& h) {
+    if (h.type >= JDW_EVENT_MAX) return;
+    const uint8_t g = group_of_[h.type];
+    if (g >= JDW_GROUP_MAX) return;
+    ++events_[g];
+    if (h.ts > last_ts_[g]) last_ts_[g] = h.ts;
+  }
   // For a session whose sink counts per group itself (record's writer):
   // the counts so far, instead of CountRecord().
   void SetEvents(const std::array<uint64_t, JDW_GROUP_MAX>& events) { events_ = events; }
@@ -77,6 +84,7 @@ class Controller {
  private:
   capture::CaptureBackend* session_;
   Hooks hooks_;
+  std::array<uint8_t, JDW_EVENT_MAX> group_of_{};  // record type -> group; JDW_GROUP_MAX: none
   bool tgid_filter_;
   std::array<uint64_t, JDW_GROUP_MAX> events_{}, events_at_tick_{}, last_ts_{};
   std::array<double, JDW_GROUP_MAX> rate_{};
