@@ -216,23 +216,37 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
   j.Raw("}}\n");
 }
 
-nlohmann::ordered_json ConnectionJson(const model::Connection& c) {
-  return {{"type", "connection"},   {"id", c.id},
-          {"tgid", c.tgid},         {"local", c.endpoint.local},
-          {"remote", c.endpoint.remote}, {"start_ns", c.start_ns},
-          {"end_ns", c.end_ns},     {"closed", c.closed},
-          {"requests", c.requests}, {"one_way", c.one_way},
-          {"greetings", c.greetings}, {"setups", c.setups},
-          {"pipelined", c.pipelined},
-          {"eof_reads", c.eof_reads}, {"empty_reads", c.empty_reads},
-          {"events", c.events},     {"idle_ns", c.idle_ns},
-          {"cpu_ns", c.cpu_ns},     {"softirq_cpu_ns", c.softirq_cpu_ns},
-          {"net_bytes_in", c.net_bytes_in}, {"net_bytes_out", c.net_bytes_out}};
-}
-
+// Keys in insertion order, as the nlohmann::ordered_json this replaced.
 void WriteConnectionJson(std::string* out, const model::Connection& c) {
-  *out += ConnectionJson(c).dump();
-  *out += '\n';
+  JsonLine j(out);
+  j.Raw("{\"type\":\"connection\"");
+  j.Key("id");
+  j.U(c.id);
+  j.Key("tgid");
+  j.U(c.tgid);
+  j.Key("local");
+  j.Str(c.endpoint.local);
+  j.Key("remote");
+  j.Str(c.endpoint.remote);
+  j.Key("start_ns");
+  j.U(c.start_ns);
+  j.Key("end_ns");
+  j.U(c.end_ns);
+  j.Key("closed");
+  j.Bool(c.closed);
+  const std::pair<const char*, uint64_t> counts[] = {
+      {"requests", c.requests},   {"one_way", c.one_way},
+      {"greetings", c.greetings}, {"setups", c.setups},
+      {"pipelined", c.pipelined}, {"eof_reads", c.eof_reads},
+      {"empty_reads", c.empty_reads}, {"events", c.events},
+      {"idle_ns", c.idle_ns},     {"cpu_ns", c.cpu_ns},
+      {"softirq_cpu_ns", c.softirq_cpu_ns}, {"net_bytes_in", c.net_bytes_in},
+      {"net_bytes_out", c.net_bytes_out}};
+  for (const auto& [key, value] : counts) {
+    j.Key(key);
+    j.U(value);
+  }
+  j.Raw("}\n");
 }
 
 Status WriteRequestsJsonl(const std::string& path, const std::vector<model::Request>& requests) {

@@ -168,6 +168,45 @@ TEST(RequestWriter, BytesAreThoseOfTheJsonTree) {
   }
 }
 
+TEST(RequestWriter, ConnectionBytesAreThoseOfTheOrderedJsonTree) {
+  model::Connection c;
+  c.id = 3;
+  c.tgid = 42;
+  c.endpoint = {"127.0.0.1:8080", "caf\xc3\xa9\"\\"};
+  c.start_ns = 1;
+  c.end_ns = UINT64_MAX;
+  c.closed = true;
+  c.requests = 2;
+  c.one_way = 3;
+  c.greetings = 4;
+  c.setups = 5;
+  c.pipelined = 6;
+  c.eof_reads = 7;
+  c.empty_reads = UINT32_MAX;
+  c.events = 9;
+  c.idle_ns = 10;
+  c.cpu_ns = 11;
+  c.softirq_cpu_ns = 12;
+  c.net_bytes_in = 13;
+  c.net_bytes_out = 14;
+  for (const model::Connection& x : {c, model::Connection{}}) {
+    const nlohmann::ordered_json tree = {{"type", "connection"},   {"id", x.id},
+                                         {"tgid", x.tgid},         {"local", x.endpoint.local},
+                                         {"remote", x.endpoint.remote}, {"start_ns", x.start_ns},
+                                         {"end_ns", x.end_ns},     {"closed", x.closed},
+                                         {"requests", x.requests}, {"one_way", x.one_way},
+                                         {"greetings", x.greetings}, {"setups", x.setups},
+                                         {"pipelined", x.pipelined},
+                                         {"eof_reads", x.eof_reads}, {"empty_reads", x.empty_reads},
+                                         {"events", x.events},     {"idle_ns", x.idle_ns},
+                                         {"cpu_ns", x.cpu_ns},     {"softirq_cpu_ns", x.softirq_cpu_ns},
+                                         {"net_bytes_in", x.net_bytes_in}, {"net_bytes_out", x.net_bytes_out}};
+    std::string out;
+    WriteConnectionJson(&out, x);
+    EXPECT_EQ(out, tree.dump() + "\n");
+  }
+}
+
 TEST(RequestWriter, MarksWakeupEdges) {
   model::Request r = SampleRequest();
   r.edges[0].kind = model::EdgeKind::kWakeup;
