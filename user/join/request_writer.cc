@@ -89,6 +89,11 @@ class JsonLine {
     }
     out_.push_back('"');
   }
+  // ,"key":value for an unsigned value.
+  void Field(std::string_view k, uint64_t v) {
+    Key(k);
+    U(v);
+  }
   // ,"key": (the key is a literal of plain ASCII).
   void Key(std::string_view k) {
     out_.append(",\"");
@@ -123,12 +128,9 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
     j.Char(']');
   }
   j.Char(']');
-  j.Key("end_ns");
-  j.U(r.end_ns);
-  j.Key("end_tsc");
-  j.U(r.end_tsc);
-  j.Key("end_wall_ns");
-  j.U(r.end_wall_ns);
+  j.Field("end_ns", r.end_ns);
+  j.Field("end_tsc", r.end_tsc);
+  j.Field("end_wall_ns", r.end_wall_ns);
   j.Raw(",\"events\":[");
   for (size_t i = 0; i < r.events.size(); ++i) {
     const model::RequestEvent& e = r.events[i];
@@ -141,42 +143,29 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
     j.Key("symbol");
     j.Str(e.symbol.view());
     if (const char* syn = SyntheticName(e.synthetic)) j.Key("synthetic"), j.Str(syn);
-    j.Key("tid");
-    j.U(e.tid);
-    j.Key("ts_ns");
-    j.U(e.ts_ns);
-    j.Key("tsc");
-    j.U(e.tsc);
-    j.Key("type");
-    j.U(e.record_type);
+    j.Field("tid", e.tid);
+    j.Field("ts_ns", e.ts_ns);
+    j.Field("tsc", e.tsc);
+    j.Field("type", e.record_type);
     j.Char('}');
   }
   j.Char(']');
-  j.Key("id");
-  j.U(r.id);
-  j.Key("latency_ns");
-  j.U(r.latency_ns());
+  j.Field("id", r.id);
+  j.Field("latency_ns", r.latency_ns());
   if (r.has_message) {
     j.Raw(",\"message\":{\"connection\":");
     j.U(r.connection_id);
-    j.Key("exchange");
-    j.U(r.exchange);
-    j.Key("in_bytes");
-    j.U(r.msg_in_bytes);
-    j.Key("out_bytes");
-    j.U(r.msg_out_bytes);
+    j.Field("exchange", r.exchange);
+    j.Field("in_bytes", r.msg_in_bytes);
+    j.Field("out_bytes", r.msg_out_bytes);
     j.Key("pipelined");
     j.Bool(r.pipelined);
     j.Char('}');
   }
-  j.Key("start_ns");
-  j.U(r.start_ns);
-  j.Key("start_tsc");
-  j.U(r.start_tsc);
-  j.Key("start_wall_ns");
-  j.U(r.start_wall_ns);
-  j.Key("tgid");
-  j.U(r.tgid);
+  j.Field("start_ns", r.start_ns);
+  j.Field("start_tsc", r.start_tsc);
+  j.Field("start_wall_ns", r.start_wall_ns);
+  j.Field("tgid", r.tgid);
   j.Raw(",\"threads\":[");
   for (size_t i = 0; i < r.threads.size(); ++i) {
     if (i) j.Char(',');
@@ -188,31 +177,19 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
   const model::ResourceTotals& t = r.totals;
   j.Raw(",\"totals\":{\"blocked\":{\"disk\":");
   j.U(t.blocked_disk_ns);
-  j.Key("futex");
-  j.U(t.blocked_futex_ns);
-  j.Key("net");
-  j.U(t.blocked_net_ns);
-  j.Key("other");
-  j.U(t.blocked_other_ns);
-  j.Key("pipe");
-  j.U(t.blocked_pipe_ns);
+  j.Field("futex", t.blocked_futex_ns);
+  j.Field("net", t.blocked_net_ns);
+  j.Field("other", t.blocked_other_ns);
+  j.Field("pipe", t.blocked_pipe_ns);
   j.Char('}');
-  j.Key("blocked_ns");
-  j.U(t.blocked_ns);
-  j.Key("cpu_ns");
-  j.U(t.cpu_ns);
-  j.Key("disk_bytes");
-  j.U(t.disk_bytes);
-  j.Key("disk_ios");
-  j.U(t.disk_ios);
-  j.Key("net_bytes_in");
-  j.U(t.net_bytes_in);
-  j.Key("net_bytes_out");
-  j.U(t.net_bytes_out);
-  j.Key("runq_wait_ns");
-  j.U(t.runq_wait_ns);
-  j.Key("softirq_cpu_ns");
-  j.U(t.softirq_cpu_ns);
+  j.Field("blocked_ns", t.blocked_ns);
+  j.Field("cpu_ns", t.cpu_ns);
+  j.Field("disk_bytes", t.disk_bytes);
+  j.Field("disk_ios", t.disk_ios);
+  j.Field("net_bytes_in", t.net_bytes_in);
+  j.Field("net_bytes_out", t.net_bytes_out);
+  j.Field("runq_wait_ns", t.runq_wait_ns);
+  j.Field("softirq_cpu_ns", t.softirq_cpu_ns);
   j.Raw("}}\n");
 }
 
@@ -220,18 +197,14 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
 void WriteConnectionJson(std::string* out, const model::Connection& c) {
   JsonLine j(out);
   j.Raw("{\"type\":\"connection\"");
-  j.Key("id");
-  j.U(c.id);
-  j.Key("tgid");
-  j.U(c.tgid);
+  j.Field("id", c.id);
+  j.Field("tgid", c.tgid);
   j.Key("local");
   j.Str(c.endpoint.local);
   j.Key("remote");
   j.Str(c.endpoint.remote);
-  j.Key("start_ns");
-  j.U(c.start_ns);
-  j.Key("end_ns");
-  j.U(c.end_ns);
+  j.Field("start_ns", c.start_ns);
+  j.Field("end_ns", c.end_ns);
   j.Key("closed");
   j.Bool(c.closed);
   const std::pair<const char*, uint64_t> counts[] = {
@@ -242,10 +215,7 @@ void WriteConnectionJson(std::string* out, const model::Connection& c) {
       {"idle_ns", c.idle_ns},     {"cpu_ns", c.cpu_ns},
       {"softirq_cpu_ns", c.softirq_cpu_ns}, {"net_bytes_in", c.net_bytes_in},
       {"net_bytes_out", c.net_bytes_out}};
-  for (const auto& [key, value] : counts) {
-    j.Key(key);
-    j.U(value);
-  }
+  for (const auto& [key, value] : counts) j.Field(key, value);
   j.Raw("}\n");
 }
 
