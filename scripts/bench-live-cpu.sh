@@ -58,8 +58,11 @@ for round in $(seq 1 "$rounds"); do
 		c1=$(cpu_ns "$live"); r1=$(requests "$bin" "$live")
 		kill "$load" "$live" "$server" 2>/dev/null || true
 		wait "$load" "$live" "$server" 2>/dev/null || true
+		# A round whose CPU did not move (the process' schedstat not read) or
+		# that modelled nothing says so instead of printing 0 % as a figure.
 		awk -v b="$bin" -v c0="$c0" -v c1="$c1" -v r0="$r0" -v r1="$r1" -v s="$secs" 'BEGIN {
 			cpu = (c1 - c0) / 1e9; rps = (r1 - r0) / s; core = 100 * cpu / s;
-			printf "%-40s %8.1f %10.2f %8.2f %14.2f\n", b, rps, cpu, core, (rps > 0 ? core * 1000 / rps : 0) }'
+			if (cpu <= 0 || rps <= 0) { printf "%-40s %8.1f %10.2f   (round not measured: no CPU or no requests read)\n", b, rps, cpu; exit }
+			printf "%-40s %8.1f %10.2f %8.2f %14.2f\n", b, rps, cpu, core, core * 1000 / rps }'
 	done
 done

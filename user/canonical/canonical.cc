@@ -332,6 +332,20 @@ bool SubtreeLess(const std::vector<Node>& nodes, uint32_t a, uint32_t b) {
   return a < b;  // indistinguishable subtrees: any order serializes alike
 }
 
+// The per-request working arrays of Canonicalize(), kept between calls
+// (per thread) so that a request costs no allocation for them once the
+// arrays have grown to the usual size; a runaway request's are released
+// after it (kScratchKeep).
+struct Scratch {
+  std::vector<char> elided, endpoint, keep, critical;
+  std::vector<Demand> demand;
+  std::vector<int32_t> pos, out_index;
+  std::vector<std::pair<uint32_t, uint32_t>> edges, node_edges;
+  std::vector<std::vector<uint32_t>> sources_of;
+  std::vector<uint32_t> roots, stack;
+};
+constexpr uint32_t kScratchKeep = 1u << 16;
+
 }  // namespace
 
 CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOptions& options) {
@@ -348,7 +362,9 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   // Wake-up hand-offs to a thread entering the request
   // (CanonicalOptions::elide_wakeup_forks): their Signal and Resume go, and
   // the edge joins the kept events around them (below).
-  std::vector<char> elided(n, 0);
+  thread_local Scratch scratch;
+  std::vector<char>& elided = scratch.elided;
+  elided.assign(n, 0);
   std::vector<std::pair<uint32_t, uint32_t>> forks;
   std::vector<char> idle(n, 0);
   std::unordered_map<uint32_t, uint32_t> idle_fork_of;  // idle wakee tid -> its hand-off's Signal
@@ -360,7 +376,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   }
 
   // Causal edges: forward in time only, deduplicated.
-  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  std::vector<std::pair<uint32_t, uint32_t>>& edges = scratch.edges;
+  edges.clear();
   edges.reserve(request_edges.size());
   for (const model::CausalEdge& e : request_edges) {
     if (e.from >= e.to || e.to >= n) {
@@ -380,13 +397,16 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
       edges.end());
   out.stats.duplicate_edges = static_cast<uint32_t>(before - edges.size());
 
-  std::vector<char> endpoint(n, 0);
+  std::vector<char>& endpoint = scratch.endpoint;
+  endpoint.assign(n, 0);
   for (auto [from, to] : edges) endpoint[from] = endpoint[to] = 1;
 
   // Drop scheduling artefacts and fold their demand into the next kept
   // event of the same thread.
-  std::vector<char> keep(n, 0);
-  std::vector<Demand> demand(n);
+  std::vector<char>& keep = scratch.keep;
+  keep.assign(n, 0);
+  std::vector<Demand>& demand = scratch.demand;
+  demand.assign(n, Demand{});
   struct ThreadFold {
     Demand pending;
     int32_t last_kept = -1;
@@ -464,12 +484,16 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   }
 
   // Edge sources per destination (source indices), for the merge test.
-  std::vector<std::vector<uint32_t>> sources_of(n);
+  std::vector<std::vector<uint32_t>>& sources_of = scratch.sources_of;
+  if (sources_of.size() > n) sources_of.resize(n);
+  for (auto& v : sources_of) v.clear();
+  sources_of.resize(n);
   for (auto [from, to] : edges) sources_of[to].push_back(from);
 
   // Kept events in timestamp order; a run of events with the same symbol on
   // one thread becomes one node (its first event) carrying the run's demand.
-  std::vector<int32_t> pos(n, -1);
+  std::vector<int32_t>& pos = scratch.pos;
+  pos.assign(n, -1);
   std::vector<Node> nodes;
   nodes.reserve(n);  // at most one per kept event: no regrowth (a Node is large)
   SmallTidMap<int32_t> last_on_thread;
@@ -522,7 +546,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     nodes.push_back(std::move(node));
   }
   // Edges between nodes: merged runs can make several edges one.
-  std::vector<std::pair<uint32_t, uint32_t>> node_edges;
+  std::vector<std::pair<uint32_t, uint32_t>>& node_edges = scratch.node_edges;
+  node_edges.clear();
   node_edges.reserve(edges.size());
   for (auto [from, to] : edges)
     node_edges.emplace_back(static_cast<uint32_t>(pos[from]), static_cast<uint32_t>(pos[to]));
@@ -620,7 +645,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   // it handed work to, in the order they took it up — just as in the tree of
   // a request whose hand-offs were seen (with elide_wakeup_forks, the same
   // sequence exactly).
-  std::vector<uint32_t> roots;
+  std::vector<uint32_t>& roots = scratch.roots;
+  roots.clear();
   int32_t interrupt_root = -1;
   for (uint32_t k = 0; k < m; ++k) {
     if (nodes[k].parent >= 0) continue;
@@ -632,14 +658,17 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   }
   if (interrupt_root >= 0) roots.push_back(static_cast<uint32_t>(interrupt_root));
 
-  std::vector<char> critical(m, 0);
+  std::vector<char>& critical = scratch.critical;
+  critical.assign(m, 0);
   for (int32_t k = last; k >= 0; k = nodes[k].critical_pred) critical[k] = 1;
 
   // Depth-first, continuation before forks. Iterative: a long thread is a
   // long chain of continuations.
-  std::vector<int32_t> out_index(m, -1);
+  std::vector<int32_t>& out_index = scratch.out_index;
+  out_index.assign(m, -1);
   SmallTidMap<uint32_t> canonical_thread;  // tid -> canonical thread, numbered as first met
-  std::vector<uint32_t> stack(roots.rbegin(), roots.rend());
+  std::vector<uint32_t>& stack = scratch.stack;
+  stack.assign(roots.rbegin(), roots.rend());
   out.events.reserve(m);
   while (!stack.empty()) {
     uint32_t k = stack.back();
@@ -667,6 +696,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     if (node.continuation >= 0) stack.push_back(static_cast<uint32_t>(node.continuation));
   }
   out.num_threads = static_cast<uint32_t>(canonical_thread.size());
+  if (n > kScratchKeep) scratch = Scratch{};
   return out;
 }
 

@@ -47,6 +47,11 @@ class CaptureBackend {
   // Runtime filters (jackdaw ctl): one more tgid in the set (when the
   // session filters by tgid), and the syscall set (empty: all).
   virtual Status AddTgid(uint32_t tgid) = 0;
+  // The process leaves the set (not its descendants, which are tgids of
+  // their own); a backend that cannot remove says so.
+  virtual Status RemoveTgid(uint32_t tgid) {
+    return ErrStatus("the %s backend cannot take pid %u out of the filter (use --backend bpf)", name(), tgid);
+  }
   virtual Status SetSyscallFilter(const std::vector<int>& syscalls) = 0;
 
   // Waits up to timeout_ms for data, then drains every CPU's ring. Returns

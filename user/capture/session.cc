@@ -548,6 +548,28 @@ Status CaptureSession::AddTgid(uint32_t tgid) {
   return Status::Ok();
 }
 
+Status CaptureSession::RemoveTgid(uint32_t tgid) {
+  if (tgid == 0) return ErrStatus("pid 0 is not traced");
+  // The bucket first: the BPF side checks it before the overflow map.
+  const uint32_t idx = tgid & (JDW_TGID_BUCKETS - 1);
+  jdw_tgid_bucket b{};
+  if (bpf_map_lookup_elem(buckets_fd_, &idx, &b) != 0)
+    return ErrStatus("cannot read the pid filter: %s", strerror(errno));
+  bool found = false;
+  for (uint32_t i = 0; i < JDW_TGID_WAYS; ++i)
+    if (b.tgid[i] == tgid) b.tgid[i] = 0, found = true;
+  if (found && bpf_map_update_elem(buckets_fd_, &idx, &b, BPF_ANY) != 0)
+    return ErrStatus("cannot update the pid filter: %s", strerror(errno));
+  if (bpf_map_delete_elem(tgid_fd_, &tgid) == 0) found = true;
+  if (!found) return ErrStatus("pid %u is not in this session's filter", tgid);
+  for (uint16_t port : ListeningPortsOf(static_cast<pid_t>(tgid))) {
+    jdw_flow_key key{};
+    key.lport = port;
+    (void)bpf_map_delete_elem(traced_flows_fd_, &key);
+  }
+  return Status::Ok();
+}
+
 Status CaptureSession::SetSyscallFilter(const std::vector<int>& syscalls) {
   memset(syscall_bitmap_, 0, sizeof(syscall_bitmap_));
   if (syscalls.empty()) {

@@ -90,6 +90,10 @@ class CaptureSession : public CaptureBackend {
   Status EnableAll() override;
   void DisableAll() override;
   Status AddTgid(uint32_t tgid);
+  // Clears the tgid from the filter and its bucket, and the packet filter's
+  // ports it listens on; connections the kernel already follows keep
+  // being traced until they close.
+  Status RemoveTgid(uint32_t tgid) override;
   Status SetSyscallFilter(const std::vector<int>& syscalls);  // empty: all
 
   // Waits up to timeout_ms for data, then drains every ring. Returns the

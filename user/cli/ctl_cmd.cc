@@ -97,6 +97,7 @@ Runner RegisterCtl(CLI::App& app) {
       "  sudo jackdaw ctl enable net                attach them again\n"
       "  sudo jackdaw ctl filter syscalls read,write|all\n"
       "  sudo jackdaw ctl filter pid 1234           add a process (sessions started with --pid)\n"
+      "  sudo jackdaw ctl filter pid -1234          take it out again (not its descendants)\n"
       "  sudo jackdaw ctl granularity class --window 5   interact group: sums per client class,\n"
       "                                             a window every 5 s (shown in status)\n"
       "  sudo jackdaw ctl granularity interaction   interact group: one record per interaction\n"

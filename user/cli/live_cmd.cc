@@ -1,6 +1,8 @@
 // jackdaw live: capture -> reorder -> join -> canonicalize -> cluster,
 // continuously, with a top-like view (or JSON lines), a control socket and
 // pinned maps, and a flight recorder.
+#include <malloc.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -61,6 +63,14 @@ struct NewAnomaly {
 };
 
 int Run(const LiveArgs& a, const std::string& argv0) {
+  // The pipeline's vectors grow and shrink with every request (join sets,
+  // canonical trees): with glibc's dynamic thresholds a large one is an
+  // mmap/munmap each time and freed heap is trimmed and faulted back in,
+  // page faults that were a few % of the session's CPU. Fixed thresholds
+  // keep such memory in the heap; what it holds is bounded by the
+  // pipeline's own peak.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
   Status priv = a.backend == "bpf" ? capture::CheckPrivileges() : Status::Ok();  // the module checks its own
   if (!priv.ok()) return PrintError(priv.message()), 2;
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
@@ -131,7 +141,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"pipeline_delay_max_ms", double(max_delay_ns) / 1e6}};
   };
   control::Controller controller(&cs, hooks, co.filter_tgid);
-  pl.set_record_hook([&](const jdw_record_header& h) { controller.CountRecord(h.type); });
+  pl.set_record_hook([&](const jdw_record_header& h) { controller.CountRecord(h); });
   std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
   if (!a.metrics.empty()) {
     pl.set_request_hook([&](const model::Request& r) { live_metrics.OnRequest(r); });
@@ -180,18 +190,37 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   const uint64_t start = MonotonicNs();
   uint64_t last_view = start, last_requests = 0, last_records = 0, last_flight = 0;
   std::map<uint64_t, uint64_t> last_count;
+  std::vector<pollfd> fds;
   while (!g_stop) {
     // 100 ms per drain: the reorder window (0.25 s) dominates the pipeline
-    // delay anyway, and fewer wake-ups (poll, control socket, metrics) cost
-    // less than more, smaller batches.
-    auto polled = cs.Poll(pl, kPollMs);
+    // delay anyway, and fewer wake-ups cost less than more, smaller
+    // batches. The wait is on the control and metrics sockets, so a `jackdaw
+    // ctl` request is taken at once (a group disabled within a millisecond
+    // or so of the request, not at the end of the nap), and the endpoints
+    // are served only when something is pending (no accept4 per turn).
+    fds.clear();
+    (*server)->AppendPollFds(&fds);
+    const size_t control_fds = fds.size();
+    if (metrics_endpoint) metrics_endpoint->AppendPollFds(&fds);
+    if (poll(fds.data(), fds.size(), kPollMs) < 0 && errno != EINTR) {
+      st = ErrStatus("poll failed: %s", strerror(errno));
+      break;
+    }
+    const auto ready = [&](size_t from, size_t to) {
+      for (size_t i = from; i < to; ++i)
+        if (fds[i].revents) return true;
+      return false;
+    };
+    const bool control_due = (*server)->busy() || ready(0, control_fds);
+    const bool metrics_due = metrics_endpoint && (metrics_endpoint->busy() || ready(control_fds, fds.size()));
+    auto polled = cs.Poll(pl, 0);
     if (!polled.ok()) {
       st = polled.status();
       break;
     }
     pl.Trim();
-    (*server)->Serve();
-    if (metrics_endpoint) metrics_endpoint->Serve();
+    if (control_due) (*server)->Serve();
+    if (metrics_due) metrics_endpoint->Serve();
     const uint64_t now = MonotonicNs();
     controller.Tick(now);
     if (!a.flight_dir.empty() && !anomalies.empty() && now - last_flight > 10'000'000'000ull) {

@@ -111,6 +111,11 @@ void ControlServer::Close(size_t index) {
   clients_.erase(clients_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
+void ControlServer::AppendPollFds(std::vector<pollfd>* fds) const {
+  fds->push_back({listen_fd_, POLLIN, 0});
+  for (const Client& c : clients_) fds->push_back({c.fd, POLLIN, 0});
+}
+
 void ControlServer::Serve() {
   const uint64_t now = NowMs();
   for (;;) {

@@ -18,6 +18,8 @@
 // gone is recognisably stale (CleanStaleSessions).
 #pragma once
 
+#include <poll.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -49,6 +51,12 @@ class ControlServer {
 
   // Accepts pending connections and answers complete requests. Never blocks.
   void Serve();
+  // The descriptors a session's loop waits on (POLLIN) so that a request
+  // wakes it at once instead of at its next turn; Serve() is due when one
+  // of them is ready or busy() (a client whose line is incomplete may time
+  // out).
+  void AppendPollFds(std::vector<pollfd>* fds) const;
+  bool busy() const { return !clients_.empty(); }
   const std::string& path() const { return path_; }
   uint64_t requests_served() const { return served_; }
   uint64_t requests_rejected() const { return rejected_; }

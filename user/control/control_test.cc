@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -67,6 +68,34 @@ TEST(ControlSocket, AnswersOneLinePerRequest) {
   j = nlohmann::json::parse(*r);
   EXPECT_FALSE(j["ok"].get<bool>());
   EXPECT_EQ(j["error"], "asked to fail");
+}
+
+// A session's loop sleeps in poll() on these descriptors: a request must
+// wake it (no waiting for the next drain), and an idle socket must not.
+TEST(ControlSocket, ARequestWakesThePollingLoop) {
+  const std::string dir = TempDir() + "/run";
+  auto s = ControlServer::Create(dir, "4243", Echo());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  std::vector<pollfd> fds;
+  (*s)->AppendPollFds(&fds);
+  ASSERT_EQ(fds.size(), 1u);
+  EXPECT_EQ(poll(fds.data(), fds.size(), 0), 0) << "an idle control socket woke the loop";
+  EXPECT_FALSE((*s)->busy());
+  std::thread client([&] {
+    auto r = SendRequest((*s)->path(), "status");
+    EXPECT_TRUE(r.ok()) << r.status().message();
+  });
+  // The loop: wait (up to 5 s here; the session waits 100 ms), then serve.
+  for (int turn = 0; turn < 20; ++turn) {
+    fds.clear();
+    (*s)->AppendPollFds(&fds);
+    ASSERT_GT(poll(fds.data(), fds.size(), 5000), 0) << "a pending request did not wake the loop";
+    (*s)->Serve();
+    if ((*s)->requests_served() == 1) break;
+  }
+  client.join();
+  EXPECT_EQ((*s)->requests_served(), 1u);
+  EXPECT_FALSE((*s)->busy());
 }
 
 TEST(ControlSocket, GarbageGetsAnErrorAndServingGoesOn) {

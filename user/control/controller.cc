@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -36,11 +37,11 @@ uint64_t ResidentBytes() { return StatusField("VmRSS:"); }
 uint64_t PeakResidentBytes() { return StatusField("VmHWM:"); }
 
 Controller::Controller(capture::CaptureBackend* session, Hooks hooks, bool tgid_filter)
-    : session_(session), hooks_(std::move(hooks)), tgid_filter_(tgid_filter) {}
-
-void Controller::CountRecord(uint16_t type) {
-  const trace::EventDesc* d = trace::FindEvent(type);
-  if (d && d->group < JDW_GROUP_MAX) ++events_[d->group];
+    : session_(session), hooks_(std::move(hooks)), tgid_filter_(tgid_filter) {
+  for (uint16_t t = 0; t < JDW_EVENT_MAX; ++t) {
+    const trace::EventDesc* d = trace::FindEvent(t);
+    group_of_[t] = static_cast<uint8_t>(d && d->group < JDW_GROUP_MAX ? d->group : uint32_t{JDW_GROUP_MAX});
+  }
 }
 
 void Controller::Tick(uint64_t now_ns) {
@@ -79,11 +80,12 @@ nlohmann::json Controller::Status() const {
                       {"mode", available ? session_->attach_mode(g) : ""},
                       {"events", events_[g]},
                       {"events_per_s", rate_[g]},
+                      {"last_event_ns", last_ts_[g]},
                       {"lost", lost[g]}});
   }
   nlohmann::json s = {{"pid", getpid()},
                       {"groups", groups},
-                      {"filters", {{"syscalls", syscall_filter_}, {"pids_added", added_pids_}}},
+                      {"filters", {{"syscalls", syscall_filter_}, {"pids_added", added_pids_}, {"pids_removed", removed_pids_}}},
                       {"memory", {{"rss_bytes", ResidentBytes()}, {"peak_rss_bytes", PeakResidentBytes()}}}};
   if (interact_) s["interact"] = InteractStatus();
   if (hooks_.status) {
@@ -94,6 +96,34 @@ nlohmann::json Controller::Status() const {
 }
 
 StatusOr<nlohmann::json> Controller::Handle(const std::vector<std::string>& w) {
+  const uint64_t received = MonotonicNs();
+  ASSIGN_OR_RETURN(nlohmann::json reply, Dispatch(w));
+  if (reply.is_object()) reply["received_ns"] = received;
+  return reply;
+}
+
+StatusOr<nlohmann::json> Controller::FilterPid(const std::string& arg) {
+  if (!tgid_filter_) return ErrStatus("this session traces every process; start it with --pid to filter by process");
+  const bool remove = !arg.empty() && arg[0] == '-';
+  const std::string digits = remove ? arg.substr(1) : arg;
+  char* end = nullptr;
+  unsigned long pid = strtoul(digits.c_str(), &end, 10);
+  if (digits.empty() || !isdigit(static_cast<unsigned char>(digits[0])) || *end || pid == 0 || pid > 0x3fffffff)
+    return ErrStatus("filter pid: '%s' is not a pid (PID adds the process, -PID removes it)", arg.c_str());
+  const uint32_t tgid = static_cast<uint32_t>(pid);
+  if (remove) {
+    RETURN_IF_ERROR(session_->RemoveTgid(tgid));
+    added_pids_.erase(std::remove(added_pids_.begin(), added_pids_.end(), tgid), added_pids_.end());
+    removed_pids_.push_back(tgid);
+  } else {
+    RETURN_IF_ERROR(session_->AddTgid(tgid));
+    removed_pids_.erase(std::remove(removed_pids_.begin(), removed_pids_.end(), tgid), removed_pids_.end());
+    added_pids_.push_back(tgid);
+  }
+  return nlohmann::json{{"pids_added", added_pids_}, {"pids_removed", removed_pids_}};
+}
+
+StatusOr<nlohmann::json> Controller::Dispatch(const std::vector<std::string>& w) {
   const std::string& cmd = w[0];
   auto group_arg = [&]() -> StatusOr<uint32_t> {
     if (w.size() != 2) return ErrStatus("usage: %s GROUP (groups: %s)", cmd.c_str(), trace::GroupList().c_str());
@@ -134,17 +164,8 @@ StatusOr<nlohmann::json> Controller::Handle(const std::vector<std::string>& w) {
       syscall_filter_ = w[2];
       return nlohmann::json{{"syscalls", syscall_filter_}};
     }
-    if (w.size() == 3 && w[1] == "pid") {
-      if (!tgid_filter_)
-        return ErrStatus("this session traces every process; start it with --pid to filter by process");
-      char* end = nullptr;
-      unsigned long pid = strtoul(w[2].c_str(), &end, 10);
-      if (*end || pid == 0 || pid > 0x3fffffff) return ErrStatus("filter pid: '%s' is not a pid", w[2].c_str());
-      RETURN_IF_ERROR(session_->AddTgid(static_cast<uint32_t>(pid)));
-      added_pids_.push_back(static_cast<uint32_t>(pid));
-      return nlohmann::json{{"pids_added", added_pids_}};
-    }
-    return ErrStatus("usage: filter syscalls LIST|all, or filter pid PID");
+    if (w.size() == 3 && w[1] == "pid") return FilterPid(w[2]);
+    return ErrStatus("usage: filter syscalls LIST|all, or filter pid PID|-PID");
   }
   if (cmd == "granularity") return Granularity(w);
   if (cmd == "snapshot") {

@@ -13,6 +13,8 @@
 //                              updated in place
 //   filter pid PID             add a process to the tgid filter in place
 //                              (sessions started with --pid)
+//   filter pid -PID            take it out again (the process only: its
+//                              descendants are tgids of their own)
 //   snapshot FILE              the session's flight recorder to a .jdw
 //   granularity [interaction|class] [--window S]
 //                              the interact group's granularity
@@ -24,7 +26,11 @@
 //
 // Event counts per group are kept by the session's record sink through
 // CountRecord() (or handed over whole, SetEvents()); rates are per second over the last completed Tick()
-// interval. Not thread-safe: the session's main loop owns it.
+// interval. CountRecord() also keeps each group's newest record timestamp
+// and every reply carries "received_ns", the session's CLOCK_MONOTONIC
+// when it took the request: both on the records' clock, so how soon a
+// group stopped after `disable` is read off the records themselves, not
+// off a client's sleep. Not thread-safe: the session's main loop owns it.
 #pragma once
 
 #include <array>
@@ -53,7 +59,14 @@ class Controller {
 
   Controller(capture::CaptureBackend* session, Hooks hooks, bool tgid_filter);
 
-  void CountRecord(uint16_t type);
+  // Once per record on the session's hot path: a table lookup, no call.
+  void CountRecord(const jdw_record_header& h) {
+    if (h.type >= JDW_EVENT_MAX) return;
+    const uint8_t g = group_of_[h.type];
+    if (g >= JDW_GROUP_MAX) return;
+    ++events_[g];
+    if (h.ts > last_ts_[g]) last_ts_[g] = h.ts;
+  }
   // For a session whose sink counts per group itself (record's writer):
   // the counts so far, instead of CountRecord().
   void SetEvents(const std::array<uint64_t, JDW_GROUP_MAX>& events) { events_ = events; }
@@ -71,10 +84,13 @@ class Controller {
  private:
   capture::CaptureBackend* session_;
   Hooks hooks_;
+  std::array<uint8_t, JDW_EVENT_MAX> group_of_{};  // record type -> group; JDW_GROUP_MAX: none
   bool tgid_filter_;
-  std::array<uint64_t, JDW_GROUP_MAX> events_{}, events_at_tick_{};
+  std::array<uint64_t, JDW_GROUP_MAX> events_{}, events_at_tick_{}, last_ts_{};
   std::array<double, JDW_GROUP_MAX> rate_{};
   uint64_t tick_ns_ = 0;
+  StatusOr<nlohmann::json> Dispatch(const std::vector<std::string>& words);
+  StatusOr<nlohmann::json> FilterPid(const std::string& arg);
   StatusOr<nlohmann::json> Granularity(const std::vector<std::string>& words);
   nlohmann::json InteractStatus() const;
   void CloseClassWindow(uint64_t now_ns);
@@ -85,7 +101,7 @@ class Controller {
   uint64_t class_window_ns_ = 10'000'000'000;
   uint64_t class_window_start_ns_ = 0;
   nlohmann::json last_class_window_;
-  std::vector<uint32_t> added_pids_;
+  std::vector<uint32_t> added_pids_, removed_pids_;
 };
 
 // Resident and peak resident memory of this process, bytes.

@@ -71,6 +71,142 @@ TEST(RequestWriter, OneJsonObjectPerLine) {
   EXPECT_FALSE(j["timed_out"]);
 }
 
+// The line as a nlohmann::json tree dumps it (the writer's former
+// implementation): the hand-written writer must give these bytes exactly.
+std::string TreeLine(const model::Request& r) {
+  nlohmann::json j;
+  j["id"] = r.id;
+  j["tgid"] = r.tgid;
+  j["start_ns"] = r.start_ns;
+  j["end_ns"] = r.end_ns;
+  j["latency_ns"] = r.latency_ns();
+  j["start_tsc"] = r.start_tsc;
+  j["end_tsc"] = r.end_tsc;
+  j["start_wall_ns"] = r.start_wall_ns;
+  j["end_wall_ns"] = r.end_wall_ns;
+  j["timed_out"] = r.timed_out;
+  j["threads"] = r.threads;
+  if (r.has_message)
+    j["message"] = {{"connection", r.connection_id},
+                    {"exchange", r.exchange},
+                    {"in_bytes", r.msg_in_bytes},
+                    {"out_bytes", r.msg_out_bytes},
+                    {"pipelined", r.pipelined}};
+  auto& conns = j["connections"] = nlohmann::json::array();
+  for (const model::Endpoint& e : r.connections) conns.push_back({{"local", e.local}, {"remote", e.remote}});
+  const model::ResourceTotals& t = r.totals;
+  j["totals"] = {{"cpu_ns", t.cpu_ns},          {"softirq_cpu_ns", t.softirq_cpu_ns}, {"disk_bytes", t.disk_bytes},
+                 {"disk_ios", t.disk_ios},      {"net_bytes_in", t.net_bytes_in},     {"net_bytes_out", t.net_bytes_out},
+                 {"runq_wait_ns", t.runq_wait_ns}, {"blocked_ns", t.blocked_ns},
+                 {"blocked",
+                  {{"disk", t.blocked_disk_ns},
+                   {"net", t.blocked_net_ns},
+                   {"futex", t.blocked_futex_ns},
+                   {"pipe", t.blocked_pipe_ns},
+                   {"other", t.blocked_other_ns}}}};
+  const char* names[] = {nullptr, "signal", "resume", "wait", "io_start"};
+  auto& evs = j["events"] = nlohmann::json::array();
+  for (const model::RequestEvent& e : r.events) {
+    nlohmann::json ev = {{"ts_ns", e.ts_ns}, {"tsc", e.tsc}, {"tid", e.tid},
+                         {"cpu", e.cpu},     {"type", e.record_type}, {"symbol", e.symbol}};
+    const char* syn = nullptr;
+    if (e.synthetic == model::SyntheticKind::kSignal) syn = names[1];
+    if (e.synthetic == model::SyntheticKind::kResume) syn = names[2];
+    if (e.synthetic == model::SyntheticKind::kWait) syn = names[3];
+    if (e.synthetic == model::SyntheticKind::kIoStart) syn = names[4];
+    if (syn) ev["synthetic"] = syn;
+    if (e.cpu_ns) ev["cpu_ns"] = e.cpu_ns;
+    if (e.disk_bytes) ev["disk_bytes"] = e.disk_bytes;
+    if (e.net_bytes) ev["net_bytes"] = e.net_bytes;
+    evs.push_back(std::move(ev));
+  }
+  auto& edges = j["edges"] = nlohmann::json::array();
+  for (const model::CausalEdge& e : r.edges) {
+    if (e.kind == model::EdgeKind::kWakeup) edges.push_back({e.from, e.to, "wakeup"});
+    else edges.push_back({e.from, e.to});
+  }
+  return j.dump() + "\n";
+}
+
+TEST(RequestWriter, BytesAreThoseOfTheJsonTree) {
+  std::vector<model::Request> cases;
+  cases.push_back(SampleRequest());
+  model::Request empty;
+  cases.push_back(empty);
+  model::Request r = SampleRequest();
+  r.timed_out = true;
+  r.has_message = true;
+  r.connection_id = 3;
+  r.exchange = 2;
+  r.msg_in_bytes = 77;
+  r.msg_out_bytes = 5000;
+  r.pipelined = true;
+  r.edges.push_back({0, 2, model::EdgeKind::kWakeup});
+  r.end_ns = 50;  // an inverted span: latency wraps as the tree's uint64 did
+  r.end_wall_ns = UINT64_MAX;
+  r.connections.push_back({"[::1]:80", "quote\"back\\slash\ttab\x01" "ctl\x7f"});
+  model::RequestEvent e;
+  e.ts_ns = UINT64_MAX;
+  e.tsc = 1;
+  e.tid = UINT32_MAX;
+  e.cpu = 65535;
+  e.record_type = 65535;
+  e.disk_bytes = 4096;
+  e.net_bytes = 1;
+  e.symbol = "sys_enter:caf\xc3\xa9 \"x\"";
+  for (auto k : {model::SyntheticKind::kWait, model::SyntheticKind::kIoStart, model::SyntheticKind::kNone}) {
+    e.synthetic = k;
+    r.events.push_back(e);
+  }
+  r.totals = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+  r.threads.clear();
+  cases.push_back(r);
+  for (const auto& c : cases) {
+    std::string out = "prefix";
+    WriteRequestJson(&out, c);
+    EXPECT_EQ(out, "prefix" + TreeLine(c));
+  }
+}
+
+TEST(RequestWriter, ConnectionBytesAreThoseOfTheOrderedJsonTree) {
+  model::Connection c;
+  c.id = 3;
+  c.tgid = 42;
+  c.endpoint = {"127.0.0.1:8080", "caf\xc3\xa9\"\\"};
+  c.start_ns = 1;
+  c.end_ns = UINT64_MAX;
+  c.closed = true;
+  c.requests = 2;
+  c.one_way = 3;
+  c.greetings = 4;
+  c.setups = 5;
+  c.pipelined = 6;
+  c.eof_reads = 7;
+  c.empty_reads = UINT32_MAX;
+  c.events = 9;
+  c.idle_ns = 10;
+  c.cpu_ns = 11;
+  c.softirq_cpu_ns = 12;
+  c.net_bytes_in = 13;
+  c.net_bytes_out = 14;
+  for (const model::Connection& x : {c, model::Connection{}}) {
+    const nlohmann::ordered_json tree = {{"type", "connection"},   {"id", x.id},
+                                         {"tgid", x.tgid},         {"local", x.endpoint.local},
+                                         {"remote", x.endpoint.remote}, {"start_ns", x.start_ns},
+                                         {"end_ns", x.end_ns},     {"closed", x.closed},
+                                         {"requests", x.requests}, {"one_way", x.one_way},
+                                         {"greetings", x.greetings}, {"setups", x.setups},
+                                         {"pipelined", x.pipelined},
+                                         {"eof_reads", x.eof_reads}, {"empty_reads", x.empty_reads},
+                                         {"events", x.events},     {"idle_ns", x.idle_ns},
+                                         {"cpu_ns", x.cpu_ns},     {"softirq_cpu_ns", x.softirq_cpu_ns},
+                                         {"net_bytes_in", x.net_bytes_in}, {"net_bytes_out", x.net_bytes_out}};
+    std::string out;
+    WriteConnectionJson(&out, x);
+    EXPECT_EQ(out, tree.dump() + "\n");
+  }
+}
+
 TEST(RequestWriter, MarksWakeupEdges) {
   model::Request r = SampleRequest();
   r.edges[0].kind = model::EdgeKind::kWakeup;

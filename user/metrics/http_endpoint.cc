@@ -136,6 +136,11 @@ void HttpEndpoint::Respond(Client* c) {
   if (method == "HEAD") c->out.resize(c->out.find("\r\n\r\n") + 4);
 }
 
+void HttpEndpoint::AppendPollFds(std::vector<pollfd>* fds) const {
+  fds->push_back({listen_fd_, POLLIN, 0});
+  for (const Client& c : clients_) fds->push_back({c.fd, static_cast<short>(c.answered ? POLLOUT : POLLIN), 0});
+}
+
 void HttpEndpoint::Serve() {
   const uint64_t now = NowMs();
   for (;;) {

@@ -11,6 +11,8 @@
 // send it; beyond them the connection gets an error status and is closed.
 #pragma once
 
+#include <poll.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +33,10 @@ class HttpEndpoint {
   ~HttpEndpoint();
 
   void Serve();
+  // As ControlServer's: what the loop waits on, and whether Serve() has
+  // work left without a new event (a response still being written).
+  void AppendPollFds(std::vector<pollfd>* fds) const;
+  bool busy() const { return !clients_.empty(); }
   // The address actually bound, as HOST:PORT (the port resolved).
   const std::string& bound() const { return bound_; }
   uint16_t port() const { return port_; }

@@ -1,0 +1,118 @@
+// The controller's request handling on a backend that records what it is
+// asked (the eBPF side is exercised by tests/live): filter pid add and
+// remove, the receipt instant on every reply, each group's newest record.
+#include "control/controller.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "common/clock.h"
+#include "trace/event_table.h"
+
+namespace jackdaw::control {
+namespace {
+
+class RecordingBackend : public capture::CaptureBackend {
+ public:
+  const char* name() const override { return "test"; }
+  trace::Timebase timebase() const override { return trace::Timebase::kMonoNs; }
+  const char* clock_source() const override { return "test"; }
+  uint32_t ncpus() const override { return 1; }
+  uint32_t available_groups() const override { return (1u << JDW_GROUP_SCHED) | (1u << JDW_GROUP_SYSCALL); }
+  uint32_t enabled_groups() const override { return enabled; }
+  const std::string& attach_mode(uint32_t) const override { return mode_; }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
+  Status Enable(uint32_t g) override { return enabled |= 1u << g, Status::Ok(); }
+  Status Disable(uint32_t g) override { return enabled &= ~(1u << g), Status::Ok(); }
+  Status EnableAll() override { return Status::Ok(); }
+  void DisableAll() override {}
+  Status AddTgid(uint32_t tgid) override { return tgids.push_back(tgid), Status::Ok(); }
+  Status RemoveTgid(uint32_t tgid) override {
+    auto it = std::find(tgids.begin(), tgids.end(), tgid);
+    if (it == tgids.end()) return ErrStatus("pid %u is not in this session's filter", tgid);
+    tgids.erase(it);
+    return Status::Ok();
+  }
+  Status SetSyscallFilter(const std::vector<int>&) override { return Status::Ok(); }
+  StatusOr<int> Poll(capture::RecordSink&, int) override { return 0; }
+  StatusOr<int> Drain(capture::RecordSink&) override { return 0; }
+  std::vector<std::vector<uint64_t>> ReadLosses() const override { return {std::vector<uint64_t>(JDW_GROUP_MAX, 0)}; }
+
+  uint32_t enabled = available_groups();
+  std::vector<uint32_t> tgids;
+
+ private:
+  std::string mode_ = "tp_btf";
+  std::vector<std::string> warnings_;
+};
+
+TEST(Controller, FilterPidAddsAndRemoves) {
+  RecordingBackend b;
+  Controller c(&b, {}, /*tgid_filter=*/true);
+  auto r = c.Handle({"filter", "pid", "123"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(b.tgids, std::vector<uint32_t>({123}));
+  r = c.Handle({"filter", "pid", "-123"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(b.tgids.empty());
+  EXPECT_EQ((*r)["pids_removed"], nlohmann::json::array({123}));
+  EXPECT_EQ((*r)["pids_added"], nlohmann::json::array());
+  EXPECT_EQ(c.Status()["filters"]["pids_removed"], nlohmann::json::array({123}));
+  // Not in the filter: the backend's refusal is the reply.
+  r = c.Handle({"filter", "pid", "-77"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not in this session's filter"), std::string::npos);
+  for (const char* bad : {"-", "--5", "-0", "0", "12x", "+", " 5", "-x", "99999999999"}) {
+    r = c.Handle({"filter", "pid", bad});
+    EXPECT_FALSE(r.ok()) << bad;
+  }
+  EXPECT_TRUE(b.tgids.empty());
+}
+
+TEST(Controller, FilterPidNeedsATgidFilteredSession) {
+  RecordingBackend b;
+  Controller c(&b, {}, /*tgid_filter=*/false);
+  EXPECT_FALSE(c.Handle({"filter", "pid", "-5"}).ok());
+  EXPECT_FALSE(c.Handle({"filter", "pid", "5"}).ok());
+}
+
+TEST(Controller, RepliesCarryTheReceiptInstantAndGroupsTheirNewestRecord) {
+  RecordingBackend b;
+  Controller c(&b, {}, true);
+  jdw_record_header h{};
+  h.type = JDW_EVENT_SYS_ENTER;
+  h.ts = 5000;
+  c.CountRecord(h);
+  h.ts = 4000;  // another CPU's older record, drained later
+  c.CountRecord(h);
+  h.type = JDW_EVENT_SCHED_SWITCH;
+  h.ts = 7000;
+  c.CountRecord(h);
+  const uint64_t before = MonotonicNs();
+  auto r = c.Handle({"disable", "syscall"});
+  const uint64_t after = MonotonicNs();
+  ASSERT_TRUE(r.ok());
+  EXPECT_GE((*r)["received_ns"].get<uint64_t>(), before);
+  EXPECT_LE((*r)["received_ns"].get<uint64_t>(), after);
+  EXPECT_FALSE(b.enabled & (1u << JDW_GROUP_SYSCALL));
+  const nlohmann::json st = c.Status();
+  for (const auto& g : st["groups"]) {
+    if (g["group"] == "syscall") {
+      EXPECT_EQ(g["events"], 2);
+      EXPECT_EQ(g["last_event_ns"], 5000);
+      EXPECT_FALSE(g["enabled"].get<bool>());
+    }
+    if (g["group"] == "sched") {
+      EXPECT_EQ(g["last_event_ns"], 7000);
+    }
+    if (g["group"] == "block") {
+      EXPECT_EQ(g["last_event_ns"], 0);
+    }
+  }
+  // Errors carry no instant (they are not a JSON object of the handler).
+  EXPECT_FALSE(c.Handle({"enable", "nosuch"}).ok());
+}
+
+}  // namespace
+}  // namespace jackdaw::control
