@@ -1,7 +1,9 @@
 #include "capture/interact.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <sys/utsname.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -54,6 +56,45 @@ const char* InteractStatDescription(uint32_t id) {
 #undef JDW_IA_STAT_DESC
   }
   return nullptr;
+}
+
+Status CheckInteractHooks(const std::function<bool(const char*)>& has_tracepoint, const std::string& release) {
+  // Every tracepoint bpf/interact.bpf.c attaches to but block_io_start
+  // (optional: disk I/O detail).
+  static const char* const kRequired[] = {"sock_recv_length", "sock_send_length", "sk_data_ready",
+                                          "inet_sock_set_state", "sched_switch", "sched_wakeup",
+                                          "sched_process_fork"};
+  std::vector<const char*> missing;
+  for (const char* tp : kRequired)
+    if (!has_tracepoint(tp)) missing.push_back(tp);
+  if (missing.empty()) return Status::Ok();
+  std::string names;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    if (i) names += i + 1 == missing.size() ? " and " : ", ";
+    names += missing[i];
+  }
+  return ErrStatus("in-kernel interactions need the %s tracepoint%s, which this kernel (%s) lacks: run them on "
+                   "Linux 6.5 or later, or trace this one with full capture (jackdaw record)",
+                   names.c_str(), missing.size() > 1 ? "s" : "", release.c_str());
+}
+
+Status CheckInteractKernel() {
+  utsname u{};
+  const std::string release = uname(&u) == 0 ? u.release : "unknown release";
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux)
+    return ErrStatus("in-kernel interactions need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel "
+                     "(%s) lacks: run them on a kernel built with CONFIG_DEBUG_INFO_BTF, or trace this one with "
+                     "full capture (jackdaw record)",
+                     release.c_str());
+  Status st = CheckInteractHooks(
+      [vmlinux](const char* tp) {
+        const std::string type = std::string("btf_trace_") + tp;
+        return btf__find_by_name_kind(vmlinux, type.c_str(), BTF_KIND_TYPEDEF) > 0;
+      },
+      release);
+  btf__free(vmlinux);
+  return st;
 }
 
 StatusOr<InteractGranularity> ParseInteractGranularity(const std::string& spec, const InteractGranularity& base) {

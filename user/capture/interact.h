@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,6 +121,19 @@ class InteractControl {
   uint32_t conn_value_size_ = 0;
   uint64_t evicted_ = 0;
 };
+
+// Whether this kernel has the hooks the interact group cannot do without.
+// The socket tracepoints it follows messages with (sock_recv_length,
+// sock_send_length, sk_data_ready) are recent: Linux 6.1, Debian 12's
+// kernel, has none of them, and loading the group there fails deep in
+// libbpf. This decides beforehand, from `has_tracepoint` (true when the
+// kernel's BTF carries btf_trace_<name>, the type a tp_btf program attaches
+// through): OK, or one line naming the missing tracepoints, the kernel
+// (`release`) and the fix. Optional hooks (block_io_start) are not asked.
+Status CheckInteractHooks(const std::function<bool(const char*)>& has_tracepoint, const std::string& release);
+// The same against the running kernel's BTF (/sys/kernel/btf/vmlinux); a
+// kernel without BTF is refused in one line too.
+Status CheckInteractKernel();
 
 // Name of a JDW_IA_STAT_* counter, and its description.
 const char* InteractStatName(uint32_t id);

@@ -142,6 +142,10 @@ int Run(const InteractionsArgs& a) {
   if (a.interval <= 0) return PrintError("--interval must be a positive number of seconds"), 1;
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) return PrintError(priv.message()), priv.exit_code();
+  // Before any loading: on a kernel without the socket tracepoints libbpf
+  // would fail deep in the load, in lines that do not say why.
+  Status kernel = capture::CheckInteractKernel();
+  if (!kernel.ok()) return PrintError(kernel.message()), 2;
   auto cgroup = ResolveCgroup(a.cgroup);
   if (!cgroup.ok()) return PrintError(cgroup.status().message()), 1;
   for (uint32_t p : a.pids)
