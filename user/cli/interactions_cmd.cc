@@ -165,6 +165,10 @@ int Run(const InteractionsArgs& a) {
   co.filter_tgid = !a.pids.empty();
   co.tgids = selected();
   co.interact_max_conns = a.max_conns;
+  // No syscall group here: no enter is ever parked, so the programs need
+  // not look for one before each record (a session constant the verifier
+  // prunes on).
+  co.combine_syscalls = false;
   co.ring_bytes_per_cpu = 4u << 20;
 
   std::unique_ptr<capture::Recorder> rec;
