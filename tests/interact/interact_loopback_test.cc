@@ -238,6 +238,12 @@ TEST_F(InteractTest, ShortConnectionsInClassModeSumExactly) {
   const capture::InteractStats st = (*ctl)->ReadStats();
   EXPECT_EQ(st.counters[JDW_IA_STAT_CLASS_FULL], 0u);
   EXPECT_EQ(st.counters[JDW_IA_STAT_CONNS_FULL], 0u);
+  // What crossed to user space is counted as it was copied: every row
+  // taken, each with every possible CPU's values, plus at least its key.
+  EXPECT_EQ(st.class_rows, rows.size());
+  EXPECT_GE(st.class_bytes,
+            rows.size() * (sizeof(jdw_ia_class_key) + session->ncpus() * sizeof(jdw_ia_class_stats)));
+  EXPECT_EQ(st.sweep_bytes, 0u) << "no idle sweep ran";
 }
 
 // Thousands of short-lived connected UDP socket pairs through a 64-slot

@@ -220,6 +220,7 @@ StatusOr<std::vector<InteractClassRow>> InteractControl::TakeWindow() {
   jdw_ia_class_key key{}, next{};
   const void* prev = nullptr;
   while (bpf_map_get_next_key(classes_fd_, prev, &next) == 0) {
+    class_bytes_ += sizeof(next);
     if (next.epoch == closing) keys.push_back(next);
     key = next;
     prev = &key;
@@ -227,6 +228,8 @@ StatusOr<std::vector<InteractClassRow>> InteractControl::TakeWindow() {
   std::vector<InteractClassRow> rows;
   for (const jdw_ia_class_key& k : keys) {
     if (bpf_map_lookup_elem(classes_fd_, &k, percpu.data()) != 0) continue;
+    ++class_rows_;
+    class_bytes_ += percpu.size() * sizeof(jdw_ia_class_stats);
     // Deleted right after the read: an update in between (a program that
     // loaded the old epoch before the flip) is the only loss window, and
     // it is a few instructions wide.
@@ -247,8 +250,10 @@ StatusOr<uint64_t> InteractControl::EvictIdle(uint64_t idle_ns) {
   uint64_t key = 0, next = 0;
   const void* prev = nullptr;
   while (bpf_map_get_next_key(conns_fd_, prev, &next) == 0) {
+    sweep_bytes_ += sizeof(next);
     // The BPF side keeps last activity as the value's first field.
     if (bpf_map_lookup_elem(conns_fd_, &next, value.data()) == 0) {
+      sweep_bytes_ += value.size();
       uint64_t last = 0;
       memcpy(&last, value.data(), sizeof(last));
       if (last + idle_ns < now) victims.push_back(next);
@@ -282,6 +287,9 @@ InteractStats InteractControl::ReadStats() const {
     for (uint64_t v : vals) out.counters[id] += v;
   }
   out.evicted = evicted_;
+  out.class_rows = class_rows_;
+  out.class_bytes = class_bytes_;
+  out.sweep_bytes = sweep_bytes_;
   for (const auto& cpu : session_.ReadLosses()) out.ring_lost += cpu[JDW_GROUP_INTERACT];
   return out;
 }

@@ -73,6 +73,14 @@ struct InteractStats {
   uint64_t counters[JDW_IA_STAT_MAX] = {};  // summed over CPUs
   uint64_t evicted = 0;                     // by EvictIdle
   uint64_t ring_lost = 0;                   // jdw_lost of the group
+  // What this control copied out of the kernel's maps, for the benchmark's
+  // "what reaches user space": class rows taken and their bytes (keys
+  // walked, and each row's per-CPU values: the kernel copies every
+  // possible CPU's), and the idle sweep's bytes (keys and connection
+  // values). The ring's records are the session's to count.
+  uint64_t class_rows = 0;
+  uint64_t class_bytes = 0;
+  uint64_t sweep_bytes = 0;
 };
 
 class InteractControl {
@@ -120,6 +128,7 @@ class InteractControl {
   int control_fd_ = -1, classes_fd_ = -1, conns_fd_ = -1, stats_fd_ = -1;
   uint32_t conn_value_size_ = 0;
   uint64_t evicted_ = 0;
+  uint64_t class_rows_ = 0, class_bytes_ = 0, sweep_bytes_ = 0;
 };
 
 // Whether this kernel has the hooks the interact group cannot do without.
