@@ -592,10 +592,18 @@ int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
 		 * tcp_clock_cache (tcp_mstamp_refresh) before queueing it: the
 		 * arrival time, without a clock read of our own (a paravirtual
 		 * clock read is among the dearest things a hook does). Other
-		 * states reach here through paths that may not refresh it. */
-		if (sk->__sk_common.skc_state == TCP_ESTABLISHED &&
-		    bpf_core_field_exists(tp->tcp_clock_cache))
+		 * states reach here through paths that may not refresh it, and
+		 * so may a socket's first data (data riding on the handshake's
+		 * last ACK is queued by tcp_rcv_state_process, the clock then
+		 * the one cloned from the listener): only a connection seen
+		 * before takes it, and only when not older than our last
+		 * event on it. */
+		if (c->last_ts && sk->__sk_common.skc_state == TCP_ESTABLISHED &&
+		    bpf_core_field_exists(tp->tcp_clock_cache)) {
 			now = tp->tcp_clock_cache;
+			if (now < c->last_ts)
+				now = 0;
+		}
 	}
 	if (!now)
 		now = bpf_ktime_get_ns();
