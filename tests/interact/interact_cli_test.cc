@@ -50,16 +50,10 @@ void RunAgainstExchanges(const std::vector<std::string>& args, int n, testserver
   for (int i = 0; i < 300 && tracer->Stderr().find("following interactions") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_NE(tracer->Stderr().find("following interactions"), std::string::npos) << tracer->Stderr();
-  uint16_t port = 0;
-  const int l = Listen(&port);
-  ASSERT_GE(l, 0);
-  const int c = Connect(port);
-  const int s = accept(l, nullptr, nullptr);
-  ASSERT_TRUE(c >= 0 && s >= 0);
-  for (int i = 0; i < n; ++i) ASSERT_TRUE(Exchange(c, s));
-  close(c);
-  close(s);
-  close(l);
+  TcpPair pair = OpenTcpPair();
+  ASSERT_TRUE(pair.ok());
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(Exchange(pair.client, pair.server));
+  pair.Close();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the command drains every 50 ms
   tracer->Signal(SIGINT);
   ASSERT_EQ(tracer->Wait(20000), 0) << tracer->Stderr();

@@ -20,12 +20,9 @@ TEST_F(InteractTest, ServingThreadTimeIsSplitByState) {
   auto session = OpenSession({me});
   ASSERT_TRUE(session);
   Collect sink;
-  uint16_t port = 0;
-  const int l = Listen(&port);
-  ASSERT_GE(l, 0);
-  const int c = Connect(port);
-  const int s = accept(l, nullptr, nullptr);
-  ASSERT_TRUE(c >= 0 && s >= 0);
+  TcpPair pair = OpenTcpPair();
+  ASSERT_TRUE(pair.ok());
+  const int c = pair.client, s = pair.server;
   char buf[8];
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(write(c, "ping", 4), 4);
@@ -37,9 +34,7 @@ TEST_F(InteractTest, ServingThreadTimeIsSplitByState) {
     ASSERT_EQ(write(s, "pong!", 5), 5);
     ASSERT_EQ(read(c, buf, sizeof(buf)), 5);
   }
-  close(c);
-  close(s);
-  close(l);
+  pair.Close();
   DrainFor(*session, sink, 200);
   auto srv = sink.Of(me, JDW_ROLE_SERVER);
   ASSERT_EQ(srv.size(), 3u);

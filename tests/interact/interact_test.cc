@@ -255,8 +255,9 @@ TEST_F(InteractTest, KeepAliveConnectionsGiveOneInteractionPerRequest) {
 // own interaction with its own bytes, and both are flagged pipelined.
 TEST_F(InteractTest, PipelinedRequestsAreSplitAndFlagged) {
   Server server;
-  // Full-length spins (about 15 ms): r2 arrives while the worker spins on r1.
-  ASSERT_TRUE(server.Start({"--keepalive", "--workers", "2", "--iters-per-ms", "1000000"}).ok());
+  // Spins about four times their nominal 15 ms (the host does some 0.9 M
+  // iterations per ms): r2 arrives while the worker spins on r1.
+  ASSERT_TRUE(server.Start({"--keepalive", "--workers", "2", "--iters-per-ms", "4000000"}).ok());
   auto session = OpenSession({server.pid()});
   ASSERT_TRUE(session);
   Collect sink;
@@ -265,7 +266,11 @@ TEST_F(InteractTest, PipelinedRequestsAreSplitAndFlagged) {
   const std::string r1 = "GET /shortspin HTTP/1.1\r\nHost: t\r\nConnection: keep-alive\r\n\r\n";
   const std::string r2 = "GET /tiny HTTP/1.1\r\nHost: t\r\nConnection: keep-alive\r\n\r\n";
   ASSERT_TRUE(testserver::WriteAll(fd, r1).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the server is reading r1 and spinning
+  // r2 must come after the worker read r1 and before it answers: on a
+  // loaded machine the worker may not run for several milliseconds (then it
+  // reads both in one call: one interaction by definition), so the spin is
+  // long (about 70 ms) and the gap 20 ms.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_TRUE(testserver::WriteAll(fd, r2).ok());
   std::string buf;
   auto a = testserver::ReadResponse(fd, buf, 10000);
@@ -274,7 +279,12 @@ TEST_F(InteractTest, PipelinedRequestsAreSplitAndFlagged) {
   close(fd);
   DrainFor(*session, sink, 300);
   auto srv = sink.Of(server.pid(), JDW_ROLE_SERVER);
-  ASSERT_EQ(srv.size(), 2u);
+  std::string got;
+  for (const auto& x : srv)
+    got += " {seq " + std::to_string(x.ia.seq) + ", req " + std::to_string(x.ia.req_bytes) + " B, resp " +
+           std::to_string(x.ia.resp_bytes) + " B, flags " + std::to_string(x.ia.flags) + "}";
+  ASSERT_EQ(srv.size(), 2u) << "requests " << r1.size() << " and " << r2.size() << " B, responses "
+                            << a->wire_bytes << " and " << b->wire_bytes << " B; interactions:" << got;
   std::sort(srv.begin(), srv.end(), [](auto& x, auto& y) { return x.ia.seq < y.ia.seq; });
   EXPECT_EQ(srv[0].ia.req_bytes, r1.size());
   EXPECT_EQ(srv[1].ia.req_bytes, r2.size());
