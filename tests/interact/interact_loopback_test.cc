@@ -163,12 +163,12 @@ TEST_F(InteractTest, ConnectedUdpPairsRequestAndResponse) {
       EXPECT_EQ(x.ia.role == JDW_ROLE_SERVER ? x.ia.lport : x.ia.rport, ntohs(sa.sin_port));
     }
   }
+  // Each release that completes an interaction deletes its entry and
+  // counts CLOSED once. (An idle sweep is no check here: the table also
+  // holds, briefly, sockets of other processes on this host that received
+  // data and were not read yet, and a sweep evicts those.)
   EXPECT_EQ((*ctl)->ReadStats().counters[JDW_IA_STAT_CLOSED] - closed_before, 2u)
       << "both sockets' entries freed at close";
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  auto evicted = (*ctl)->EvictIdle(10'000'000);
-  ASSERT_TRUE(evicted.ok());
-  EXPECT_EQ(*evicted, 0u) << "nothing of the closed sockets is left for the idle sweep";
 }
 
 // Thousands of short connections folded into classes instead of records:
