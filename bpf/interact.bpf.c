@@ -353,10 +353,8 @@ static __always_inline struct tcp_sock *as_tcp(const struct sock *sk)
 	return bpf_skc_to_tcp_sock((void *)sk);
 }
 
-static __always_inline __u32 tcp_segs(const struct sock *sk, __u8 dir)
+static __always_inline __u32 tcp_segs(const struct tcp_sock *tp, __u8 dir)
 {
-	struct tcp_sock *tp = as_tcp(sk);
-
 	if (!tp)
 		return 0;
 	return dir == DIR_IN ? tp->data_segs_in : tp->data_segs_out;
@@ -383,14 +381,15 @@ static __always_inline void end_message_n(struct conn *c, __u8 d, __u32 packets)
 }
 
 /* Datagrams are counted as they pass; a TCP message's packets are the
- * data segments since the last message this way ended. */
-static __always_inline void end_message(struct conn *c, const struct sock *sk, __u8 d)
+ * data segments since the last message this way ended. `tp` is the
+ * socket as TCP (NULL for UDP), looked up once per hook by the caller. */
+static __always_inline void end_message(struct conn *c, const struct tcp_sock *tp, __u8 d)
 {
 	struct msg_acc *m = &c->msg[d == DIR_IN ? 0 : 1];
 	__u32 packets = m->packets;
 
 	if (c->protocol == IPPROTO_TCP) {
-		__u32 segs = tcp_segs(sk, d);
+		__u32 segs = tcp_segs(tp, d);
 
 		packets = segs - m->seg_mark;
 		m->seg_mark = segs;
@@ -402,8 +401,8 @@ static __always_inline void end_message(struct conn *c, const struct sock *sk, _
  * the other way. A new message in the request direction completes the
  * interaction before it (SysProf: the response ends when the next request
  * begins). */
-static __always_inline void on_data(struct conn *c, const struct sock *sk, __u64 skp, __u8 d,
-				     __u64 now)
+static __always_inline void on_data(struct conn *c, const struct sock *sk, const struct tcp_sock *tp,
+				     __u64 skp, __u8 d, __u64 now)
 {
 	__u8 req_dir = c->role == JDW_ROLE_SERVER ? DIR_IN : DIR_OUT;
 	struct msg_acc *m = &c->msg[d == DIR_IN ? 0 : 1];
@@ -414,7 +413,7 @@ static __always_inline void on_data(struct conn *c, const struct sock *sk, __u64
 		return;
 	}
 	if (c->dir != DIR_NONE)
-		end_message(c, sk, c->dir);
+		end_message(c, tp, c->dir);
 	if (d == req_dir) {
 		complete(c, skp);
 		c->req_start = now;
@@ -422,10 +421,8 @@ static __always_inline void on_data(struct conn *c, const struct sock *sk, __u64
 		c->resp_start = now;
 		/* Request bytes still unread when the response begins belong to
 		 * the next request: the requests were pipelined. */
-		if (c->protocol == IPPROTO_TCP && d == DIR_OUT) {
-			struct tcp_sock *tp = as_tcp(sk);
-
-			if (tp && tp->rcv_nxt - tp->copied_seq > (sk->sk_shutdown & RCV_SHUTDOWN ? 1 : 0))
+		if (tp && d == DIR_OUT) {
+			if (tp->rcv_nxt - tp->copied_seq > (sk->sk_shutdown & RCV_SHUTDOWN ? 1 : 0))
 				c->flags |= JDW_IA_PIPELINED;
 		}
 	}
@@ -568,7 +565,8 @@ static __always_inline bool group_on(void)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
 {
-	__u64 key = (__u64)sk, now;
+	__u64 key = (__u64)sk, now = 0;
+	struct tcp_sock *tp = NULL;
 	struct conn *c;
 
 	if (!group_on() || !tracked_sock(sk) || skipped(sk))
@@ -577,9 +575,9 @@ int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
 	if (!c || c->ignored)
 		return 0;
 	if (c->protocol == IPPROTO_TCP) {
-		struct tcp_sock *tp = as_tcp(sk);
 		__u32 rx;
 
+		tp = as_tcp(sk);
 		if (!tp)
 			return 0;
 		/* bytes_received counts the FIN's sequence number too: a FIN
@@ -589,9 +587,27 @@ int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
 		if (rx == c->last_rx && c->dir != DIR_NONE)
 			return 0;
 		c->last_rx = rx;
+		/* An ESTABLISHED socket's segment went through
+		 * tcp_rcv_established(), which read CLOCK_MONOTONIC into
+		 * tcp_clock_cache (tcp_mstamp_refresh) before queueing it: the
+		 * arrival time, without a clock read of our own (a paravirtual
+		 * clock read is among the dearest things a hook does). Other
+		 * states reach here through paths that may not refresh it, and
+		 * so may a socket's first data (data riding on the handshake's
+		 * last ACK is queued by tcp_rcv_state_process, the clock then
+		 * the one cloned from the listener): only a connection seen
+		 * before takes it, and only when not older than our last
+		 * event on it. */
+		if (c->last_ts && sk->__sk_common.skc_state == TCP_ESTABLISHED &&
+		    bpf_core_field_exists(tp->tcp_clock_cache)) {
+			now = tp->tcp_clock_cache;
+			if (now < c->last_ts)
+				now = 0;
+		}
 	}
-	now = bpf_ktime_get_ns();
-	on_data(c, sk, key, DIR_IN, now);
+	if (!now)
+		now = bpf_ktime_get_ns();
+	on_data(c, sk, tp, key, DIR_IN, now);
 	if (c->protocol != IPPROTO_TCP)
 		c->msg[0].packets += 1; /* a datagram; after on_data, which resets a new message */
 	return 0;
@@ -618,7 +634,7 @@ int BPF_PROG(ia_sock_recv_length, struct sock *sk, int ret, int flags)
 	if (c->dir != DIR_IN) {
 		bool after_out = c->dir == DIR_OUT;
 
-		on_data(c, sk, key, DIR_IN, now);
+		on_data(c, sk, c->protocol == IPPROTO_TCP ? as_tcp(sk) : NULL, key, DIR_IN, now);
 		if (after_out && c->role == JDW_ROLE_SERVER)
 			c->flags |= JDW_IA_PIPELINED;
 		else if (!after_out)
@@ -646,7 +662,9 @@ int BPF_PROG(ia_sock_send_length, struct sock *sk, int ret, int flags)
 	id = bpf_get_current_pid_tgid();
 	if (!owner_ok(c, sk, key, id))
 		return 0;
-	on_data(c, sk, key, DIR_OUT, now);
+	/* Only a new message (the direction turns) needs the TCP view. */
+	on_data(c, sk, c->dir != DIR_OUT && c->protocol == IPPROTO_TCP ? as_tcp(sk) : NULL, key, DIR_OUT,
+		now);
 	c->msg[1].bytes += ret;
 	if (c->protocol != IPPROTO_TCP)
 		c->msg[1].packets += 1;
@@ -675,7 +693,7 @@ int BPF_PROG(ia_inet_sock_set_state, const struct sock *sk, const int oldstate, 
 		return 0;
 	}
 	if (c->dir != DIR_NONE && !c->ignored) {
-		end_message(c, sk, c->dir);
+		end_message(c, c->protocol == IPPROTO_TCP ? as_tcp(sk) : NULL, c->dir);
 		c->flags |= JDW_IA_CLOSED;
 		complete(c, key);
 		c->dir = DIR_NONE;

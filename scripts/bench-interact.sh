@@ -13,8 +13,14 @@
 # Reports per configuration the median and min-max throughput, the median's
 # ratio to untraced, the server's own CPU time per request (every thread,
 # from /proc/PID/task/*/schedstat, so the probes' work in its context
-# counts) and its ratio, and what reached user space per request; then what
-# one request costs in full capture, per event type. Throughput follows the
+# counts) and its ratio, and what reached user space per request: records
+# and bytes, each configuration measured by itself (full capture: records
+# stored, and the record bytes its recorder received, scraped from its
+# metrics endpoint after the load; interactions and classes: the exit line
+# of `jackdaw interactions`, which counts the ring's records and bytes, the
+# class rows and bytes copied out of the class table -- every possible
+# CPU's values -- and the idle sweep's bytes); then what one request costs
+# in full capture, per event type. Throughput follows the
 # CPU share the server gets, so on a loaded machine it swings more than the
 # probes cost; CPU time per request is what the probes add to each request
 # and barely depends on that share: untraced / traced CPU per request is the
@@ -77,9 +83,31 @@ cpu_ns() {
 	echo $t
 }
 
-# measure SERVER CONFIG -> "rate requests records cpu_ns_per_request"
+# scrape_raw_bytes ERRFILE -> record bytes a `jackdaw record --metrics` has
+# received so far (0 when its endpoint cannot be read)
+scrape_raw_bytes() {
+	local addr host port
+	addr=$(sed -n 's|.*Prometheus metrics at http://\([^/]*\)/metrics.*|\1|p' "$1" | head -1)
+	[ -n "$addr" ] || { echo 0; return; }
+	host=${addr%:*}; port=${addr##*:}
+	{
+		exec 3<>"/dev/tcp/$host/$port" && printf 'GET /metrics HTTP/1.0\r\nHost: %s\r\n\r\n' "$addr" >&3 &&
+			awk '/^jackdaw_record_record_bytes_total\{stage="raw"\}/ {printf "%.0f\n", $2}' <&3
+		exec 3<&-
+	} 2>/dev/null || true
+}
+
+# to_user ERRFILE -> "records bytes" from the exit line of jackdaw
+# interactions (ring records + class rows; their bytes + the sweep's), or
+# nothing from a binary that does not print it
+to_user() {
+	sed -n 's/.*to user space: \([0-9]*\) records (\([0-9]*\) bytes) through the rings, \([0-9]*\) class rows (\([0-9]*\) bytes) and \([0-9]*\) bytes of idle sweep.*/\1 \2 \3 \4 \5/p' "$1" |
+		awk '{print $1 + $3, $2 + $4 + $5}'
+}
+
+# measure SERVER CONFIG -> "rate requests records bytes cpu_ns_per_request"
 measure() {
-	local server=$1 config=$2 target tracer="" rate n records=0 f="" spid c0 c1
+	local server=$1 config=$2 target tracer="" rate n records=0 bytes=0 f="" spid c0 c1
 	if [ "$server" = nginx ]; then target="--pid $nginx_master"; spid=$nginx_worker; else target="--pid $ts"; spid=$ts; fi
 	case $config in
 	untraced) ;;
@@ -95,7 +123,7 @@ measure() {
 		tracer=$! ;;
 	full)
 		f=$work/full.jdw
-		"$bin/jackdaw" record -q -o "$f" $target > /dev/null 2> "$work/tracer.err" &
+		"$bin/jackdaw" record -q -o "$f" --metrics 127.0.0.1:0 $target > /dev/null 2> "$work/tracer.err" &
 		tracer=$! ;;
 	esac
 	# The interactions commands install their SIGINT handler once they say
@@ -108,19 +136,24 @@ measure() {
 	read -r rate n < <(run_load "$server")
 	c1=$(cpu_ns "$spid")
 	if [ -n "$tracer" ]; then
+		[ "$config" = full ] && bytes=$(scrape_raw_bytes "$work/tracer.err")
 		if ! kill -INT "$tracer" 2>/dev/null; then
 			echo "bench-interact: the $config tracer of $server ended early: $(tail -1 "$work/tracer.err")" >&2
 		fi
 		wait "$tracer" || true
 		case $config in
-		classes) records=$({ grep -o '"class":' "$f" || true; } | wc -l) ;;
+		classes) read -r records bytes < <(to_user "$work/tracer.err"; echo 0 0) ;;
 		*)
 			"$bin/jackdaw" dump "$f" --summary > "$work/$server.$config.summary" 2>/dev/null || true
-			records=$(awk '/^events:/ {print $2; exit}' "$work/$server.$config.summary") ;;
+			# Records as they crossed the rings: a combined syscall
+			# record is one ("stored:"), though it stands for two events.
+			records=$(awk '/^stored:/ {print $2; exit} /^events:/ {e=$2} END {if (e != "") print e}' \
+				"$work/$server.$config.summary" | head -1)
+			[ "$config" = full ] || read -r _ bytes < <(to_user "$work/tracer.err"; echo 0 0) ;;
 		esac
 		rm -f "$f"
 	fi
-	echo "$rate $n ${records:-0} $(( (c1 - c0) / (n > 0 ? n : 1) ))"
+	echo "$rate $n ${records:-0} ${bytes:-0} $(( (c1 - c0) / (n > 0 ? n : 1) ))"
 }
 
 # stats "v1 v2 ..." -> "median min max"
@@ -129,20 +162,21 @@ stats() {
 		m = NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; print m, v[1], v[NR]}'
 }
 
-declare -A rates cpus sum_rec sum_req last_req
+declare -A rates cpus sum_rec sum_bytes sum_req last_req
 servers=(nginx testserver)
 configs=(untraced interactions classes full)
 [ -n "${JACKDAW_BASE:-}" ] && configs=(untraced ia-base interactions classes full)
 for r in $(seq "$reps"); do
 	for s in "${servers[@]}"; do
 		for c in "${configs[@]}"; do
-			read -r rate n rec cpu < <(measure "$s" "$c")
-			echo "round $r $s $c: $rate req/s, $n requests, server CPU $cpu ns/request, $rec records to user space (load $(cut -d' ' -f1 /proc/loadavg))"
+			read -r rate n rec byt cpu < <(measure "$s" "$c")
+			echo "round $r $s $c: $rate req/s, $n requests, server CPU $cpu ns/request, $rec records and $byt bytes to user space (load $(cut -d' ' -f1 /proc/loadavg))"
 			rates[$s.$c]="${rates[$s.$c]:-} $rate"
 			cpus[$s.$c]="${cpus[$s.$c]:-} $cpu"
 			sum_req[$s.$c]=$(( ${sum_req[$s.$c]:-0} + n ))
 			last_req[$s.$c]=$n
 			sum_rec[$s.$c]=$(( ${sum_rec[$s.$c]:-0} + rec ))
+			sum_bytes[$s.$c]=$(( ${sum_bytes[$s.$c]:-0} + byt ))
 		done
 	done
 done
@@ -151,39 +185,39 @@ done
 	echo "interact benchmark: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, load average before/after: $load0 / $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "reps=$reps interleaved, ${secs}s each; nginx 1 worker keep-alive 5 KB under wrk -t1 -c10; testserver keep-alive under jackdaw-load -c 4 C:1,D:1"
 	echo "req/s: median (min-max) over the rounds; vs untraced: median / untraced median;"
-	echo "to user: records (classes: class rows) that reached user space, per request served;"
-	echo "full/this: how many times more reach user space per request with full capture"
 	echo "cpu/req: the server's CPU ns per request, median over the rounds; kept: untraced cpu/req / this"
-	printf "%-11s %-13s %10s %21s %11s %8s %6s %12s %10s %10s\n" server config "req/s" "(min-max)" "vs untraced" \
-		"cpu/req" "kept" "to user" "per req" "full/this"
+	printf "%-11s %-13s %10s %21s %11s %8s %6s\n" server config "req/s" "(min-max)" "vs untraced" "cpu/req" "kept"
 	for s in "${servers[@]}"; do
 		read -r base _ _ < <(stats "${rates[$s.untraced]}")
 		read -r cbase _ _ < <(stats "${cpus[$s.untraced]}")
-		full_per=$(echo "${sum_rec[$s.full]} / ${sum_req[$s.full]}" | bc -l)
 		for c in "${configs[@]}"; do
 			read -r med lo hi < <(stats "${rates[$s.$c]}")
 			read -r cmed _ _ < <(stats "${cpus[$s.$c]}")
-			rec=${sum_rec[$s.$c]}
-			per=$(echo "$rec / ${sum_req[$s.$c]}" | bc -l)
-			if [ "$rec" -gt 0 ]; then fewer=$(echo "$full_per / $per" | bc -l); else fewer=0; fi
-			printf "%-11s %-13s %10.1f %10.1f-%-10.1f %11.3f %8d %6.3f %12d %10.4f %10.1f\n" "$s" "$c" "$med" "$lo" "$hi" \
-				"$(echo "$med / $base" | bc -l)" "$cmed" "$(echo "$cbase / $cmed" | bc -l)" "$rec" "$per" "$fewer"
+			printf "%-11s %-13s %10.1f %10.1f-%-10.1f %11.3f %8d %6.3f\n" "$s" "$c" "$med" "$lo" "$hi" \
+				"$(echo "$med / $base" | bc -l)" "$cmed" "$(echo "$cbase / $cmed" | bc -l)"
 		done
 	done
 	echo
-	echo "records reaching user space, full capture / this, by granularity:"
+	echo "what reaches user space, all rounds: records (interactions: records through the ring; classes: class"
+	echo "rows; full: records stored, a combined syscall one) and bytes (full: record bytes the recorder received;"
+	echo "interactions and classes: ring records, class rows with every possible CPU's values as the kernel copies"
+	echo "them, and the idle sweep's map reads), per request served, and full capture's per request over this one's"
+	printf "%-11s %-13s %12s %12s %10s %12s %10s %10s\n" server config records requests "rec/req" "bytes/req" \
+		"full/this" "(bytes)"
 	for s in "${servers[@]}"; do
-		full_per=$(echo "${sum_rec[$s.full]} / ${sum_req[$s.full]}" | bc -l)
-		line=""
-		for c in interactions classes; do
+		full_rec=$(echo "${sum_rec[$s.full]} / ${sum_req[$s.full]}" | bc -l)
+		full_byt=$(echo "${sum_bytes[$s.full]} / ${sum_req[$s.full]}" | bc -l)
+		for c in "${configs[@]}"; do
+			[ "$c" = untraced ] && continue
 			rec=${sum_rec[$s.$c]}
-			if [ "$rec" -gt 0 ]; then
-				line="$line  $c: $(printf '%.1f' "$(echo "$full_per * ${sum_req[$s.$c]} / $rec" | bc -l)")x ($rec for ${sum_req[$s.$c]} requests)"
-			else
-				line="$line  $c: none reached user space"
-			fi
+			per=$(echo "$rec / ${sum_req[$s.$c]}" | bc -l)
+			bper=$(echo "${sum_bytes[$s.$c]} / ${sum_req[$s.$c]}" | bc -l)
+			fewer="-"; fewer_b="-"
+			[ "$rec" -gt 0 ] && fewer=$(printf '%.1fx' "$(echo "$full_rec / $per" | bc -l)")
+			[ "${sum_bytes[$s.$c]}" -gt 0 ] && fewer_b=$(printf '%.1fx' "$(echo "$full_byt / $bper" | bc -l)")
+			printf "%-11s %-13s %12d %12d %10.4f %12.2f %10s %10s\n" "$s" "$c" "$rec" "${sum_req[$s.$c]}" "$per" "$bper" \
+				"$fewer" "$fewer_b"
 		done
-		printf "  %-11s%s\n" "$s" "$line"
 	done
 	echo
 	echo "full capture, last round: records per request by event type"

@@ -82,6 +82,15 @@ $J/jackdaw record --backend auto -o /tmp/auto.jdw --duration 0.2 2>/tmp/auto.err
 if grep -q "backend: bpf (auto" /tmp/auto.err; then say "PASS auto picks eBPF and says so"
 else fail "auto: $(cat /tmp/auto.err | head -n 3)"; fi
 
+# 1b'. In-kernel interactions need socket tracepoints this kernel (Debian
+# 12's 6.1) lacks: refused before loading, exit 2, in one line naming them
+# and the fix -- not a libbpf dump.
+$J/jackdaw interactions --duration 1 >/tmp/ia.out 2>/tmp/ia.err; rc=$?
+if [ $rc = 2 ] && [ "$(wc -l < /tmp/ia.err)" = 1 ] && grep -q "sock_recv_length" /tmp/ia.err &&
+	grep -q "jackdaw record" /tmp/ia.err; then say "PASS interactions refused in one line: $(cat /tmp/ia.err)"
+elif [ $rc = 0 ]; then say "PASS interactions run here: this kernel has the socket tracepoints"
+else fail "interactions (exit $rc): $(head -n 3 /tmp/ia.err)"; fi
+
 # 1c. jackdaw live on the module: the whole pipeline, fed through the same
 # CaptureBackend interface, records converted to CLOCK_MONOTONIC.
 export JACKDAW_SCHEMA_PATH=$J/schemas

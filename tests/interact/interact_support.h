@@ -112,6 +112,28 @@ inline int Listen(uint16_t* port) {
   return l;
 }
 
+// One loopback TCP connection inside this process: the listener, the
+// client end and the accepted server end (all -1 when something failed).
+struct TcpPair {
+  int listener = -1, client = -1, server = -1;
+  uint16_t port = 0;
+  bool ok() const { return listener >= 0 && client >= 0 && server >= 0; }
+  void Close() {
+    for (int fd : {client, server, listener})
+      if (fd >= 0) close(fd);
+    client = server = listener = -1;
+  }
+};
+
+inline TcpPair OpenTcpPair() {
+  TcpPair p;
+  p.listener = Listen(&p.port);
+  if (p.listener < 0) return p;
+  p.client = Connect(p.port);
+  if (p.client >= 0) p.server = accept(p.listener, nullptr, nullptr);
+  return p;
+}
+
 inline bool Exchange(int cfd, int sfd) {
   char buf[8];
   return write(cfd, "ping", 4) == 4 && read(sfd, buf, sizeof(buf)) == 4 && write(sfd, "pong!", 5) == 5 &&

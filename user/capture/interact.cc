@@ -1,7 +1,9 @@
 #include "capture/interact.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <sys/utsname.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -54,6 +56,45 @@ const char* InteractStatDescription(uint32_t id) {
 #undef JDW_IA_STAT_DESC
   }
   return nullptr;
+}
+
+Status CheckInteractHooks(const std::function<bool(const char*)>& has_tracepoint, const std::string& release) {
+  // Every tracepoint bpf/interact.bpf.c attaches to but block_io_start
+  // (optional: disk I/O detail).
+  static const char* const kRequired[] = {"sock_recv_length", "sock_send_length", "sk_data_ready",
+                                          "inet_sock_set_state", "sched_switch", "sched_wakeup",
+                                          "sched_process_fork"};
+  std::vector<const char*> missing;
+  for (const char* tp : kRequired)
+    if (!has_tracepoint(tp)) missing.push_back(tp);
+  if (missing.empty()) return Status::Ok();
+  std::string names;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    if (i) names += i + 1 == missing.size() ? " and " : ", ";
+    names += missing[i];
+  }
+  return ErrStatus("in-kernel interactions need the %s tracepoint%s, which this kernel (%s) lacks: run them on "
+                   "Linux 6.5 or later, or trace this one with full capture (jackdaw record)",
+                   names.c_str(), missing.size() > 1 ? "s" : "", release.c_str());
+}
+
+Status CheckInteractKernel() {
+  utsname u{};
+  const std::string release = uname(&u) == 0 ? u.release : "unknown release";
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux)
+    return ErrStatus("in-kernel interactions need the kernel's BTF (/sys/kernel/btf/vmlinux), which this kernel "
+                     "(%s) lacks: run them on a kernel built with CONFIG_DEBUG_INFO_BTF, or trace this one with "
+                     "full capture (jackdaw record)",
+                     release.c_str());
+  Status st = CheckInteractHooks(
+      [vmlinux](const char* tp) {
+        const std::string type = std::string("btf_trace_") + tp;
+        return btf__find_by_name_kind(vmlinux, type.c_str(), BTF_KIND_TYPEDEF) > 0;
+      },
+      release);
+  btf__free(vmlinux);
+  return st;
 }
 
 StatusOr<InteractGranularity> ParseInteractGranularity(const std::string& spec, const InteractGranularity& base) {
@@ -179,6 +220,7 @@ StatusOr<std::vector<InteractClassRow>> InteractControl::TakeWindow() {
   jdw_ia_class_key key{}, next{};
   const void* prev = nullptr;
   while (bpf_map_get_next_key(classes_fd_, prev, &next) == 0) {
+    class_bytes_ += sizeof(next);
     if (next.epoch == closing) keys.push_back(next);
     key = next;
     prev = &key;
@@ -186,6 +228,8 @@ StatusOr<std::vector<InteractClassRow>> InteractControl::TakeWindow() {
   std::vector<InteractClassRow> rows;
   for (const jdw_ia_class_key& k : keys) {
     if (bpf_map_lookup_elem(classes_fd_, &k, percpu.data()) != 0) continue;
+    ++class_rows_;
+    class_bytes_ += percpu.size() * sizeof(jdw_ia_class_stats);
     // Deleted right after the read: an update in between (a program that
     // loaded the old epoch before the flip) is the only loss window, and
     // it is a few instructions wide.
@@ -206,8 +250,10 @@ StatusOr<uint64_t> InteractControl::EvictIdle(uint64_t idle_ns) {
   uint64_t key = 0, next = 0;
   const void* prev = nullptr;
   while (bpf_map_get_next_key(conns_fd_, prev, &next) == 0) {
+    sweep_bytes_ += sizeof(next);
     // The BPF side keeps last activity as the value's first field.
     if (bpf_map_lookup_elem(conns_fd_, &next, value.data()) == 0) {
+      sweep_bytes_ += value.size();
       uint64_t last = 0;
       memcpy(&last, value.data(), sizeof(last));
       if (last + idle_ns < now) victims.push_back(next);
@@ -241,6 +287,9 @@ InteractStats InteractControl::ReadStats() const {
     for (uint64_t v : vals) out.counters[id] += v;
   }
   out.evicted = evicted_;
+  out.class_rows = class_rows_;
+  out.class_bytes = class_bytes_;
+  out.sweep_bytes = sweep_bytes_;
   for (const auto& cpu : session_.ReadLosses()) out.ring_lost += cpu[JDW_GROUP_INTERACT];
   return out;
 }

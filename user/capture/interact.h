@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,14 @@ struct InteractStats {
   uint64_t counters[JDW_IA_STAT_MAX] = {};  // summed over CPUs
   uint64_t evicted = 0;                     // by EvictIdle
   uint64_t ring_lost = 0;                   // jdw_lost of the group
+  // What this control copied out of the kernel's maps, for the benchmark's
+  // "what reaches user space": class rows taken and their bytes (keys
+  // walked, and each row's per-CPU values: the kernel copies every
+  // possible CPU's), and the idle sweep's bytes (keys and connection
+  // values). The ring's records are the session's to count.
+  uint64_t class_rows = 0;
+  uint64_t class_bytes = 0;
+  uint64_t sweep_bytes = 0;
 };
 
 class InteractControl {
@@ -119,7 +128,21 @@ class InteractControl {
   int control_fd_ = -1, classes_fd_ = -1, conns_fd_ = -1, stats_fd_ = -1;
   uint32_t conn_value_size_ = 0;
   uint64_t evicted_ = 0;
+  uint64_t class_rows_ = 0, class_bytes_ = 0, sweep_bytes_ = 0;
 };
+
+// Whether this kernel has the hooks the interact group cannot do without.
+// The socket tracepoints it follows messages with (sock_recv_length,
+// sock_send_length, sk_data_ready) are recent: Linux 6.1, Debian 12's
+// kernel, has none of them, and loading the group there fails deep in
+// libbpf. This decides beforehand, from `has_tracepoint` (true when the
+// kernel's BTF carries btf_trace_<name>, the type a tp_btf program attaches
+// through): OK, or one line naming the missing tracepoints, the kernel
+// (`release`) and the fix. Optional hooks (block_io_start) are not asked.
+Status CheckInteractHooks(const std::function<bool(const char*)>& has_tracepoint, const std::string& release);
+// The same against the running kernel's BTF (/sys/kernel/btf/vmlinux); a
+// kernel without BTF is refused in one line too.
+Status CheckInteractKernel();
 
 // Name of a JDW_IA_STAT_* counter, and its description.
 const char* InteractStatName(uint32_t id);

@@ -1,6 +1,11 @@
 #include "capture/interact.h"
 
+#include <bpf/libbpf.h>
+
 #include <gtest/gtest.h>
+
+#include <set>
+#include <string>
 
 namespace jackdaw::capture {
 namespace {
@@ -48,6 +53,45 @@ TEST(ParseInteractGranularity, RejectsWithOneLineNamingTheFix) {
       EXPECT_EQ(g.status().message().find('\n'), std::string::npos);
     }
   }
+}
+
+// Debian 12's kernel: BTF, but none of the socket tracepoints.
+const std::set<std::string> kLinux61 = {"inet_sock_set_state", "sched_switch", "sched_wakeup",
+                                        "sched_process_fork", "sys_enter", "sys_exit", "net_dev_queue"};
+
+TEST(CheckInteractHooks, ALinux61KernelIsRefusedInOneLineNamingCauseAndFix) {
+  Status st = CheckInteractHooks([](const char* tp) { return kLinux61.count(tp) > 0; }, "6.1.0-13-amd64");
+  ASSERT_FALSE(st.ok());
+  const std::string& m = st.message();
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_NE(m.find("sock_recv_length, sock_send_length and sk_data_ready tracepoints"), std::string::npos) << m;
+  EXPECT_NE(m.find("6.1.0-13-amd64"), std::string::npos) << m;
+  EXPECT_NE(m.find("Linux 6.5 or later"), std::string::npos) << m;
+  EXPECT_NE(m.find("jackdaw record"), std::string::npos) << m;
+  // Hooks the kernel has are not named as missing.
+  EXPECT_EQ(m.find("sched_switch"), std::string::npos) << m;
+}
+
+TEST(CheckInteractHooks, OneMissingHookIsNamedAlone) {
+  auto has = [](const char* tp) { return std::string(tp) != "sk_data_ready"; };
+  Status st = CheckInteractHooks(has, "6.3.0");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("the sk_data_ready tracepoint,"), std::string::npos) << st.message();
+}
+
+TEST(CheckInteractHooks, AKernelWithEveryRequiredHookPassesWithoutTheOptionalOne) {
+  auto has = [](const char* tp) { return std::string(tp) != "block_io_start"; };
+  EXPECT_TRUE(CheckInteractHooks(has, "6.4.0").ok());
+}
+
+// The running kernel's BTF, read for real: this host's kernel (6.x with the
+// socket tracepoints) passes; the answer agrees with libbpf's own lookup.
+TEST(CheckInteractKernel, AgreesWithLibbpfOnThisKernel) {
+  Status st = CheckInteractKernel();
+  const bool has_all = libbpf_find_vmlinux_btf_id("sock_send_length", BPF_TRACE_RAW_TP) > 0 &&
+                       libbpf_find_vmlinux_btf_id("sock_recv_length", BPF_TRACE_RAW_TP) > 0 &&
+                       libbpf_find_vmlinux_btf_id("sk_data_ready", BPF_TRACE_RAW_TP) > 0;
+  EXPECT_EQ(st.ok(), has_all) << st.message();
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ class RecordPrinter : public capture::RecordSink {
     if (h.type != JDW_EVENT_INTERACTION) return;
     memcpy(&ia, data + sizeof(h), sizeof(ia));
     ++count_;
+    bytes_ += size;
     if (!print_) return;
     if (json_) {
       fprintf(out_, "%s\n", report::InteractionJson(h, ia).dump().c_str());
@@ -91,12 +92,14 @@ class RecordPrinter : public capture::RecordSink {
   }
   void set_print(bool p) { print_ = p; }
   uint64_t count() const { return count_; }
+  uint64_t bytes() const { return bytes_; }
 
  private:
   bool json_;
   FILE* out_;
   bool print_ = true;
   uint64_t count_ = 0;
+  uint64_t bytes_ = 0;
 };
 
 void PrintWindow(const InteractionsArgs& a, std::vector<capture::InteractClassRow> rows, double window_s,
@@ -142,6 +145,10 @@ int Run(const InteractionsArgs& a) {
   if (a.interval <= 0) return PrintError("--interval must be a positive number of seconds"), 1;
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) return PrintError(priv.message()), priv.exit_code();
+  // Before any loading: on a kernel without the socket tracepoints libbpf
+  // would fail deep in the load, in lines that do not say why.
+  Status kernel = capture::CheckInteractKernel();
+  if (!kernel.ok()) return PrintError(kernel.message()), 2;
   auto cgroup = ResolveCgroup(a.cgroup);
   if (!cgroup.ok()) return PrintError(cgroup.status().message()), 1;
   for (uint32_t p : a.pids)
@@ -161,6 +168,10 @@ int Run(const InteractionsArgs& a) {
   co.filter_tgid = !a.pids.empty();
   co.tgids = selected();
   co.interact_max_conns = a.max_conns;
+  // No syscall group here: no enter is ever parked, so the programs need
+  // not look for one before each record (a session constant the verifier
+  // prunes on).
+  co.combine_syscalls = false;
   co.ring_bytes_per_cpu = 4u << 20;
 
   std::unique_ptr<capture::Recorder> rec;
@@ -275,6 +286,14 @@ int Run(const InteractionsArgs& a) {
             static_cast<unsigned long long>(stats.evicted),
             static_cast<unsigned long long>(stats.counters[JDW_IA_STAT_RING_LOST]),
             a.output.empty() ? "" : ", written to ", a.output.c_str());
+    // Everything that crossed from the kernel, for comparing granularities
+    // with full capture (scripts/bench-interact.sh reads this line).
+    const uint64_t ring_bytes = rec ? rec->stats().record_bytes_raw : printer.bytes();
+    fprintf(stderr, "jackdaw: to user space: %llu records (%llu bytes) through the rings, %llu class rows "
+                    "(%llu bytes) and %llu bytes of idle sweep from the maps\n",
+            static_cast<unsigned long long>(records), static_cast<unsigned long long>(ring_bytes),
+            static_cast<unsigned long long>(stats.class_rows), static_cast<unsigned long long>(stats.class_bytes),
+            static_cast<unsigned long long>(stats.sweep_bytes));
     if (stats.counters[JDW_IA_STAT_CONNS_FULL])
       fprintf(stderr, "jackdaw: some connections were not followed: raise --max-conns\n");
   }
