@@ -79,7 +79,7 @@ NormString Normalize(const canonical::SerializedRequest& request, const Normaliz
   s.symbol_cost = static_cast<float>(norm.symbol_cost);
   // Raw totals on a log scale with fixed granularities, so the term does
   // not depend on the mix of requests (distance.h).
-  const double granularity[kNumResources] = {kMinCpuScaleNs, kMinDiskScaleBytes, kMinNetScaleBytes};
+  const double granularity[kNumResources] = {kCpuGranularityNs, kMinDiskScaleBytes, kMinNetScaleBytes};
   for (int d = 0; d < kNumResources; ++d)
     s.log_total[d] = static_cast<float>(norm.totals_weight * std::log1p(raw[d] / granularity[d]));
   // A message on both sides (distance.h): the request's exchange.
