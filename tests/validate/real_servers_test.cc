@@ -74,7 +74,9 @@ TEST_F(RealServers, ApachePreforkKeepAlive) { RunAndExpectExact("apache-keepaliv
 // bytes cannot tell from a query; named through the client's set-up log);
 // the postgres schema declares it (`setup 1`) and has no extra request.
 // Purity: a 1-row INSERT whose WAL another backend flushed does no disk
-// I/O and falls in with the point SELECTs (0.93-0.96 measured).
+// I/O and has the work of a point SELECT; its messages tell it apart
+// (53/22 B against 37/90 B), and who flushed the log does not count
+// (cluster/README.md: 0.93-0.96 before, 0.99-1.00 since).
 TEST_F(RealServers, PostgresBackendPerConnection) {
   auto r = RunAndAnalyze("postgres");
   if (!r) return;
@@ -82,7 +84,7 @@ TEST_F(RealServers, PostgresBackendPerConnection) {
   EXPECT_EQ(r->unmatched, r->setup) << "extra requests other than the connections' startups " << r->summary;
   EXPECT_LE(r->setup, kConnections);
   EXPECT_GE(r->exact, uint64_t(kRequests * 9 / 10)) << r->summary;
-  EXPECT_GE(r->purity, 0.85) << r->summary;
+  EXPECT_GE(r->purity, 0.95) << r->summary;
   EXPECT_GE(r->accounted_cpu, 0.8) << r->summary;
   // The same recording with the startup declared: no extra request.
   auto pg = validate::AnalyzeRun(*last_run_, "postgres", schema::DefaultSchemaDirs(opts_.bin_dir + "/jackdaw"));
@@ -91,7 +93,7 @@ TEST_F(RealServers, PostgresBackendPerConnection) {
   EXPECT_EQ(pg->unmatched, 0u) << pg->summary;
   EXPECT_LE(pg->merged, 1u) << pg->summary;
   EXPECT_GE(pg->exact, uint64_t(kRequests * 95 / 100)) << pg->summary;
-  EXPECT_GE(pg->purity, 0.85) << pg->summary;
+  EXPECT_GE(pg->purity, 0.98) << pg->summary;
 }
 
 }  // namespace

@@ -30,11 +30,24 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 
 const std::string kInterruptSymbolStr(kInterruptSymbol);
 
-bool IsSchedulingArtefact(const model::RequestEvent& e, const CanonicalOptions& options) {
-  if (e.synthetic != model::SyntheticKind::kNone) return false;
-  for (const std::string& p : options.scheduling_symbol_prefixes)
+bool HasPrefix(const model::RequestEvent& e, const std::vector<std::string>& prefixes) {
+  for (const std::string& p : prefixes)
     if (std::string_view(e.symbol).substr(0, p.size()) == p) return true;
   return false;
+}
+
+// Scheduling, or durability work (CanonicalOptions::durability_symbol_prefixes,
+// which names the join's synthetic io_start of a block write too).
+bool IsSchedulingArtefact(const model::RequestEvent& e, const CanonicalOptions& options) {
+  if (e.synthetic != model::SyntheticKind::kNone && e.synthetic != model::SyntheticKind::kIoStart) return false;
+  if (e.synthetic == model::SyntheticKind::kNone && HasPrefix(e, options.scheduling_symbol_prefixes)) return true;
+  return HasPrefix(e, options.durability_symbol_prefixes);
+}
+
+Demand EventDemand(const model::RequestEvent& e, const CanonicalOptions& options) {
+  Demand d{e.cpu_ns, e.disk_bytes, e.net_bytes};
+  if (e.disk_bytes && HasPrefix(e, options.block_write_symbol_prefixes)) d.disk_write_bytes = e.disk_bytes;
+  return d;
 }
 
 // A wake-up edge into the first event its target thread has in the request:
@@ -127,7 +140,7 @@ std::vector<char> IdleWakees(const std::vector<model::RequestEvent>& events,
     auto it = target.find(events[i].tid);
     if (it == target.end()) continue;
     Sum& s = sum[events[i].tid];
-    s.demand += Demand{events[i].cpu_ns, events[i].disk_bytes, events[i].net_bytes};
+    s.demand += EventDemand(events[i], options);
     if (i != it->second && (events[i].synthetic != model::SyntheticKind::kNone ||
                             !IsSchedulingArtefact(events[i], options)))
       s.own = true;
@@ -351,6 +364,10 @@ constexpr uint32_t kScratchKeep = 1u << 16;
 CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOptions& options) {
   CanonicalRequest out;
   out.request_id = request.id;
+  if (request.has_message) {
+    out.msg_in_bytes = request.msg_in_bytes;
+    out.msg_out_bytes = request.msg_out_bytes;
+  }
   if (request.events.empty()) return out;
   Augmented aug;
   const bool augmented = options.infer_unobserved_joins && InferUnobservedJoins(request, options, &aug);
@@ -415,7 +432,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   std::unordered_map<uint32_t, ThreadFold> fold;
   for (uint32_t i = 0; i < n; ++i) {
     const model::RequestEvent& e = events[i];
-    demand[i] = Demand{e.cpu_ns, e.disk_bytes, e.net_bytes};
+    demand[i] = EventDemand(e, options);
     keep[i] = !elided[i] && !idle[i] && (endpoint[i] || !IsSchedulingArtefact(e, options));
     ThreadFold& f = fold[e.tid];
     f.last_any = static_cast<int32_t>(i);

@@ -328,6 +328,74 @@ TEST(CanonicalTest, IncidentalBlockingAndFutexCallsAreScheduling) {
   EXPECT_EQ(Canonicalize(make(true, true)).total.cpu_ns, 5'004'000u);
 }
 
+// Group commit: whether a request's thread flushes the log, and how much of
+// other requests' log that write carries, is decided by who came first. A
+// request that synced (its block write's issue and completion with it) and
+// one whose log another thread flushed give the same form; the written
+// bytes stay the request's demand, marked as written. A block read is the
+// request's own and keeps its events.
+TEST(CanonicalTest, DurabilityWorkIsTimingItsWritesAreMarked) {
+  auto make = [](bool flushes, uint64_t written) {
+    RequestBuilder b(1);
+    b.Add(kInterruptTid, 0, "net_recv", SyntheticKind::kNone, 0, 0, 105);
+    b.Add(1, 10, "sys_exit:recvfrom", SyntheticKind::kNone, 1'000);
+    uint64_t t = 10'000;
+    if (flushes) {
+      b.Add(1, t += 1'000, "sys_enter:fdatasync", SyntheticKind::kNone, 20'000);
+      b.Add(1, t += 1'000, "io_start:write", SyntheticKind::kIoStart, 2'000);
+      b.Add(kInterruptTid, t += 100'000, "block_complete:write", SyntheticKind::kNone, 0, written);
+      b.Add(1, t += 1'000, "sys_exit:fdatasync", SyntheticKind::kNone, 1'000);
+    }
+    b.Add(1, t += 50'000, "sys_enter:sendto", SyntheticKind::kNone, flushes ? 28'000 : 51'000, 0, 22);
+    return std::move(b).Build();
+  };
+  auto symbols = [](const CanonicalRequest& c) {
+    std::vector<std::string> out;
+    for (const CanonicalEvent& e : c.events) out.push_back(e.symbol);
+    return out;
+  };
+  CanonicalRequest own = Canonicalize(make(false, 0));
+  CanonicalRequest small = Canonicalize(make(true, 8192)), large = Canonicalize(make(true, 184 * 1024));
+  EXPECT_EQ(symbols(small), symbols(own)) << Text(make(true, 8192));
+  EXPECT_EQ(symbols(large), symbols(own));
+  EXPECT_EQ(small.total.cpu_ns, 52'000u);
+  EXPECT_EQ(own.total.cpu_ns, 52'000u);
+  EXPECT_EQ(small.total.disk_bytes, 8192u);
+  EXPECT_EQ(small.total.disk_write_bytes, 8192u);
+  EXPECT_EQ(large.total.disk_write_bytes, 184u * 1024);
+  EXPECT_EQ(own.total.disk_write_bytes, 0u);
+
+  // A block read is the request's own: its issue stays, its bytes are not
+  // marked written.
+  RequestBuilder r(2);
+  r.Add(1, 0, "sys_exit:recvfrom", SyntheticKind::kNone, 1'000);
+  r.Add(1, 1'000, "sys_enter:pread64", SyntheticKind::kNone, 2'000);
+  r.Add(1, 2'000, "io_start:read", SyntheticKind::kIoStart, 1'000);
+  r.Add(kInterruptTid, 90'000, "block_complete:read", SyntheticKind::kNone, 0, 12'288);
+  r.Add(1, 95'000, "sys_enter:sendto", SyntheticKind::kNone, 3'000, 0, 12'288);
+  CanonicalRequest read = Canonicalize(std::move(r).Build());
+  EXPECT_EQ(read.total.disk_bytes, 12'288u);
+  EXPECT_EQ(read.total.disk_write_bytes, 0u);
+  EXPECT_TRUE(std::any_of(read.events.begin(), read.events.end(),
+                          [](const CanonicalEvent& e) { return e.symbol == "io_start:read"; }));
+}
+
+// The message exchange's payload travels with the canonical form.
+TEST(CanonicalTest, MessageBytesAreCarried) {
+  RequestBuilder b(1);
+  b.Add(1, 0, "sys_exit:recvfrom", SyntheticKind::kNone, 1'000);
+  b.Add(1, 1'000, "sys_enter:sendto", SyntheticKind::kNone, 1'000, 0, 22);
+  Request r = std::move(b).Build();
+  EXPECT_EQ(Canonicalize(r).msg_in_bytes, 0u) << "no message: the schema has no `messages`";
+  r.has_message = true;
+  r.msg_in_bytes = 53;
+  r.msg_out_bytes = 22;
+  SymbolTable symbols;
+  SerializedRequest s = Serialize(Canonicalize(r), &symbols);
+  EXPECT_EQ(s.msg_in_bytes, 53u);
+  EXPECT_EQ(s.msg_out_bytes, 22u);
+}
+
 // Back-to-back repeats on one thread are one event: two ACKs, or the
 // schema's SYNC Signal/Resume next to the kernel wake-up's for the same
 // hand-off (two parallel edges that become one).

@@ -17,6 +17,8 @@ uint32_t SymbolTable::Intern(std::string_view symbol) {
 SerializedRequest Serialize(const CanonicalRequest& canonical, SymbolTable* symbols) {
   SerializedRequest out;
   out.request_id = canonical.request_id;
+  out.msg_in_bytes = canonical.msg_in_bytes;
+  out.msg_out_bytes = canonical.msg_out_bytes;
   out.tokens.reserve(canonical.events.size());
   for (const CanonicalEvent& e : canonical.events) {
     out.tokens.push_back(Token{symbols->Intern(e.symbol), e.demand});

@@ -42,6 +42,7 @@ struct SerializedRequest {
   uint64_t request_id = 0;
   std::vector<Token> tokens;
   Demand total;
+  uint64_t msg_in_bytes = 0, msg_out_bytes = 0;  // CanonicalRequest's
 };
 
 SerializedRequest Serialize(const CanonicalRequest& canonical, SymbolTable* symbols);

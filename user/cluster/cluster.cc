@@ -235,7 +235,21 @@ ThresholdEstimate DeriveThreshold(std::span<const NormString> strings, uint32_t 
         // and this valley lies between groups of kinds, whose members it
         // would merge: fall back to the first weak valley, else the floor.
         // More clusters rather than merged kinds.
-        if (at(lpeak) > kGapMinTop) return have_weak ? weak : est;
+        //
+        // Unless that lower mode is one family with the kinds' own spread:
+        // from it down to kGapMinTop the density never dips to a weak valley
+        // (1/kValleyWeakProminence of the mode). Kinds whose own spread is
+        // wide (a database's one-row INSERT with and without a log write of
+        // its own: 0.05-0.65 apart) have their mode above kGapMinTop with a
+        // shoulder below it; a group of kinds stands apart from the kinds'
+        // own spread by a valley (in the black-box A/B/E/F run, 0.1 of the
+        // A-B mode's 689 between them).
+        bool kinds_below = at(lpeak) <= kGapMinTop;
+        for (size_t k = lpeak; !kinds_below && k-- > 0;) {
+          if (dens[k] * kValleyWeakProminence < dens[lpeak]) break;
+          kinds_below = at(k) <= kGapMinTop;
+        }
+        if (!kinds_below) return have_weak ? weak : est;
         est.threshold = t;
         est.source = ThresholdEstimate::Source::kGap;
         est.gap_low = at(lpeak);

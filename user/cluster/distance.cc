@@ -8,6 +8,10 @@
 namespace jackdaw::cluster {
 namespace {
 
+// The disk demand the distance compares: block writes are batched by
+// timing (distance.h), reads are the request's own.
+uint64_t ComparedDiskBytes(const canonical::Demand& d) { return d.disk_bytes - std::min(d.disk_bytes, d.disk_write_bytes); }
+
 inline float SubstitutionCost(const NormToken& a, const NormToken& b, float symbol_cost) {
   float dx = a.r[0] - b.r[0];
   float dy = a.r[1] - b.r[1];
@@ -30,7 +34,7 @@ Normalization DeriveNormalization(std::span<const canonical::SerializedRequest> 
   double sum[kNumResources] = {0, 0, 0};
   uint64_t count[kNumResources] = {0, 0, 0};
   for (const canonical::SerializedRequest& r : requests) {
-    const uint64_t v[kNumResources] = {r.total.cpu_ns, r.total.disk_bytes, r.total.net_bytes};
+    const uint64_t v[kNumResources] = {r.total.cpu_ns, ComparedDiskBytes(r.total), r.total.net_bytes};
     for (int d = 0; d < kNumResources; ++d) {
       if (v[d] == 0) continue;
       sum[d] += static_cast<double>(v[d]);
@@ -55,13 +59,13 @@ NormString Normalize(const canonical::SerializedRequest& request, const Normaliz
                                      norm.token_net_weight / norm.net_bytes};
   double total[kNumResources] = {0, 0, 0};
   const double raw[kNumResources] = {static_cast<double>(request.total.cpu_ns),
-                                     static_cast<double>(request.total.disk_bytes),
+                                     static_cast<double>(ComparedDiskBytes(request.total)),
                                      static_cast<double>(request.total.net_bytes)};
   for (const canonical::Token& t : request.tokens) {
     NormToken n;
     n.symbol = t.symbol;
     const double v[kNumResources] = {static_cast<double>(t.demand.cpu_ns) * inv[0],
-                                     static_cast<double>(t.demand.disk_bytes) * inv[1],
+                                     static_cast<double>(ComparedDiskBytes(t.demand)) * inv[1],
                                      static_cast<double>(t.demand.net_bytes) * inv[2]};
     for (int d = 0; d < kNumResources; ++d) {
       n.r[d] = static_cast<float>(v[d]);
@@ -75,9 +79,15 @@ NormString Normalize(const canonical::SerializedRequest& request, const Normaliz
   s.symbol_cost = static_cast<float>(norm.symbol_cost);
   // Raw totals on a log scale with fixed granularities, so the term does
   // not depend on the mix of requests (distance.h).
-  const double granularity[kNumResources] = {kMinCpuScaleNs, kMinDiskScaleBytes, kMinNetScaleBytes};
+  const double granularity[kNumResources] = {kCpuGranularityNs, kMinDiskScaleBytes, kMinNetScaleBytes};
   for (int d = 0; d < kNumResources; ++d)
     s.log_total[d] = static_cast<float>(norm.totals_weight * std::log1p(raw[d] / granularity[d]));
+  // A message on both sides (distance.h): the request's exchange.
+  if (request.msg_in_bytes && request.msg_out_bytes) {
+    const double msg[2] = {static_cast<double>(request.msg_in_bytes), static_cast<double>(request.msg_out_bytes)};
+    for (int d = 0; d < 2; ++d)
+      s.log_msg[d] = static_cast<float>(norm.message_weight * std::log1p(msg[d] / kMessageGranularityBytes));
+  }
   return s;
 }
 
@@ -87,7 +97,12 @@ float TotalsDistance(const NormString& a, const NormString& b) {
     const float x = a.log_total[d] - b.log_total[d];
     sum += x * x;
   }
-  return std::sqrt(sum);
+  float msg = 0;
+  for (int d = 0; d < 2; ++d) {
+    const float x = a.log_msg[d] - b.log_msg[d];
+    msg += x * x;
+  }
+  return std::sqrt(sum) + std::sqrt(msg);
 }
 
 float LowerBound(const NormString& a, const NormString& b) {

@@ -23,7 +23,7 @@
 //   + v || L(a) - L(b) ||_2,   L(s)_d = ln(1 + T(s)_d / g_d)
 //
 // with T the request's total of resource d and g_d its granularity
-// (kMin*Scale below). The per-token part above is linear in one unit per
+// (kCpuGranularityNs, kMinDiskScaleBytes, kMinNetScaleBytes below). The per-token part above is linear in one unit per
 // resource, set by the mix of requests: where one kind is much larger than
 // the others (a 256 KB response beside 5 KB and 12 KB ones) the unit follows
 // it, and the small kinds' difference (7 KB) becomes a few percent of a unit,
@@ -34,6 +34,28 @@
 // the mix (fixed g), so a workload recorded again is measured alike; and it
 // does not care how a demand is split into tokens (a response sent in 3 or 4
 // chunks). v is kDefaultTotalsWeight.
+//
+// And a term on the request's message exchange (requests of schemas with
+// `messages`: what the client sent and was answered, as the server read and
+// wrote it), also by ratio, one dimension per direction:
+//
+//   + m || M(a) - M(b) ||_2,   M(s) = (ln(1 + in / g_m), ln(1 + out / g_m))
+//
+// Resource demand alone cannot tell requests whose work is alike but whose
+// messages differ (a one-row INSERT from a point SELECT: ~200 us of CPU,
+// a few hundred bytes of packets each, 53 B in / 22 B out against 37 B / 90
+// B), and packet bytes, with their headers and acknowledgements and a 1500 B
+// granularity, see nothing below an MTU. The payload is exact and the same
+// for every request of a kind that asks the same thing; on a ratio scale 22
+// B against 90 B (1.0 m) is as clear as 5 KB against 12 KB (0.9 m), and a
+// few bytes of framing (a length's digits, a counter in a header) are not
+// (a 1-byte change in 300 B: 0.003). g_m is kMessageGranularityBytes, m
+// kDefaultMessageWeight; 0 for requests without a message on both sides.
+//
+// Block writes (canonical::Demand::disk_write_bytes) are left out of the
+// disk dimension: who flushes a log or a journal, and how much of others'
+// data that write carries, is timing (canonical.h,
+// CanonicalOptions::durability_symbol_prefixes); the model keeps them.
 //
 // The distance is a metric (each operation cost is a metric on tokens with
 // the empty token as the origin). Two cheap facts make clustering fast:
@@ -72,6 +94,11 @@ inline constexpr const char* kResourceNames[kNumResources] = {"cpu", "disk", "ne
 // The weight of the log-scale term on total demands: a doubling of one
 // resource's total costs ln 2 ~ 0.7 of it, seven plain edits.
 inline constexpr double kDefaultTotalsWeight = 1.0;
+// The weight of the message term: a doubling of a message costs ln 2 ~ 0.7,
+// as a doubling of a resource total does.
+inline constexpr double kDefaultMessageWeight = 1.0;
+// Below this many bytes a message size difference is framing, not content.
+inline constexpr double kMessageGranularityBytes = 16;
 
 // Divisors applied per resource dimension before distances are computed.
 struct Normalization {
@@ -83,6 +110,8 @@ struct Normalization {
   double symbol_cost = kDefaultSymbolCost;
   // Weight of the log-scale term on request totals (0: off).
   double totals_weight = kDefaultTotalsWeight;
+  // Weight of the log-scale term on message payload bytes (0: off).
+  double message_weight = kDefaultMessageWeight;
   // Weight of each token's network bytes in the edit distance (0: network
   // demand counts only through the log-scale total). How the kernel cuts a
   // response into packets (segmentation offload, the congestion window, a
@@ -101,7 +130,14 @@ struct Normalization {
 // disk moves pages; the network moves packets (an Ethernet MTU); CPU below
 // about a scheduler time slice per request is dominated by interrupts, cache
 // and TLB misses, page faults and probes landing in one event or another.
-inline constexpr double kMinCpuScaleNs = 1e6;
+// The linear CPU floor is a scheduler tick (4 ms at HZ=250): on a shared
+// machine one kind's CPU spreads by that much (a 500-row INSERT: 1.0-2.6 ms
+// in one recording of a 2-vCPU VM, in two clusters at 1 ms, split at a
+// different place each recording), while kinds that differ by less are told
+// apart by ratio, through the log term (kCpuGranularityNs, 1 ms: 1.3 ms
+// against 0.23 ms is 0.64).
+inline constexpr double kMinCpuScaleNs = 4e6;
+inline constexpr double kCpuGranularityNs = 1e6;  // of the log term on totals
 inline constexpr double kMinDiskScaleBytes = 4096;
 inline constexpr double kMinNetScaleBytes = 1500;
 
@@ -122,9 +158,12 @@ struct NormString {
   float symbol_cost = kDefaultSymbolCost;  // Normalization::symbol_cost
   // totals_weight * ln(1 + raw total / granularity), per resource.
   float log_total[kNumResources] = {0, 0, 0};
+  // message_weight * ln(1 + payload / kMessageGranularityBytes), in and out.
+  float log_msg[2] = {0, 0};
 };
 
-// The log-scale term on totals alone (a lower bound of Distance()).
+// The log-scale terms on totals and messages alone (a lower bound of
+// Distance()).
 float TotalsDistance(const NormString& a, const NormString& b);
 
 NormString Normalize(const canonical::SerializedRequest& request, const Normalization& norm);

@@ -72,6 +72,66 @@ TEST(DistanceTest, TotalsOnALogScaleSeparateSmallKindsBesideALargeOne) {
     }
 }
 
+SerializedRequest Msg(std::vector<Token> tokens, uint64_t in, uint64_t out) {
+  SerializedRequest r = Req(std::move(tokens));
+  r.msg_in_bytes = in;
+  r.msg_out_bytes = out;
+  return r;
+}
+
+// Two requests whose work is alike (one-row INSERT and point SELECT: ~100 us
+// of CPU, packets below an MTU) differ in what was asked and answered: 53 B
+// in / 22 B out against 37 B / 90 B. On a ratio scale that is as clear as 5
+// KB against 12 KB, while a byte of framing more in a 300 B message is not.
+TEST(DistanceTest, MessagesSeparateSmallSizesByRatio) {
+  auto work = [] { return std::vector<Token>{T(0, 90'000, 0, 105), T(1, 30'000, 0, 88)}; };
+  std::vector<SerializedRequest> mix = {Msg(work(), 53, 22), Msg(work(), 37, 90), Msg(work(), 300, 5 * 1024),
+                                        Msg(work(), 300, 12 * 1024), Msg(work(), 301, 5 * 1024),
+                                        Req(work())};
+  Normalization norm = DeriveNormalization(mix);
+  auto d = [&](size_t i, size_t j, const Normalization& n) {
+    return Distance(Normalize(mix[i], n), Normalize(mix[j], n));
+  };
+  Normalization off = norm;
+  off.message_weight = 0;
+  EXPECT_LT(d(0, 1, off), 0.01f) << "resource demand alone cannot tell them apart";
+  const float small = d(0, 1, norm), large = d(2, 3, norm);
+  EXPECT_NEAR(small, std::hypot(std::log1p(53 / 16.0) - std::log1p(37 / 16.0), std::log1p(22 / 16.0) - std::log1p(90 / 16.0)),
+              1e-4);
+  EXPECT_GT(small, 1.0f);
+  EXPECT_GT(large, 0.8f);
+  EXPECT_GT(small, 0.8f * large) << "22 B vs 90 B is as clear as 5 KB vs 12 KB";
+  EXPECT_LT(d(2, 4, norm), 0.01f) << "a byte of framing";
+  // A request without a message (a schema without `messages`) sits at the
+  // origin of the term, so the distance stays a metric.
+  EXPECT_NEAR(d(5, 0, norm), std::hypot(std::log1p(53 / 16.0), std::log1p(22 / 16.0)), 1e-4);
+  EXPECT_LE(d(5, 0, norm), d(0, 1, norm) + d(5, 1, norm) + 1e-4f);
+  for (size_t i = 0; i < mix.size(); ++i)
+    for (size_t j = 0; j < mix.size(); ++j) {
+      NormString a = Normalize(mix[i], norm), b = Normalize(mix[j], norm);
+      EXPECT_LE(LowerBound(a, b), Distance(a, b) + 1e-4f);
+      EXPECT_NEAR(Distance(a, b), Distance(b, a), 1e-5f);
+    }
+}
+
+// Block writes are batched by timing (group commit: one request flushes 180
+// KB of others' log, another finds its own already durable): the distance
+// leaves them out. Block reads are the request's own and count.
+TEST(DistanceTest, BlockWritesAreLeftOutReadsCount) {
+  auto with = [](uint64_t read, uint64_t written) {
+    Token io = T(1, 20'000, read + written, 0);
+    io.demand.disk_write_bytes = written;
+    return Msg({T(0, 90'000, 0, 105), io}, 53, 22);
+  };
+  std::vector<SerializedRequest> mix = {with(0, 0), with(0, 8192), with(0, 184 * 1024), with(12'288, 0)};
+  Normalization norm = DeriveNormalization(mix);
+  auto d = [&](size_t i, size_t j) { return Distance(Normalize(mix[i], norm), Normalize(mix[j], norm)); };
+  EXPECT_NEAR(d(0, 1), 0.0f, 1e-6);
+  EXPECT_NEAR(d(1, 2), 0.0f, 1e-6);
+  EXPECT_GT(d(0, 3), 1.0f) << "12 KB read from disk";
+  EXPECT_EQ(norm.disk_bytes, 12'288) << "the scale follows what is compared";
+}
+
 // One 256 KB response as nginx sent it in three recordings (packets as the
 // kernel cut them: segmentation offload, window, a corked socket), beside
 // 5 KB and 12 KB ones. The three are one kind: below any threshold the

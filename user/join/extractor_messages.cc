@@ -272,7 +272,19 @@ bool Extractor::Impl::MessageSysEnter(Ctx& c, const jdw_sys_enter& e) {
   if (!dir) return true;
   // A data syscall on a socket whose last connection closed: a new one.
   if (auto it = lives_.find(sk); it != lives_.end() && it->second.c.closed) ReportConnection(sk);
-  if (dir == CompiledSchema::kDirIn) return true;  // may wait: decided at its return
+  if (dir == CompiledSchema::kDirIn) {
+    // The next message already arrived (the thread was away between its
+    // response and this read): by the rule the exchange ended when that
+    // message began, so this read is not its tail (it would stretch the
+    // request over the next one's start). What the thread did since its
+    // last event goes to the connection, like an idle read's entry.
+    if (msgs_.EndBeforeNextRead(sk)) {
+      EndExchanges();
+      ChargeConnection(c, sk);
+      return false;
+    }
+    return true;  // may wait: decided at its return
+  }
   const MessageAssignment a = msgs_.Current(sk);
   if (!a.key) {
     ChargeConnection(c, sk);  // before any inbound message: a greeting

@@ -102,6 +102,15 @@ MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint6
   return a;
 }
 
+bool MessageTracker::EndBeforeNextRead(uint64_t conn) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return false;
+  Conn& c = it->second;
+  if (!c.has_exchange || !c.last_out || c.cur.out_bytes == 0 || c.received <= c.consumed) return false;
+  FinishExchange(c);
+  return true;
+}
+
 MessageAssignment MessageTracker::OnWrite(uint64_t conn, uint64_t ts, int64_t ret) {
   Conn& c = Get(conn);
   MessageAssignment a;

@@ -136,6 +136,13 @@ class MessageTracker {
   // begin), else Current(). An ACK of request N+1's bytes is not request N's.
   MessageAssignment ForAck(uint64_t conn) const;
   bool Knows(uint64_t conn) const { return conns_.count(conn) != 0; }
+  // A read entered on the connection after the response while the next
+  // inbound message's first bytes have already arrived (a server preempted
+  // after its answer, back after the client sent again): the exchange ended
+  // when that message began, so it ends now, before the read, not at the
+  // read's return. True if it ended one. Without packets nothing is known
+  // to have arrived: false.
+  bool EndBeforeNextRead(uint64_t conn);
 
   // Ends every open exchange (end of the trace).
   void Finish();

@@ -316,6 +316,50 @@ TEST(MessageTracker, APacketAfterTheReadIsNotItsArrival) {
 // Exchange keys: the key a write, an ACK and the read agree on. An ACK of
 // the next request's first bytes, sent before the server reads them, is
 // the next request's; one of the response is the current one's.
+// A server preempted after its response that enters its next read only
+// after the client's next message arrived: the exchange ended when that
+// message began, so it ends before the read (whose entry would otherwise be
+// its tail and stretch it over the next request). Reading the rest of one
+// message, or the next message before it arrived, ends nothing; without
+// packets nothing is known to have arrived.
+TEST(MessageTracker, ANextReadAfterTheNextMessageArrivedEndsTheExchangeFirst) {
+  MessageTracker t;
+  t.OnAccept(1, 100);
+  t.OnInboundPacket(1, 200, 70, true);
+  t.OnRead(1, 150, 210, 70);
+  EXPECT_FALSE(t.EndBeforeNextRead(1)) << "no answer yet";
+  t.OnWrite(1, 250, 444);
+  EXPECT_FALSE(t.EndBeforeNextRead(1)) << "the next message has not arrived: the read may wait";
+  t.OnInboundPacket(1, 900, 71, true);  // sent while the server was preempted
+  EXPECT_TRUE(t.EndBeforeNextRead(1));
+  auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].kind, Kind::kRequest);
+  EXPECT_EQ(done[0].out_bytes, 444u);
+  EXPECT_FALSE(t.EndBeforeNextRead(1)) << "once";
+  auto next = t.OnRead(1, 1000, 1010, 71);
+  EXPECT_TRUE(next.starts_exchange);
+  EXPECT_EQ(next.exchange, 1u);
+  t.OnWrite(1, 1100, 444);
+  t.OnClose(1, 1200);
+  EXPECT_EQ(t.TakeFinished().size(), 1u);
+  EXPECT_EQ(t.stats().requests, 2u);
+
+  // A large upload read in pieces: more of the same message, nothing ends.
+  MessageTracker u;
+  u.OnAccept(2, 100);
+  u.OnInboundPacket(2, 200, 1000, false);
+  u.OnInboundPacket(2, 201, 1000, true);
+  u.OnRead(2, 150, 210, 1000);
+  EXPECT_FALSE(u.EndBeforeNextRead(2));
+  // Keep-alive without packets: nothing is known to have arrived.
+  MessageTracker v;
+  v.OnAccept(3, 100);
+  v.OnRead(3, 110, 200, 80);
+  v.OnWrite(3, 250, 5120);
+  EXPECT_FALSE(v.EndBeforeNextRead(3));
+}
+
 TEST(MessageTracker, AcksOfTheNextMessageBelongToIt) {
   MessageTracker t;
   t.OnAccept(9, 0);

@@ -67,6 +67,15 @@ Explanation Explain(const canonical::SerializedRequest& anomaly,
     totals += std::string(kDisplayName[r]) + " " + Signed(r, a - b) + " (" + FormatResource(r, a) +
               " vs " + FormatResource(r, b) + " in the representative)";
   }
+  // The exchange's payload, when its ratio term is noticeable.
+  const uint64_t msg_a[2] = {anomaly.msg_in_bytes, anomaly.msg_out_bytes};
+  const uint64_t msg_b[2] = {representative.msg_in_bytes, representative.msg_out_bytes};
+  for (int d = 0; d < 2; ++d) {
+    if (std::abs(anomaly_norm.log_msg[d] - representative_norm.log_msg[d]) < noticeable) continue;
+    totals += totals.empty() ? "" : "; ";
+    totals += std::string(d == 0 ? "message in " : "message out ") + FormatResource(1, double(msg_a[d])) +
+              " vs " + FormatResource(1, double(msg_b[d]));
+  }
   if (anomaly.tokens.size() != representative.tokens.size()) {
     totals += totals.empty() ? "" : "; ";
     totals += std::to_string(anomaly.tokens.size()) + " events vs " +

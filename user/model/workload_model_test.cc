@@ -226,6 +226,31 @@ TEST(WorkloadModelTest, PlantedOutlierIsAnAnomalyWithItsReason) {
   EXPECT_LE(differing, 2);
 }
 
+// A request that did the work of its neighbours but whose exchange carried
+// other messages (a point SELECT among one-row INSERTs whose log another
+// backend flushed) is apart, and its reason names the messages.
+TEST(WorkloadModelTest, AnomalyNamesItsMessages) {
+  RequestFactory f(5);
+  std::string letters;
+  std::vector<Request> reqs = f.MakeMix("A", 60, &letters);
+  for (Request& r : reqs) {
+    r.has_message = true;
+    r.msg_in_bytes = 53;
+    r.msg_out_bytes = 22;
+  }
+  reqs[30].msg_in_bytes = 37;
+  reqs[30].msg_out_bytes = 90;
+  StatusOr<WorkloadModel> m = BuildModel(reqs);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->anomalies.size(), 1u);
+  const Anomaly& a = m->anomalies[0];
+  EXPECT_EQ(a.request_id, reqs[30].id);
+  EXPECT_GT(a.distance, m->threshold.threshold);
+  ASSERT_FALSE(a.reasons.empty());
+  EXPECT_NE(a.reasons[0].find("message in 37 B vs 53 B"), std::string::npos) << a.reasons[0];
+  EXPECT_NE(a.reasons[0].find("message out 90 B vs 22 B"), std::string::npos) << a.reasons[0];
+}
+
 TEST(WorkloadModelTest, MembersBeyondThresholdAreAnomalies) {
   // Online, O founds the cluster and A (1 unit of CPU) and B (1 unit of disk)
   // join it; the medoid becomes an A, and the Bs are sqrt(2) from it.
