@@ -140,6 +140,23 @@ Status MemcacheExchange(Conn& c, const RequestKind& k, const std::string& value)
   return Status::Ok();
 }
 
+// SET answers +OK; GET a bulk string of exactly the kind's size.
+Status RedisExchange(Conn& c, const RequestKind& k, const std::string& value) {
+  if (k.op == "set") {
+    RETURN_IF_ERROR(SendAll(c.fd(), RespCommand({"SET", k.target, value})));
+    ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
+    if (line != "+OK\r\n") return ErrStatus("SET %s: %s", k.target.c_str(), line.c_str());
+    return Status::Ok();
+  }
+  RETURN_IF_ERROR(SendAll(c.fd(), RespCommand({"GET", k.target})));
+  ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
+  long long len = -1;
+  if (sscanf(line.c_str(), "$%lld", &len) != 1 || len < 0)
+    return ErrStatus("GET %s: %s (was it stored?)", k.target.c_str(), line.c_str());
+  if (size_t(len) != k.bytes) return ErrStatus("GET %s: %lld bytes, expected %zu", k.target.c_str(), len, k.bytes);
+  return c.Skip(size_t(len) + 2);
+}
+
 // The startup exchange: protocol 3.0, user and database postgres, trust.
 Status PgStartup(Conn& c) {
   RETURN_IF_ERROR(SendAll(c.fd(), PgStartupMessage("postgres", "postgres")));
@@ -180,7 +197,15 @@ struct Truth {
 
 }  // namespace
 
-Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds) {
+std::string RespCommand(const std::vector<std::string>& args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return out;
+}
+
+Status PrepareKeyValue(Protocol protocol, uint16_t port, const std::vector<RequestKind>& kinds) {
+  if (protocol != Protocol::kMemcache && protocol != Protocol::kRedis)
+    return ErrStatus("PrepareKeyValue: not a key-value protocol");
   uint16_t lp;
   ASSIGN_OR_RETURN(int fd, Connect(port, &lp));
   Conn c(fd);
@@ -188,9 +213,14 @@ Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds) {
     if (k.op != "get") continue;
     RequestKind set = k;
     set.op = "set";
-    RETURN_IF_ERROR(MemcacheExchange(c, set, std::string(k.bytes, 'v')));
+    const std::string value(k.bytes, 'v');
+    RETURN_IF_ERROR(protocol == Protocol::kRedis ? RedisExchange(c, set, value) : MemcacheExchange(c, set, value));
   }
   return Status::Ok();
+}
+
+Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds) {
+  return PrepareKeyValue(Protocol::kMemcache, port, kinds);
 }
 
 Status PreparePostgres(uint16_t port) {
@@ -254,6 +284,7 @@ Status RunClients(const ClientOptions& o) {
         const uint64_t t0 = MonotonicNs();
         Status st = o.protocol == Protocol::kHttp       ? HttpExchange(*conn, k, o.keep_alive)
                     : o.protocol == Protocol::kMemcache ? MemcacheExchange(*conn, k, value)
+                    : o.protocol == Protocol::kRedis    ? RedisExchange(*conn, k, value)
                                                         : PgExchange(*conn, k.target, k.op, k.bytes);
         const uint64_t t1 = MonotonicNs();
         if (!st.ok()) {

@@ -112,6 +112,22 @@ std::string ApacheConfig(const std::string& dir, uint16_t port) {
          "MaxConnectionsPerChild 0\n";
 }
 
+// lighttpd 1.4 with no modules beyond its built-in static file handler;
+// Debian's defaults where they matter to the request path (sendfile via its
+// network backend, keep-alive on), everything else private to dir. Its
+// error log is its stderr (server.out): lighttpd opens a log file after
+// dropping to nobody, which cannot write in dir.
+std::string LighttpdConfig(const std::string& dir, uint16_t port) {
+  return "server.document-root = \"" + dir + "/www\"\n"
+         "server.bind = \"127.0.0.1\"\n"
+         "server.port = " + std::to_string(port) + "\n"
+         "server.username = \"nobody\"\n"
+         "server.groupname = \"nogroup\"\n"
+         "server.max-keep-alive-requests = 100000\n"
+         "server.max-keep-alive-idle = 65\n"
+         "mimetype.assign = (\".html\" => \"text/html\")\n";
+}
+
 bool Accepts(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -140,6 +156,8 @@ const char* ServerName(ServerKind k) {
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2-prefork";
     case ServerKind::kPostgres: return "postgres";
+    case ServerKind::kRedis: return "redis";
+    case ServerKind::kLighttpd: return "lighttpd";
   }
   return "?";
 }
@@ -150,6 +168,8 @@ std::string ServerBinary(ServerKind k) {
     case ServerKind::kMemcached: return "/usr/bin/memcached";
     case ServerKind::kApachePrefork: return "/usr/sbin/apache2";
     case ServerKind::kPostgres: return PostgresBinary();
+    case ServerKind::kRedis: return "/usr/bin/redis-server";
+    case ServerKind::kLighttpd: return "/usr/sbin/lighttpd";
   }
   return "";
 }
@@ -160,13 +180,17 @@ const char* ServerPackage(ServerKind k) {
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2";
     case ServerKind::kPostgres: return "postgresql";
+    case ServerKind::kRedis: return "redis-server";
+    case ServerKind::kLighttpd: return "lighttpd";
   }
   return "";
 }
 
 std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
   std::vector<RequestKind> out;
-  if (k == ServerKind::kMemcached) {
+  if (k == ServerKind::kMemcached || k == ServerKind::kRedis) {
+    // The same three kinds on both key-value servers: what differs is the
+    // server's shape (worker threads vs one event loop) and the protocol.
     out.push_back({"get-small", "small", "get", 100, 0});
     out.push_back({"get-100K", "big", "get", 100 * 1024, 0});
     out.push_back({"set-50K", "upload", "set", 50 * 1024, 0});
@@ -235,6 +259,18 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
       break;
     case ServerKind::kPostgres:
       break;  // below: its keeper runs initdb and the postmaster
+    case ServerKind::kRedis:
+      // Persistence off (no RDB snapshot forks, no AOF fsyncs mid-run),
+      // everything on the command line so no redis.conf is read.
+      argv = {bin, "--bind", "127.0.0.1", "--port", std::to_string(s->port_), "--dir", dir, "--save", "",
+              "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no", "--logfile",
+              dir + "/error.log", "--pidfile", dir + "/redis.pid", "--maxclients", "1024"};
+      break;
+    case ServerKind::kLighttpd:
+      RETURN_IF_ERROR(MakeDocroot(dir));
+      RETURN_IF_ERROR(WriteFile(dir + "/lighttpd.conf", LighttpdConfig(dir, s->port_)));
+      argv = {bin, "-D", "-f", dir + "/lighttpd.conf"};
+      break;
   }
   const std::string log = dir + "/server.out";
   const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -295,7 +331,7 @@ Status RealServer::Stop() {
   const pid_t pid = child_;
   pid_ = child_ = -1;
   // nginx: SIGTERM is a fast shutdown; apache2: stops its children;
-  // memcached: exits; PostgreSQL's keeper: a fast shutdown, then removes
+  // memcached, redis, lighttpd: exit; PostgreSQL's keeper: a fast shutdown, then removes
   // the cluster.
   kill(pid, SIGTERM);
   for (int i = 0; i < 400; ++i) {

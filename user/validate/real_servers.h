@@ -9,7 +9,9 @@
 // sendfile on), memcached (4 worker threads behind one listener thread,
 // libevent), apache2 with mpm_prefork (pre-forked single-threaded worker
 // processes), PostgreSQL (a postmaster that forks one backend process per
-// connection; real_postgres.h).
+// connection; real_postgres.h), redis (one thread's event loop serves every
+// connection; its background threads do no request work), lighttpd (one
+// single-threaded event-loop process, no workers).
 #pragma once
 
 #include <sys/types.h>
@@ -24,7 +26,7 @@
 
 namespace jackdaw::validate {
 
-enum class ServerKind { kNginx, kMemcached, kApachePrefork, kPostgres };
+enum class ServerKind { kNginx, kMemcached, kApachePrefork, kPostgres, kRedis, kLighttpd };
 
 const char* ServerName(ServerKind k);
 // The binary each kind runs, and the Debian package that provides it.

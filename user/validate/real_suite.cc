@@ -49,6 +49,9 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
       {"apache-close", ServerKind::kApachePrefork, false, 4, requests},
       {"apache-keepalive", ServerKind::kApachePrefork, true, 4, requests},
       {"postgres", ServerKind::kPostgres, true, 4, requests},
+      {"redis", ServerKind::kRedis, true, 4, requests},
+      {"lighttpd-close", ServerKind::kLighttpd, false, 4, requests},
+      {"lighttpd-keepalive", ServerKind::kLighttpd, true, 4, requests},
   };
 }
 
@@ -98,6 +101,7 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   ClientOptions c;
   c.protocol = w.server == ServerKind::kMemcached  ? Protocol::kMemcache
                : w.server == ServerKind::kPostgres ? Protocol::kPostgres
+               : w.server == ServerKind::kRedis    ? Protocol::kRedis
                                                    : Protocol::kHttp;
   c.port = server->port();
   c.kinds = ServerRequestKinds(w.server);
@@ -106,7 +110,8 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   c.keep_alive = w.keep_alive;
   c.seed = o.seed + uint32_t(repeat);
   c.truth_path = run.truth;
-  if (c.protocol == Protocol::kMemcache) RETURN_IF_ERROR(PrepareMemcache(c.port, c.kinds));
+  if (c.protocol == Protocol::kMemcache || c.protocol == Protocol::kRedis)
+    RETURN_IF_ERROR(PrepareKeyValue(c.protocol, c.port, c.kinds));
   if (c.protocol == Protocol::kPostgres) RETURN_IF_ERROR(PreparePostgres(c.port));
   ASSIGN_OR_RETURN(pid_t recorder, StartRecorder(o, server->pid(), run.trace, stem + ".record.log"));
   // The kernel's interactions beside it (real_interactions.h); a failure
