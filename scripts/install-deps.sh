@@ -54,9 +54,9 @@ export DEBIAN_FRONTEND=noninteractive
 # wireshark-common asks whether non-root users may capture; answer no.
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -qq
-# The servers' packages would start their system services (nginx and
-# apache2 on port 80, memcached on 11211, redis on 6379, lighttpd on 80): the suite needs only their
-# binaries. A policy-rc.d that denies starts is put in place for the
+# The servers' packages would start their system services (nginx,
+# apache2 and lighttpd on port 80, memcached on 11211, redis on 6379): the
+# suite needs only their binaries. A policy-rc.d that denies starts is put in place for the
 # install only, unless the system already has one (containers often do).
 policy=/usr/sbin/policy-rc.d
 own_policy=0
