@@ -309,15 +309,16 @@ Runner RegisterReproduce(CLI::App& app) {
   sub->add_flag("--real", args->real,
                 "the real-server suite instead: Debian's nginx (connection per request, keep-alive),\n"
                 "memcached (persistent connections, 4 worker threads), apache2 with mpm_prefork\n"
-                "(connection per request, keep-alive) and PostgreSQL (a backend process per\n"
-                "connection; a throwaway cluster, removed afterwards), redis (one event-loop thread,\n"
-                "persistent connections) and lighttpd (one event-loop process; connection per request,\n"
-                "keep-alive), each on loopback with a private configuration in --work-dir, driven by\n"
-                "jackdaw's own clients (5 KB, 12 KB, 256 KB files and a 404; gets of 100 B and 100 KB\n"
-                "values, sets of 50 KB; a point SELECT, a ~100 KB SELECT, a 1-row INSERT and a 500-row\n"
-                "INSERT), recorded with record --pid.\n"
+                "(connection per request, keep-alive), PostgreSQL (a backend process per connection;\n"
+                "a throwaway cluster, removed afterwards), redis (one event-loop thread, persistent\n"
+                "connections), lighttpd (one event-loop process; connection per request, keep-alive)\n"
+                "and MariaDB (a thread per connection; a throwaway data directory), each on loopback\n"
+                "with a private configuration in --work-dir, driven by jackdaw's own clients (5 KB,\n"
+                "12 KB, 256 KB files and a 404; gets of 100 B and 100 KB values, sets of 50 KB; a point\n"
+                "SELECT, a ~100 KB SELECT, a 1-row INSERT and a 500-row INSERT), recorded with\n"
+                "record --pid.\n"
                 "--only takes: nginx-close, nginx-keepalive, memcached, apache-close, apache-keepalive,\n"
-                "postgres, redis, lighttpd-close, lighttpd-keepalive");
+                "postgres, redis, lighttpd-close, lighttpd-keepalive, mariadb");
   sub->add_option("--repeat", args->repeat, "--real: record each workload this many times (clustering stability)")
       ->check(CLI::Range(1, 100));
   sub->add_option("--only", args->only,

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "validate/mysql_wire.h"
 #include "validate/pg_wire.h"
 
 namespace jackdaw::validate {
@@ -78,6 +79,15 @@ class Conn {
     for (;;) {
       ASSIGN_OR_RETURN(bool whole, PgTakeMessage(&buf_, &m));
       if (whole) return m;
+      RETURN_IF_ERROR(Fill());
+    }
+  }
+  // One MySQL packet.
+  StatusOr<MyPacket> ReadMy() {
+    MyPacket p;
+    for (;;) {
+      ASSIGN_OR_RETURN(bool whole, MyTakePacket(&buf_, &p));
+      if (whole) return p;
       RETURN_IF_ERROR(Fill());
     }
   }
@@ -187,6 +197,34 @@ Status PgExchange(Conn& c, const std::string& sql, const std::string& tag, size_
   return Status::Ok();
 }
 
+// The server's greeting, then our login and its OK: the connection's set-up.
+Status MysqlLogin(Conn& c) {
+  ASSIGN_OR_RETURN(MyPacket greeting, c.ReadMy());
+  RETURN_IF_ERROR(MyCheckGreeting(greeting));
+  RETURN_IF_ERROR(SendAll(c.fd(), MyLoginPacket("jackdaw")));
+  ASSIGN_OR_RETURN(MyPacket ok, c.ReadMy());
+  return MyCheckLoginReply(ok);
+}
+
+// One COM_QUERY read to the end of its reply; its summary must be `expect`
+// ("rows 1", "affected 500") when given, and its rows at least
+// `min_row_bytes`.
+Status MysqlExchange(Conn& c, const std::string& sql, const std::string& expect, size_t min_row_bytes) {
+  RETURN_IF_ERROR(SendAll(c.fd(), MyQueryPacket(sql)));
+  MyReplyReader r;
+  for (;;) {
+    ASSIGN_OR_RETURN(MyPacket p, c.ReadMy());
+    if (r.Add(p)) break;
+  }
+  if (!r.error().empty()) return ErrStatus("mariadb: %s: %s", sql.c_str(), r.error().c_str());
+  if (!expect.empty() && r.summary() != expect)
+    return ErrStatus("mariadb: %s: %s, expected %s", sql.c_str(), r.summary().c_str(), expect.c_str());
+  if (r.row_bytes() < min_row_bytes)
+    return ErrStatus("mariadb: %s: %llu bytes of rows, expected at least %zu", sql.c_str(),
+                     static_cast<unsigned long long>(r.row_bytes()), min_row_bytes);
+  return Status::Ok();
+}
+
 struct Truth {
   std::string kind;
   uint16_t port;
@@ -244,6 +282,15 @@ Status PreparePostgres(uint16_t port) {
   return SendAll(c.fd(), PgTerminateMessage());
 }
 
+Status PrepareMysql(uint16_t port, const std::vector<std::string>& statements) {
+  uint16_t lp;
+  ASSIGN_OR_RETURN(int fd, Connect(port, &lp));
+  Conn c(fd);
+  RETURN_IF_ERROR(MysqlLogin(c));
+  for (const auto& sql : statements) RETURN_IF_ERROR(MysqlExchange(c, sql, "", 0));
+  return SendAll(c.fd(), MyQuitPacket());
+}
+
 Status RunClients(const ClientOptions& o) {
   if (o.kinds.empty() || o.clients <= 0 || o.requests <= 0) return ErrStatus("empty client workload");
   std::vector<size_t> seq(size_t(o.requests));
@@ -269,22 +316,24 @@ Status RunClients(const ClientOptions& o) {
             return;
           }
           conn = std::make_unique<Conn>(*fd);
-          if (o.protocol == Protocol::kPostgres) {
+          if (o.protocol == Protocol::kPostgres || o.protocol == Protocol::kMysql) {
             // Timed too, as the connection's set-up (not a request), so
             // the scoring can say what an extra request was.
             const uint64_t s0 = MonotonicNs();
-            Status st = PgStartup(*conn);
+            const bool pg = o.protocol == Protocol::kPostgres;
+            Status st = pg ? PgStartup(*conn) : MysqlLogin(*conn);
             if (!st.ok()) {
               status[size_t(ci)] = st;
               return;
             }
-            out.push_back(Truth{"pg-startup", port, s0, MonotonicNs(), 0, true});
+            out.push_back(Truth{pg ? "pg-startup" : "mysql-login", port, s0, MonotonicNs(), 0, true});
           }
         }
         const uint64_t t0 = MonotonicNs();
         Status st = o.protocol == Protocol::kHttp       ? HttpExchange(*conn, k, o.keep_alive)
                     : o.protocol == Protocol::kMemcache ? MemcacheExchange(*conn, k, value)
                     : o.protocol == Protocol::kRedis    ? RedisExchange(*conn, k, value)
+                    : o.protocol == Protocol::kMysql    ? MysqlExchange(*conn, k.target, k.op, k.bytes)
                                                         : PgExchange(*conn, k.target, k.op, k.bytes);
         const uint64_t t1 = MonotonicNs();
         if (!st.ok()) {
@@ -295,8 +344,9 @@ Status RunClients(const ClientOptions& o) {
         if (!o.keep_alive) conn.reset();
         if (o.think_us) usleep(o.think_us);
       }
-      // PostgreSQL's goodbye: a one-way message, the connection's.
+      // PostgreSQL's and MariaDB's goodbye: a one-way message, the connection's.
       if (conn && o.protocol == Protocol::kPostgres) (void)SendAll(conn->fd(), PgTerminateMessage());
+      if (conn && o.protocol == Protocol::kMysql) (void)SendAll(conn->fd(), MyQuitPacket());
     });
   }
   for (auto& t : threads) t.join();

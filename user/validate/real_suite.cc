@@ -52,6 +52,7 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
       {"redis", ServerKind::kRedis, true, 4, requests},
       {"lighttpd-close", ServerKind::kLighttpd, false, 4, requests},
       {"lighttpd-keepalive", ServerKind::kLighttpd, true, 4, requests},
+      {"mariadb", ServerKind::kMariadb, true, 4, requests},
   };
 }
 
@@ -102,6 +103,7 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   c.protocol = w.server == ServerKind::kMemcached  ? Protocol::kMemcache
                : w.server == ServerKind::kPostgres ? Protocol::kPostgres
                : w.server == ServerKind::kRedis    ? Protocol::kRedis
+               : w.server == ServerKind::kMariadb  ? Protocol::kMysql
                                                    : Protocol::kHttp;
   c.port = server->port();
   c.kinds = ServerRequestKinds(w.server);
@@ -112,7 +114,18 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   c.truth_path = run.truth;
   if (c.protocol == Protocol::kMemcache || c.protocol == Protocol::kRedis)
     RETURN_IF_ERROR(PrepareKeyValue(c.protocol, c.port, c.kinds));
-  if (c.protocol == Protocol::kPostgres) RETURN_IF_ERROR(PreparePostgres(c.port));
+  if (c.protocol == Protocol::kPostgres) {
+    // The postmaster accepts connections before recovery is over and
+    // refuses them until then ("the database system is starting up"; seen
+    // on a loaded machine): retry that, and only that, for up to 30 s.
+    Status prepared = PreparePostgres(c.port);
+    for (int i = 0; i < 300 && !prepared.ok() && prepared.message().find("starting up") != std::string::npos; ++i) {
+      usleep(100 * 1000);
+      prepared = PreparePostgres(c.port);
+    }
+    RETURN_IF_ERROR(prepared);
+  }
+  if (c.protocol == Protocol::kMysql) RETURN_IF_ERROR(PrepareMysql(c.port, MariadbSetupStatements()));
   ASSIGN_OR_RETURN(pid_t recorder, StartRecorder(o, server->pid(), run.trace, stem + ".record.log"));
   // The kernel's interactions beside it (real_interactions.h); a failure
   // there is reported when they are compared, the run goes on.

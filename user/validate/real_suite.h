@@ -29,7 +29,8 @@ struct RealWorkload {
 
 // nginx (connection per request, keep-alive), memcached (persistent),
 // apache2-prefork (connection per request, keep-alive), postgres, redis
-// (persistent), lighttpd (connection per request, keep-alive).
+// (persistent), lighttpd (connection per request, keep-alive), mariadb
+// (a thread per persistent connection).
 std::vector<RealWorkload> RealWorkloads(int requests);
 
 // The workloads named in `only` (exact names); an unknown name is an error
