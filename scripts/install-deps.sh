@@ -56,8 +56,9 @@ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-
 apt-get update -qq
 # The servers' packages would start their system services (nginx,
 # apache2 and lighttpd on port 80, memcached on 11211, redis on 6379,
-# mariadb on 3306): the suite needs only their binaries. A policy-rc.d that denies starts is put in place for the
-# install only, unless the system already has one (containers often do).
+# mariadb on 3306): the suite needs only their binaries. A policy-rc.d
+# that denies starts is put in place for the install only, unless the
+# system already has one (containers often do).
 policy=/usr/sbin/policy-rc.d
 own_policy=0
 if [ ! -e "$policy" ]; then
