@@ -49,7 +49,7 @@ nlohmann::json ToJson(const validate::SchemaResult& r) {
   for (const auto& c : r.clusters)
     clusters.push_back({{"label", c.label}, {"size", c.size}, {"composition", c.composition}, {"mean_cpu_ms", c.mean_cpu_ms}});
   return {{"schema", r.schema}, {"sent", r.sent}, {"extracted", r.extracted}, {"matched", r.matched},
-          {"exact", r.exact}, {"extra", r.unmatched}, {"extra_setup", r.setup},
+          {"exact", r.exact}, {"extra", r.unmatched}, {"extra_setup", r.setup}, {"overhang", r.overhang},
           {"merged", r.merged}, {"split", r.split}, {"missing", r.missing}, {"unmatched", r.unmatched},
           {"accounted_cpu", r.accounted_cpu}, {"connection_cpu", r.connection_cpu}, {"connections", r.connections},
           {"charged_vs_server_cpu", r.accounted_vs_server},

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -209,6 +210,29 @@ StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path) { ret
 
 StatusOr<std::vector<TruthEntry>> ReadSetupExchanges(const std::string& path) { return ReadTruthLines(path, true); }
 
+std::vector<MatchSpan> MatchSpans(const std::vector<model::Request>& reqs, bool shared_connections,
+                                  uint64_t* overhang) {
+  std::vector<MatchSpan> out;
+  out.reserve(reqs.size());
+  std::map<uint64_t, std::map<uint32_t, uint64_t>> exchange_start;  // connection -> exchange -> start
+  if (shared_connections)
+    for (const auto& r : reqs)
+      if (r.has_message) exchange_start[r.connection_id][r.exchange] = r.start_ns;
+  for (const auto& r : reqs) {
+    MatchSpan m{r.start_ns, r.end_ns};
+    if (shared_connections && r.has_message) {
+      const auto& ex = exchange_start[r.connection_id];
+      auto next = ex.upper_bound(r.exchange);
+      if (next != ex.end() && next->second > r.start_ns && next->second < r.end_ns) {
+        m.end_ns = next->second;
+        ++*overhang;
+      }
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
 StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& schema_name,
                                   const std::vector<std::string>& schema_dirs) {
   SchemaResult res;
@@ -248,7 +272,7 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
   };
   // Shared connections: every entry on the port the request overlaps by
   // more than half of the shorter interval, else the best positive overlap.
-  auto shared_hits = [&](uint16_t port, const model::Request& r, std::set<size_t>* hits) {
+  auto shared_hits = [&](uint16_t port, const MatchSpan& r, std::set<size_t>* hits) {
     int64_t best = -1, best_overlap = 0;
     bool any = false;
     auto [lo, hi] = by_port.equal_range(port);
@@ -272,16 +296,19 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
     }
     return false;
   };
+  const std::vector<MatchSpan> spans = MatchSpans(reqs, run.shared_connections, &res.overhang);
   std::vector<int> truth_hits(truth.size(), 0);
   std::vector<int> truth_single(truth.size(), 0);  // hits by requests matching only it
   std::unordered_map<uint64_t, std::string> labels;  // request id -> type
   double charged_matched = 0, server_matched = 0;
-  for (const auto& r : reqs) {
+  for (size_t ri = 0; ri < reqs.size(); ++ri) {
+    const model::Request& r = reqs[ri];
+    const MatchSpan& span = spans[ri];
     std::set<size_t> hits;
     for (const auto& c : r.connections) {
       for (uint16_t p : {PortOf(c.remote), PortOf(c.local)}) {
         if (run.shared_connections) {
-          shared_hits(p, r, &hits);
+          shared_hits(p, span, &hits);
           continue;
         }
         const int64_t h = best_for_port(p, r);

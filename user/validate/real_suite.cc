@@ -179,7 +179,8 @@ void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaR
   fprintf(out,
           "\nexact: client requests matched by exactly one extracted request that matches nothing else / sent;\n"
           "merged: extracted requests holding several client requests; split: client requests over several\n"
-          "extracted ones; extra: extracted requests matching no client request (connection set-up or\n"
+          "extracted ones (on persistent connections a request is matched by its exchange, up to the next\n"
+          "exchange's start, though its own work may go on past it: `overhang` in --results); extra: extracted requests matching no client request (connection set-up or\n"
           "teardown, idle reads), N(Ms): M of them a set-up exchange the client logged (PostgreSQL's\n"
           "startup); acct%%: CPU charged to requests or to their connections' life / on-CPU\n"
           "time of the server's threads; conn%%: the part charged to connection life (accept, idle and\n"
