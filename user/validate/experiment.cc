@@ -270,6 +270,19 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
     }
     return best;
   };
+  // A request matching no client request may be a set-up exchange.
+  ASSIGN_OR_RETURN(auto setups, ReadSetupExchanges(run.truth));
+  // A set-up exchange the client logged on this port that the request
+  // overlaps by more than half of the shorter: it is that set-up.
+  auto mostly_setup = [&](uint16_t port, const MatchSpan& r) {
+    for (const TruthEntry& t : setups) {
+      if (t.client_port != port) continue;
+      const int64_t overlap = int64_t(std::min(t.recv_mono_ns, r.end_ns)) - int64_t(std::max(t.send_mono_ns, r.start_ns));
+      const int64_t shorter = std::min(int64_t(t.recv_mono_ns - t.send_mono_ns), int64_t(r.end_ns - r.start_ns));
+      if (overlap > 0 && 2 * overlap > shorter) return true;
+    }
+    return false;
+  };
   // Shared connections: every entry on the port the request overlaps by
   // more than half of the shorter interval, else the best positive overlap.
   auto shared_hits = [&](uint16_t port, const MatchSpan& r, std::set<size_t>* hits) {
@@ -284,10 +297,11 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
       if (2 * overlap > shorter) hits->insert(it->second), any = true;
       if (overlap > best_overlap) best_overlap = overlap, best = int64_t(it->second);
     }
-    if (!any && best >= 0) hits->insert(size_t(best));
+    // Else the best positive overlap, unless the request is mostly a
+    // set-up exchange (a startup whose backend works on past its answer
+    // and brushes the first query).
+    if (!any && best >= 0 && !mostly_setup(port, r)) hits->insert(size_t(best));
   };
-  // A request matching no client request may be a set-up exchange.
-  ASSIGN_OR_RETURN(auto setups, ReadSetupExchanges(run.truth));
   auto is_setup = [&](const model::Request& r) {
     for (const TruthEntry& t : setups) {
       if (std::min(t.recv_mono_ns, r.end_ns) < std::max(t.send_mono_ns, r.start_ns)) continue;
