@@ -24,7 +24,7 @@ packages=(
 	# real-server validation suite (jackdaw reproduce --real): run privately
 	# on loopback with generated configs; their packaged services are left
 	# stopped (see below)
-	nginx memcached apache2 postgresql
+	nginx memcached apache2 postgresql redis-server lighttpd mariadb-server
 	# jackdaw live --metrics test: a private Prometheus on loopback (own
 	# config and data dir) scrapes a live session; its service stays stopped
 	prometheus
@@ -54,10 +54,11 @@ export DEBIAN_FRONTEND=noninteractive
 # wireshark-common asks whether non-root users may capture; answer no.
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -qq
-# The servers' packages would start their system services (nginx and
-# apache2 on port 80, memcached on 11211): the suite needs only their
-# binaries. A policy-rc.d that denies starts is put in place for the
-# install only, unless the system already has one (containers often do).
+# The servers' packages would start their system services (nginx,
+# apache2 and lighttpd on port 80, memcached on 11211, redis on 6379,
+# mariadb on 3306): the suite needs only their binaries. A policy-rc.d
+# that denies starts is put in place for the install only, unless the
+# system already has one (containers often do).
 policy=/usr/sbin/policy-rc.d
 own_policy=0
 if [ ! -e "$policy" ]; then

@@ -49,7 +49,7 @@ nlohmann::json ToJson(const validate::SchemaResult& r) {
   for (const auto& c : r.clusters)
     clusters.push_back({{"label", c.label}, {"size", c.size}, {"composition", c.composition}, {"mean_cpu_ms", c.mean_cpu_ms}});
   return {{"schema", r.schema}, {"sent", r.sent}, {"extracted", r.extracted}, {"matched", r.matched},
-          {"exact", r.exact}, {"extra", r.unmatched}, {"extra_setup", r.setup},
+          {"exact", r.exact}, {"extra", r.unmatched}, {"extra_setup", r.setup}, {"overhang", r.overhang},
           {"merged", r.merged}, {"split", r.split}, {"missing", r.missing}, {"unmatched", r.unmatched},
           {"accounted_cpu", r.accounted_cpu}, {"connection_cpu", r.connection_cpu}, {"connections", r.connections},
           {"charged_vs_server_cpu", r.accounted_vs_server},
@@ -309,13 +309,16 @@ Runner RegisterReproduce(CLI::App& app) {
   sub->add_flag("--real", args->real,
                 "the real-server suite instead: Debian's nginx (connection per request, keep-alive),\n"
                 "memcached (persistent connections, 4 worker threads), apache2 with mpm_prefork\n"
-                "(connection per request, keep-alive) and PostgreSQL (a backend process per\n"
-                "connection; a throwaway cluster, removed afterwards), each on loopback with a private\n"
-                "configuration in --work-dir, driven by jackdaw's own clients (5 KB, 12 KB, 256 KB\n"
-                "files and a 404; gets of 100 B and 100 KB values, sets of 50 KB; a point SELECT, a\n"
-                "~100 KB SELECT, a 1-row INSERT and a 500-row INSERT), recorded with record --pid.\n"
+                "(connection per request, keep-alive), PostgreSQL (a backend process per connection;\n"
+                "a throwaway cluster, removed afterwards), redis (one event-loop thread, persistent\n"
+                "connections), lighttpd (one event-loop process; connection per request, keep-alive)\n"
+                "and MariaDB (a thread per connection; a throwaway data directory), each on loopback\n"
+                "with a private configuration in --work-dir, driven by jackdaw's own clients (5 KB,\n"
+                "12 KB, 256 KB files and a 404; gets of 100 B and 100 KB values, sets of 50 KB; a point\n"
+                "SELECT, a ~100 KB SELECT, a 1-row INSERT and a 500-row INSERT), recorded with\n"
+                "record --pid.\n"
                 "--only takes: nginx-close, nginx-keepalive, memcached, apache-close, apache-keepalive,\n"
-                "postgres");
+                "postgres, redis, lighttpd-close, lighttpd-keepalive, mariadb");
   sub->add_option("--repeat", args->repeat, "--real: record each workload this many times (clustering stability)")
       ->check(CLI::Range(1, 100));
   sub->add_option("--only", args->only,

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -209,6 +210,29 @@ StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path) { ret
 
 StatusOr<std::vector<TruthEntry>> ReadSetupExchanges(const std::string& path) { return ReadTruthLines(path, true); }
 
+std::vector<MatchSpan> MatchSpans(const std::vector<model::Request>& reqs, bool shared_connections,
+                                  uint64_t* overhang) {
+  std::vector<MatchSpan> out;
+  out.reserve(reqs.size());
+  std::map<uint64_t, std::map<uint32_t, uint64_t>> exchange_start;  // connection -> exchange -> start
+  if (shared_connections)
+    for (const auto& r : reqs)
+      if (r.has_message) exchange_start[r.connection_id][r.exchange] = r.start_ns;
+  for (const auto& r : reqs) {
+    MatchSpan m{r.start_ns, r.end_ns};
+    if (shared_connections && r.has_message) {
+      const auto& ex = exchange_start[r.connection_id];
+      auto next = ex.upper_bound(r.exchange);
+      if (next != ex.end() && next->second > r.start_ns && next->second < r.end_ns) {
+        m.end_ns = next->second;
+        ++*overhang;
+      }
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
 StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& schema_name,
                                   const std::vector<std::string>& schema_dirs) {
   SchemaResult res;
@@ -246,9 +270,22 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
     }
     return best;
   };
+  // A request matching no client request may be a set-up exchange.
+  ASSIGN_OR_RETURN(auto setups, ReadSetupExchanges(run.truth));
+  // A set-up exchange the client logged on this port that the request
+  // overlaps by more than half of the shorter: it is that set-up.
+  auto mostly_setup = [&](uint16_t port, const MatchSpan& r) {
+    for (const TruthEntry& t : setups) {
+      if (t.client_port != port) continue;
+      const int64_t overlap = int64_t(std::min(t.recv_mono_ns, r.end_ns)) - int64_t(std::max(t.send_mono_ns, r.start_ns));
+      const int64_t shorter = std::min(int64_t(t.recv_mono_ns - t.send_mono_ns), int64_t(r.end_ns - r.start_ns));
+      if (overlap > 0 && 2 * overlap > shorter) return true;
+    }
+    return false;
+  };
   // Shared connections: every entry on the port the request overlaps by
   // more than half of the shorter interval, else the best positive overlap.
-  auto shared_hits = [&](uint16_t port, const model::Request& r, std::set<size_t>* hits) {
+  auto shared_hits = [&](uint16_t port, const MatchSpan& r, std::set<size_t>* hits) {
     int64_t best = -1, best_overlap = 0;
     bool any = false;
     auto [lo, hi] = by_port.equal_range(port);
@@ -260,10 +297,11 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
       if (2 * overlap > shorter) hits->insert(it->second), any = true;
       if (overlap > best_overlap) best_overlap = overlap, best = int64_t(it->second);
     }
-    if (!any && best >= 0) hits->insert(size_t(best));
+    // Else the best positive overlap, unless the request is mostly a
+    // set-up exchange (a startup whose backend works on past its answer
+    // and brushes the first query).
+    if (!any && best >= 0 && !mostly_setup(port, r)) hits->insert(size_t(best));
   };
-  // A request matching no client request may be a set-up exchange.
-  ASSIGN_OR_RETURN(auto setups, ReadSetupExchanges(run.truth));
   auto is_setup = [&](const model::Request& r) {
     for (const TruthEntry& t : setups) {
       if (std::min(t.recv_mono_ns, r.end_ns) < std::max(t.send_mono_ns, r.start_ns)) continue;
@@ -272,16 +310,19 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
     }
     return false;
   };
+  const std::vector<MatchSpan> spans = MatchSpans(reqs, run.shared_connections, &res.overhang);
   std::vector<int> truth_hits(truth.size(), 0);
   std::vector<int> truth_single(truth.size(), 0);  // hits by requests matching only it
   std::unordered_map<uint64_t, std::string> labels;  // request id -> type
   double charged_matched = 0, server_matched = 0;
-  for (const auto& r : reqs) {
+  for (size_t ri = 0; ri < reqs.size(); ++ri) {
+    const model::Request& r = reqs[ri];
+    const MatchSpan& span = spans[ri];
     std::set<size_t> hits;
     for (const auto& c : r.connections) {
       for (uint16_t p : {PortOf(c.remote), PortOf(c.local)}) {
         if (run.shared_connections) {
-          shared_hits(p, r, &hits);
+          shared_hits(p, span, &hits);
           continue;
         }
         const int64_t h = best_for_port(p, r);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "request/request.h"
 
 namespace jackdaw::validate {
 
@@ -100,6 +101,10 @@ struct SchemaResult {
   uint64_t setup = 0;
   // Truth entries matched by exactly one request that matches nothing else.
   uint64_t exact = 0;
+  // Shared connections: requests whose own events go on past the start of
+  // their connection's next exchange (work after the response, a preempted
+  // worker's tail); matched by their exchange's interval (AnalyzeRun).
+  uint64_t overhang = 0;
   double accounted_cpu = 0;       // fraction: requests and connection life
   double connection_cpu = 0;      // fraction charged to connection life (schemas with `messages`)
   uint64_t connections = 0;       // connections reported
@@ -113,6 +118,26 @@ struct SchemaResult {
   uint64_t anomalies = 0;
   std::string summary;              // the join's one-line summary
 };
+
+// The interval a request is matched to the ground truth by. On a shared
+// connection the client sees an exchange, which ends when the next one
+// begins (SysProf, "Messages and Interactions": the next request message
+// ends the response). The server's own work for a request may go on after
+// that (logging after the response, a worker preempted before its next
+// read): the request keeps those events, but their time overlaps the
+// client's next request, and an overlap test on the request's whole extent
+// would call it merged with the next although it holds none of its events.
+// So a request with a message is matched by its exchange's interval: from
+// its start to the start of the next exchange on its connection, where
+// that comes before its last event (counted in *overhang). A join that
+// really merged two exchanges leaves no request for the second, so nothing
+// clips the merged one and it still counts as merged. Otherwise (and for
+// connection-per-request runs) the request's own start and end.
+struct MatchSpan {
+  uint64_t start_ns = 0, end_ns = 0;
+};
+std::vector<MatchSpan> MatchSpans(const std::vector<model::Request>& reqs, bool shared_connections,
+                                  uint64_t* overhang);
 
 StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& schema,
                                   const std::vector<std::string>& schema_dirs);

@@ -65,5 +65,51 @@ TEST(ReadGroundTruth, SetUpExchangesAreReadApartFromRequests) {
   EXPECT_EQ((*setups)[0].send_mono_ns, 1u);
 }
 
+
+model::Request Exchange(uint64_t conn, uint32_t exchange, uint64_t start_us, uint64_t end_us) {
+  model::Request r;
+  r.has_message = true;
+  r.connection_id = conn;
+  r.exchange = exchange;
+  r.start_ns = start_us * 1000;
+  r.end_ns = end_us * 1000;
+  return r;
+}
+
+// The apache2 keep-alive case read from a kept trace: exchange 46's worker
+// wrote its response by 179 us, was preempted, ran 50 us of its own work
+// (logging) and was preempted again at 3254 us; the client's next request
+// began exchange 47 at 737 us.
+TEST(MatchSpans, ARequestsTailPastTheNextExchangeIsCutThereForMatching) {
+  std::vector<model::Request> reqs = {Exchange(2, 46, 0, 3254), Exchange(2, 47, 737, 3490),
+                                      Exchange(3, 46, 100, 900)};
+  uint64_t overhang = 0;
+  auto spans = MatchSpans(reqs, true, &overhang);
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[0].start_ns, 0u);
+  EXPECT_EQ(spans[0].end_ns, 737'000u);  // the next exchange on its connection
+  EXPECT_EQ(spans[1].end_ns, 3'490'000u);  // the last one: its own end
+  EXPECT_EQ(spans[2].end_ns, 900'000u);  // another connection's exchange 47 does not count
+  EXPECT_EQ(overhang, 1u);
+}
+
+TEST(MatchSpans, MergedExchangesAndConnectionPerRequestRunsKeepTheirExtent) {
+  // A join that merged exchanges 5 and 6 emits one request; nothing clips it.
+  std::vector<model::Request> merged = {Exchange(1, 5, 0, 2000), Exchange(1, 7, 2500, 3000)};
+  uint64_t overhang = 0;
+  auto spans = MatchSpans(merged, true, &overhang);
+  EXPECT_EQ(spans[0].end_ns, 2'000'000u);
+  EXPECT_EQ(overhang, 0u);
+  // Connection per request (or no messages): the request's own extent.
+  std::vector<model::Request> close = {Exchange(1, 0, 0, 3254), Exchange(1, 1, 737, 3490)};
+  spans = MatchSpans(close, false, &overhang);
+  EXPECT_EQ(spans[0].end_ns, 3'254'000u);
+  model::Request plain = Exchange(1, 0, 0, 3254);
+  plain.has_message = false;
+  spans = MatchSpans({plain, Exchange(1, 1, 737, 3490)}, true, &overhang);
+  EXPECT_EQ(spans[0].end_ns, 3'254'000u);
+  EXPECT_EQ(overhang, 0u);
+}
+
 }  // namespace
 }  // namespace jackdaw::validate

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "validate/mysql_wire.h"
 #include "validate/pg_wire.h"
 
 namespace jackdaw::validate {
@@ -81,6 +82,15 @@ class Conn {
       RETURN_IF_ERROR(Fill());
     }
   }
+  // One MySQL packet.
+  StatusOr<MyPacket> ReadMy() {
+    MyPacket p;
+    for (;;) {
+      ASSIGN_OR_RETURN(bool whole, MyTakePacket(&buf_, &p));
+      if (whole) return p;
+      RETURN_IF_ERROR(Fill());
+    }
+  }
   Status Skip(size_t n) {
     while (buf_.size() < n) RETURN_IF_ERROR(Fill());
     buf_.erase(0, n);
@@ -140,6 +150,23 @@ Status MemcacheExchange(Conn& c, const RequestKind& k, const std::string& value)
   return Status::Ok();
 }
 
+// SET answers +OK; GET a bulk string of exactly the kind's size.
+Status RedisExchange(Conn& c, const RequestKind& k, const std::string& value) {
+  if (k.op == "set") {
+    RETURN_IF_ERROR(SendAll(c.fd(), RespCommand({"SET", k.target, value})));
+    ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
+    if (line != "+OK\r\n") return ErrStatus("SET %s: %s", k.target.c_str(), line.c_str());
+    return Status::Ok();
+  }
+  RETURN_IF_ERROR(SendAll(c.fd(), RespCommand({"GET", k.target})));
+  ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
+  long long len = -1;
+  if (sscanf(line.c_str(), "$%lld", &len) != 1 || len < 0)
+    return ErrStatus("GET %s: %s (was it stored?)", k.target.c_str(), line.c_str());
+  if (size_t(len) != k.bytes) return ErrStatus("GET %s: %lld bytes, expected %zu", k.target.c_str(), len, k.bytes);
+  return c.Skip(size_t(len) + 2);
+}
+
 // The startup exchange: protocol 3.0, user and database postgres, trust.
 Status PgStartup(Conn& c) {
   RETURN_IF_ERROR(SendAll(c.fd(), PgStartupMessage("postgres", "postgres")));
@@ -170,6 +197,34 @@ Status PgExchange(Conn& c, const std::string& sql, const std::string& tag, size_
   return Status::Ok();
 }
 
+// The server's greeting, then our login and its OK: the connection's set-up.
+Status MysqlLogin(Conn& c) {
+  ASSIGN_OR_RETURN(MyPacket greeting, c.ReadMy());
+  RETURN_IF_ERROR(MyCheckGreeting(greeting));
+  RETURN_IF_ERROR(SendAll(c.fd(), MyLoginPacket("jackdaw")));
+  ASSIGN_OR_RETURN(MyPacket ok, c.ReadMy());
+  return MyCheckLoginReply(ok);
+}
+
+// One COM_QUERY read to the end of its reply; its summary must be `expect`
+// ("rows 1", "affected 500") when given, and its rows at least
+// `min_row_bytes`.
+Status MysqlExchange(Conn& c, const std::string& sql, const std::string& expect, size_t min_row_bytes) {
+  RETURN_IF_ERROR(SendAll(c.fd(), MyQueryPacket(sql)));
+  MyReplyReader r;
+  for (;;) {
+    ASSIGN_OR_RETURN(MyPacket p, c.ReadMy());
+    if (r.Add(p)) break;
+  }
+  if (!r.error().empty()) return ErrStatus("mariadb: %s: %s", sql.c_str(), r.error().c_str());
+  if (!expect.empty() && r.summary() != expect)
+    return ErrStatus("mariadb: %s: %s, expected %s", sql.c_str(), r.summary().c_str(), expect.c_str());
+  if (r.row_bytes() < min_row_bytes)
+    return ErrStatus("mariadb: %s: %llu bytes of rows, expected at least %zu", sql.c_str(),
+                     static_cast<unsigned long long>(r.row_bytes()), min_row_bytes);
+  return Status::Ok();
+}
+
 struct Truth {
   std::string kind;
   uint16_t port;
@@ -180,7 +235,15 @@ struct Truth {
 
 }  // namespace
 
-Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds) {
+std::string RespCommand(const std::vector<std::string>& args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return out;
+}
+
+Status PrepareKeyValue(Protocol protocol, uint16_t port, const std::vector<RequestKind>& kinds) {
+  if (protocol != Protocol::kMemcache && protocol != Protocol::kRedis)
+    return ErrStatus("PrepareKeyValue: not a key-value protocol");
   uint16_t lp;
   ASSIGN_OR_RETURN(int fd, Connect(port, &lp));
   Conn c(fd);
@@ -188,9 +251,14 @@ Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds) {
     if (k.op != "get") continue;
     RequestKind set = k;
     set.op = "set";
-    RETURN_IF_ERROR(MemcacheExchange(c, set, std::string(k.bytes, 'v')));
+    const std::string value(k.bytes, 'v');
+    RETURN_IF_ERROR(protocol == Protocol::kRedis ? RedisExchange(c, set, value) : MemcacheExchange(c, set, value));
   }
   return Status::Ok();
+}
+
+Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds) {
+  return PrepareKeyValue(Protocol::kMemcache, port, kinds);
 }
 
 Status PreparePostgres(uint16_t port) {
@@ -212,6 +280,15 @@ Status PreparePostgres(uint16_t port) {
        })
     RETURN_IF_ERROR(PgExchange(c, sql, "", 0));
   return SendAll(c.fd(), PgTerminateMessage());
+}
+
+Status PrepareMysql(uint16_t port, const std::vector<std::string>& statements) {
+  uint16_t lp;
+  ASSIGN_OR_RETURN(int fd, Connect(port, &lp));
+  Conn c(fd);
+  RETURN_IF_ERROR(MysqlLogin(c));
+  for (const auto& sql : statements) RETURN_IF_ERROR(MysqlExchange(c, sql, "", 0));
+  return SendAll(c.fd(), MyQuitPacket());
 }
 
 Status RunClients(const ClientOptions& o) {
@@ -239,21 +316,24 @@ Status RunClients(const ClientOptions& o) {
             return;
           }
           conn = std::make_unique<Conn>(*fd);
-          if (o.protocol == Protocol::kPostgres) {
+          if (o.protocol == Protocol::kPostgres || o.protocol == Protocol::kMysql) {
             // Timed too, as the connection's set-up (not a request), so
             // the scoring can say what an extra request was.
             const uint64_t s0 = MonotonicNs();
-            Status st = PgStartup(*conn);
+            const bool pg = o.protocol == Protocol::kPostgres;
+            Status st = pg ? PgStartup(*conn) : MysqlLogin(*conn);
             if (!st.ok()) {
               status[size_t(ci)] = st;
               return;
             }
-            out.push_back(Truth{"pg-startup", port, s0, MonotonicNs(), 0, true});
+            out.push_back(Truth{pg ? "pg-startup" : "mysql-login", port, s0, MonotonicNs(), 0, true});
           }
         }
         const uint64_t t0 = MonotonicNs();
         Status st = o.protocol == Protocol::kHttp       ? HttpExchange(*conn, k, o.keep_alive)
                     : o.protocol == Protocol::kMemcache ? MemcacheExchange(*conn, k, value)
+                    : o.protocol == Protocol::kRedis    ? RedisExchange(*conn, k, value)
+                    : o.protocol == Protocol::kMysql    ? MysqlExchange(*conn, k.target, k.op, k.bytes)
                                                         : PgExchange(*conn, k.target, k.op, k.bytes);
         const uint64_t t1 = MonotonicNs();
         if (!st.ok()) {
@@ -264,8 +344,9 @@ Status RunClients(const ClientOptions& o) {
         if (!o.keep_alive) conn.reset();
         if (o.think_us) usleep(o.think_us);
       }
-      // PostgreSQL's goodbye: a one-way message, the connection's.
+      // PostgreSQL's and MariaDB's goodbye: a one-way message, the connection's.
       if (conn && o.protocol == Protocol::kPostgres) (void)SendAll(conn->fd(), PgTerminateMessage());
+      if (conn && o.protocol == Protocol::kMysql) (void)SendAll(conn->fd(), MyQuitPacket());
     });
   }
   for (auto& t : threads) t.join();

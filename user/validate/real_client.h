@@ -1,5 +1,7 @@
 // The real-server suite's clients: HTTP/1.1 (a connection per request, or
-// keep-alive), memcached's text protocol and PostgreSQL's v3 protocol
+// keep-alive), memcached's text protocol, redis' RESP2 (GET/SET as arrays
+// of bulk strings), MariaDB's (greeting, login, COM_QUERY; mysql_wire.h)
+// and PostgreSQL's v3 protocol
 // (simple queries; pg_wire.h), both on persistent connections. A
 // PostgreSQL connection's startup exchange and its Terminate belong to the
 // connection, not to requests: the startup is logged with `"setup": true`
@@ -25,12 +27,13 @@
 
 namespace jackdaw::validate {
 
-enum class Protocol { kHttp, kMemcache, kPostgres };
+enum class Protocol { kHttp, kMemcache, kPostgres, kRedis, kMysql };
 
 struct RequestKind {
   std::string name;        // ground-truth label: "5K", "get-100K"
   std::string target;      // HTTP path, memcached key, or SQL
-  std::string op = "get";  // memcached: get | set; PostgreSQL: the CommandComplete tag expected
+  std::string op = "get";  // memcached: get | set; PostgreSQL: the CommandComplete tag expected;
+                           // MariaDB: "rows N" or "affected N"
   size_t bytes = 0;        // expected body / value size (set: bytes sent); PostgreSQL: least row bytes
   int http_status = 200;
 };
@@ -53,11 +56,20 @@ struct ClientOptions {
 Status RunClients(const ClientOptions& o);
 
 // Stores every `get` kind's value (and nothing else) before recording, so
-// the recorded gets hit. memcached only.
+// the recorded gets hit. memcached and redis (`protocol`) only.
 Status PrepareMemcache(uint16_t port, const std::vector<RequestKind>& kinds);
+Status PrepareKeyValue(Protocol protocol, uint16_t port, const std::vector<RequestKind>& kinds);
+
+// RESP2 framing, exposed for the unit test's server: a command as an array
+// of bulk strings.
+std::string RespCommand(const std::vector<std::string>& args);
 
 // Creates and fills the tables ServerRequestKinds(kPostgres) query, then
 // checkpoints, before recording. PostgreSQL only.
 Status PreparePostgres(uint16_t port);
+
+// Runs `statements` on one connection (login, queries, COM_QUIT) before
+// recording: MariaDB's database and tables. Each must succeed.
+Status PrepareMysql(uint16_t port, const std::vector<std::string>& statements);
 
 }  // namespace jackdaw::validate

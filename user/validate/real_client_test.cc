@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -22,7 +23,8 @@ namespace jackdaw::validate {
 namespace {
 
 // Answers HTTP GETs (200 with the size from the kinds, 404 for the 404
-// kind), memcached get/set, or PostgreSQL's startup and simple queries (the
+// kind), memcached get/set, redis SET/GET (a real store: a GET of a key
+// never SET is nil), or PostgreSQL's startup and simple queries (the
 // kind's tag, one row of its bytes), one thread per connection.
 class TinyServer {
  public:
@@ -92,6 +94,40 @@ class TinyServer {
     *reply += Msg('Z', "I");
     return true;
   }
+  // One RESP array of bulk strings off buf: false when incomplete.
+  bool ServeRedis(std::string& buf, std::string* reply) {
+    size_t pos = 0;
+    auto line = [&](std::string* out) {
+      const size_t eol = buf.find("\r\n", pos);
+      if (eol == std::string::npos) return false;
+      *out = buf.substr(pos, eol - pos);
+      pos = eol + 2;
+      return true;
+    };
+    std::string l;
+    if (!line(&l) || l.empty() || l[0] != '*') return false;
+    std::vector<std::string> args(std::stoul(l.substr(1)));
+    for (auto& a : args) {
+      if (!line(&l) || l.empty() || l[0] != '$') return false;
+      const size_t n = std::stoul(l.substr(1));
+      if (buf.size() < pos + n + 2) return false;
+      a = buf.substr(pos, n);
+      pos += n + 2;
+    }
+    buf.erase(0, pos);
+    std::lock_guard<std::mutex> lock(store_mu_);
+    if (args.size() == 3 && args[0] == "SET") {
+      store_[args[1]] = args[2];
+      *reply = "+OK\r\n";
+    } else if (args.size() == 2 && args[0] == "GET") {
+      auto it = store_.find(args[1]);
+      *reply = it == store_.end() ? "$-1\r\n"
+                                  : "$" + std::to_string(it->second.size()) + "\r\n" + it->second + "\r\n";
+    } else {
+      *reply = "-ERR unknown command\r\n";
+    }
+    return true;
+  }
   void Serve(int c) {
     std::string buf;
     bool pg_started = false;
@@ -105,6 +141,8 @@ class TinyServer {
         bool close_after = false;
         if (proto_ == Protocol::kPostgres) {
           if (!ServePg(buf, pg_started, &reply, &close_after)) break;
+        } else if (proto_ == Protocol::kRedis) {
+          if (!ServeRedis(buf, &reply)) break;
         } else if (proto_ == Protocol::kHttp) {
           auto end = buf.find("\r\n\r\n");
           if (end == std::string::npos) break;
@@ -148,6 +186,8 @@ class TinyServer {
   }
   Protocol proto_;
   std::vector<RequestKind> kinds_;
+  std::mutex store_mu_;
+  std::map<std::string, std::string> store_;
   int fd_ = -1;
   uint16_t port_ = 0;
   std::atomic<int> connections_{0};
@@ -265,6 +305,38 @@ TEST(RealClient, PostgresQueriesOnPersistentConnectionsStartupNotInTheTruth) {
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("expected INSERT 0 500"), std::string::npos) << st.message();
   std::filesystem::remove(o.truth_path);
+}
+
+TEST(RealClient, RedisGetsOfStoredValuesAndSetsOnPersistentConnections) {
+  std::vector<RequestKind> kinds = {{"get-small", "small", "get", 100, 0},
+                                    {"get-100K", "big", "get", 100 * 1024, 0},
+                                    {"set-50K", "up", "set", 50 * 1024, 0}};
+  TinyServer s(Protocol::kRedis, kinds);
+  ClientOptions o;
+  o.protocol = Protocol::kRedis;
+  o.port = s.port();
+  o.kinds = kinds;
+  o.clients = 2;
+  o.requests = 12;
+  o.think_us = 0;
+  o.truth_path = TruthPath("jdw_truth_redis");
+  // Nothing stored yet: a GET answers nil, and the run fails saying so.
+  Status st = RunClients(o);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("was it stored?"), std::string::npos) << st.message();
+  ASSERT_TRUE(PrepareKeyValue(Protocol::kRedis, s.port(), kinds).ok());
+  st = RunClients(o);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto truth = ReadGroundTruth(o.truth_path);
+  ASSERT_TRUE(truth.ok());
+  ASSERT_EQ(truth->size(), 12u);
+  std::map<std::string, int> per_kind;
+  std::set<uint16_t> ports;
+  for (const auto& t : *truth) ++per_kind[t.type], ports.insert(t.client_port);
+  EXPECT_EQ(per_kind, (std::map<std::string, int>{{"get-100K", 4}, {"get-small", 4}, {"set-50K", 4}}));
+  EXPECT_EQ(ports.size(), 2u);
+  std::filesystem::remove(o.truth_path);
+  EXPECT_EQ(RespCommand({"GET", "k"}), "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
 }
 
 TEST(RealClient, AWrongResponseFailsTheRun) {

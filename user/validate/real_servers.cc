@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -112,6 +113,60 @@ std::string ApacheConfig(const std::string& dir, uint16_t port) {
          "MaxConnectionsPerChild 0\n";
 }
 
+// lighttpd 1.4 with no modules beyond its built-in static file handler;
+// Debian's defaults where they matter to the request path (sendfile via its
+// network backend, keep-alive on), everything else private to dir. Its
+// error log is its stderr (server.out): lighttpd opens a log file after
+// dropping to nobody, which cannot write in dir.
+std::string LighttpdConfig(const std::string& dir, uint16_t port) {
+  return "server.document-root = \"" + dir + "/www\"\n"
+         "server.bind = \"127.0.0.1\"\n"
+         "server.port = " + std::to_string(port) + "\n"
+         "server.username = \"nobody\"\n"
+         "server.groupname = \"nogroup\"\n"
+         "server.max-keep-alive-requests = 100000\n"
+         "server.max-keep-alive-idle = 65\n"
+         "mimetype.assign = (\".html\" => \"text/html\")\n";
+}
+
+// Runs argv to completion, its output to out_fd.
+Status RunToCompletion(const std::vector<std::string>& argv, int out_fd) {
+  const pid_t pid = fork();
+  if (pid < 0) return ErrStatus("fork: %s", strerror(errno));
+  if (pid == 0) {
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(out_fd, STDERR_FILENO);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return ErrStatus("%s failed", argv[0].c_str());
+  return Status::Ok();
+}
+
+// mariadbd refuses to run as root: it and its files are the mysql user's
+// (created by the package).
+StatusOr<std::vector<std::string>> MariadbArgs(const std::string& bin, const std::string& dir, uint16_t port,
+                                               int log_fd) {
+  const passwd* pw = getpwnam("mysql");
+  if (!pw) return ErrStatus("no user mysql: reinstall the Debian package mariadb-server");
+  const std::string run = dir + "/run";
+  if (chown(dir.c_str(), pw->pw_uid, pw->pw_gid) != 0 || chown(run.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+    return ErrStatus("chown %s: %s", dir.c_str(), strerror(errno));
+  RETURN_IF_ERROR(RunToCompletion({"/usr/bin/mariadb-install-db", "--no-defaults", "--datadir=" + dir + "/data",
+                                   "--user=mysql", "--auth-root-authentication-method=normal", "--skip-test-db"},
+                                  log_fd));
+  return std::vector<std::string>{bin, "--no-defaults", "--datadir=" + dir + "/data", "--socket=" + run + "/mysqld.sock",
+                                  "--pid-file=" + run + "/mariadbd.pid", "--port=" + std::to_string(port),
+                                  "--bind-address=127.0.0.1", "--user=mysql", "--skip-grant-tables",
+                                  "--skip-log-bin", "--innodb-buffer-pool-size=64M", "--log-error=" + run + "/error.log"};
+}
+
 bool Accepts(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -140,6 +195,9 @@ const char* ServerName(ServerKind k) {
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2-prefork";
     case ServerKind::kPostgres: return "postgres";
+    case ServerKind::kRedis: return "redis";
+    case ServerKind::kLighttpd: return "lighttpd";
+    case ServerKind::kMariadb: return "mariadb";
   }
   return "?";
 }
@@ -150,6 +208,9 @@ std::string ServerBinary(ServerKind k) {
     case ServerKind::kMemcached: return "/usr/bin/memcached";
     case ServerKind::kApachePrefork: return "/usr/sbin/apache2";
     case ServerKind::kPostgres: return PostgresBinary();
+    case ServerKind::kRedis: return "/usr/bin/redis-server";
+    case ServerKind::kLighttpd: return "/usr/sbin/lighttpd";
+    case ServerKind::kMariadb: return "/usr/sbin/mariadbd";
   }
   return "";
 }
@@ -160,16 +221,32 @@ const char* ServerPackage(ServerKind k) {
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2";
     case ServerKind::kPostgres: return "postgresql";
+    case ServerKind::kRedis: return "redis-server";
+    case ServerKind::kLighttpd: return "lighttpd";
+    case ServerKind::kMariadb: return "mariadb-server";
   }
   return "";
 }
 
 std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
   std::vector<RequestKind> out;
-  if (k == ServerKind::kMemcached) {
+  if (k == ServerKind::kMemcached || k == ServerKind::kRedis) {
+    // The same three kinds on both key-value servers: what differs is the
+    // server's shape (worker threads vs one event loop) and the protocol.
     out.push_back({"get-small", "small", "get", 100, 0});
     out.push_back({"get-100K", "big", "get", 100 * 1024, 0});
     out.push_back({"set-50K", "upload", "set", 50 * 1024, 0});
+    return out;
+  }
+  if (k == ServerKind::kMariadb) {
+    // PostgreSQL's four kinds on a thread-per-connection server: a point
+    // lookup, ~110 KB of rows, one row committed (InnoDB flushes its log),
+    // 500 rows in one statement.
+    out.push_back({"point", "SELECT v FROM jdw.kv WHERE k = 4242", "rows 1", 0, 0});
+    out.push_back({"scan100K", "SELECT id, pad FROM jdw.wide ORDER BY id", "rows 1000", 100 * 1000, 0});
+    out.push_back({"insert1", "INSERT INTO jdw.log (pad) VALUES (REPEAT('i', 100))", "affected 1", 0, 0});
+    out.push_back({"bulk500", "INSERT INTO jdw.log (pad) SELECT REPEAT('b', 200) FROM jdw.seq_1_to_500",
+                   "affected 500", 0, 0});
     return out;
   }
   if (k == ServerKind::kPostgres) {
@@ -186,6 +263,16 @@ std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
   for (const auto& f : kFiles) out.push_back({f.kind, std::string("/") + f.name, "get", f.bytes, 200});
   out.push_back({"notfound", "/missing.html", "get", 0, 404});
   return out;
+}
+
+std::vector<std::string> MariadbSetupStatements() {
+  return {"CREATE DATABASE jdw",
+          "CREATE TABLE jdw.kv (k INT PRIMARY KEY, v VARCHAR(64)) ENGINE=InnoDB",
+          "INSERT INTO jdw.kv SELECT seq, MD5(seq) FROM jdw.seq_1_to_10000",
+          "CREATE TABLE jdw.wide (id INT PRIMARY KEY, pad VARCHAR(128)) ENGINE=InnoDB",
+          "INSERT INTO jdw.wide SELECT seq, REPEAT(CHAR(97 + seq % 26), 96) FROM jdw.seq_1_to_1000",
+          "CREATE TABLE jdw.log (id BIGINT AUTO_INCREMENT PRIMARY KEY, at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
+          "pad VARCHAR(255)) ENGINE=InnoDB"};
 }
 
 StatusOr<uint16_t> FreeLoopbackPort() {
@@ -235,10 +322,32 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
       break;
     case ServerKind::kPostgres:
       break;  // below: its keeper runs initdb and the postmaster
+    case ServerKind::kRedis:
+      // Persistence off (no RDB snapshot forks, no AOF fsyncs mid-run),
+      // everything on the command line so no redis.conf is read.
+      argv = {bin, "--bind", "127.0.0.1", "--port", std::to_string(s->port_), "--dir", dir, "--save", "",
+              "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no", "--logfile",
+              dir + "/error.log", "--pidfile", dir + "/redis.pid", "--maxclients", "1024"};
+      break;
+    case ServerKind::kMariadb:
+      break;  // below: mariadb-install-db first
+    case ServerKind::kLighttpd:
+      RETURN_IF_ERROR(MakeDocroot(dir));
+      RETURN_IF_ERROR(WriteFile(dir + "/lighttpd.conf", LighttpdConfig(dir, s->port_)));
+      argv = {bin, "-D", "-f", dir + "/lighttpd.conf"};
+      break;
   }
   const std::string log = dir + "/server.out";
   const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out < 0) return ErrStatus("cannot create %s: %s", log.c_str(), strerror(errno));
+  if (kind == ServerKind::kMariadb) {
+    auto args = MariadbArgs(bin, dir, s->port_, out);
+    if (!args.ok()) {
+      close(out);
+      return ErrStatus("mariadb: %s: %s", args.status().message().c_str(), Tail(log).c_str());
+    }
+    argv = std::move(*args);
+  }
   if (kind == ServerKind::kPostgres) {
     auto pg = StartPostgres(dir, s->port_, out);
     close(out);
@@ -264,7 +373,8 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
   if (s->pid_ < 0) return ErrStatus("fork: %s", strerror(errno));
   s->child_ = s->pid_;
   setpgid(s->pid_, s->pid_);
-  return s.release()->AwaitAccepting(log, 10);
+  // InnoDB's recovery and buffer pool load take a few seconds.
+  return s.release()->AwaitAccepting(log, kind == ServerKind::kMariadb ? 60 : 10);
 }
 
 StatusOr<std::unique_ptr<RealServer>> RealServer::AwaitAccepting(const std::string& log, int seconds) {
@@ -275,6 +385,7 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::AwaitAccepting(const std::stri
       pid_ = child_ = -1;
       std::string why = Tail(log);
       if (why.empty()) why = Tail(dir_ + "/error.log");
+      if (why.empty()) why = Tail(dir_ + "/run/error.log");
       return ErrStatus("%s exited at start-up: %s", ServerName(kind_), why.c_str());
     }
     if (Accepts(port_)) {
@@ -295,7 +406,8 @@ Status RealServer::Stop() {
   const pid_t pid = child_;
   pid_ = child_ = -1;
   // nginx: SIGTERM is a fast shutdown; apache2: stops its children;
-  // memcached: exits; PostgreSQL's keeper: a fast shutdown, then removes
+  // memcached, redis, lighttpd: exit; mariadbd: a normal shutdown;
+  // PostgreSQL's keeper: a fast shutdown, then removes
   // the cluster.
   kill(pid, SIGTERM);
   for (int i = 0; i < 400; ++i) {

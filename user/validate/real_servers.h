@@ -9,7 +9,13 @@
 // sendfile on), memcached (4 worker threads behind one listener thread,
 // libevent), apache2 with mpm_prefork (pre-forked single-threaded worker
 // processes), PostgreSQL (a postmaster that forks one backend process per
-// connection; real_postgres.h).
+// connection; real_postgres.h), redis (one thread's event loop serves every
+// connection; its background threads do no request work), lighttpd (one
+// single-threaded event-loop process, no workers), MariaDB (one thread per
+// connection, a server-first protocol: a greeting, then the client's login;
+// a throwaway data directory from mariadb-install-db, run with
+// --skip-grant-tables on 127.0.0.1 only, InnoDB flushing its log at each
+// commit as by default).
 #pragma once
 
 #include <sys/types.h>
@@ -24,7 +30,7 @@
 
 namespace jackdaw::validate {
 
-enum class ServerKind { kNginx, kMemcached, kApachePrefork, kPostgres };
+enum class ServerKind { kNginx, kMemcached, kApachePrefork, kPostgres, kRedis, kLighttpd, kMariadb };
 
 const char* ServerName(ServerKind k);
 // The binary each kind runs, and the Debian package that provides it.
@@ -34,6 +40,10 @@ const char* ServerPackage(ServerKind k);
 // The request kinds the suite sends to a server of this kind (its document
 // root or its stored values are made to fit them).
 std::vector<RequestKind> ServerRequestKinds(ServerKind k);
+
+// What the MariaDB workload needs stored before recording (database, tables,
+// rows), in order.
+std::vector<std::string> MariadbSetupStatements();
 
 class RealServer {
  public:

@@ -49,6 +49,10 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
       {"apache-close", ServerKind::kApachePrefork, false, 4, requests},
       {"apache-keepalive", ServerKind::kApachePrefork, true, 4, requests},
       {"postgres", ServerKind::kPostgres, true, 4, requests},
+      {"redis", ServerKind::kRedis, true, 4, requests},
+      {"lighttpd-close", ServerKind::kLighttpd, false, 4, requests},
+      {"lighttpd-keepalive", ServerKind::kLighttpd, true, 4, requests},
+      {"mariadb", ServerKind::kMariadb, true, 4, requests},
   };
 }
 
@@ -98,6 +102,8 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   ClientOptions c;
   c.protocol = w.server == ServerKind::kMemcached  ? Protocol::kMemcache
                : w.server == ServerKind::kPostgres ? Protocol::kPostgres
+               : w.server == ServerKind::kRedis    ? Protocol::kRedis
+               : w.server == ServerKind::kMariadb  ? Protocol::kMysql
                                                    : Protocol::kHttp;
   c.port = server->port();
   c.kinds = ServerRequestKinds(w.server);
@@ -106,8 +112,20 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   c.keep_alive = w.keep_alive;
   c.seed = o.seed + uint32_t(repeat);
   c.truth_path = run.truth;
-  if (c.protocol == Protocol::kMemcache) RETURN_IF_ERROR(PrepareMemcache(c.port, c.kinds));
-  if (c.protocol == Protocol::kPostgres) RETURN_IF_ERROR(PreparePostgres(c.port));
+  if (c.protocol == Protocol::kMemcache || c.protocol == Protocol::kRedis)
+    RETURN_IF_ERROR(PrepareKeyValue(c.protocol, c.port, c.kinds));
+  if (c.protocol == Protocol::kPostgres) {
+    // The postmaster accepts connections before recovery is over and
+    // refuses them until then ("the database system is starting up"; seen
+    // on a loaded machine): retry that, and only that, for up to 30 s.
+    Status prepared = PreparePostgres(c.port);
+    for (int i = 0; i < 300 && !prepared.ok() && prepared.message().find("starting up") != std::string::npos; ++i) {
+      usleep(100 * 1000);
+      prepared = PreparePostgres(c.port);
+    }
+    RETURN_IF_ERROR(prepared);
+  }
+  if (c.protocol == Protocol::kMysql) RETURN_IF_ERROR(PrepareMysql(c.port, MariadbSetupStatements()));
   ASSIGN_OR_RETURN(pid_t recorder, StartRecorder(o, server->pid(), run.trace, stem + ".record.log"));
   // The kernel's interactions beside it (real_interactions.h); a failure
   // there is reported when they are compared, the run goes on.
@@ -161,7 +179,8 @@ void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaR
   fprintf(out,
           "\nexact: client requests matched by exactly one extracted request that matches nothing else / sent;\n"
           "merged: extracted requests holding several client requests; split: client requests over several\n"
-          "extracted ones; extra: extracted requests matching no client request (connection set-up or\n"
+          "extracted ones (on persistent connections a request is matched by its exchange, up to the next\n"
+          "exchange's start, though its own work may go on past it: `overhang` in --results); extra: extracted requests matching no client request (connection set-up or\n"
           "teardown, idle reads), N(Ms): M of them a set-up exchange the client logged (PostgreSQL's\n"
           "startup); acct%%: CPU charged to requests or to their connections' life / on-CPU\n"
           "time of the server's threads; conn%%: the part charged to connection life (accept, idle and\n"

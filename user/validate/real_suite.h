@@ -1,5 +1,5 @@
 // The real-server validation suite (`jackdaw reproduce --real`): Debian's
-// packaged servers of three shapes, driven by our own clients that record
+// packaged servers of several shapes (real_servers.h), driven by our own clients that record
 // ground truth, recorded as a user would — `jackdaw record --pid SERVER`
 // started after the server is up (so its workers already exist) — and
 // scored like the Magpie runs (AnalyzeRun with shared-connection matching).
@@ -28,7 +28,9 @@ struct RealWorkload {
 };
 
 // nginx (connection per request, keep-alive), memcached (persistent),
-// apache2-prefork (connection per request, keep-alive).
+// apache2-prefork (connection per request, keep-alive), postgres, redis
+// (persistent), lighttpd (connection per request, keep-alive), mariadb
+// (a thread per persistent connection).
 std::vector<RealWorkload> RealWorkloads(int requests);
 
 // The workloads named in `only` (exact names); an unknown name is an error
