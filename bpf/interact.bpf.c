@@ -130,8 +130,13 @@ int BPF_PROG(ia_block_io_start, struct request *rq)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ia_sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	struct jdw_control *ctl = jdw_ctl();
+	struct jdw_control *ctl;
 
+	/* Without a pid filter (load-time constant) everything is followed
+	 * already: the verifier drops the rest, each fork costs an empty run. */
+	if (!targ_filter_tgid)
+		return 0;
+	ctl = jdw_ctl();
 	if (!ctl || !(ctl->filter_flags & JDW_FILTER_TGID) || child->tgid == parent->tgid)
 		return 0;
 	if (jdw_tgid_traced(ctl, parent->tgid) || jdw_admit_current())
