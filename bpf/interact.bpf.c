@@ -12,12 +12,15 @@
  *   sock_recv_length    the application read from a socket: first read, bytes
  *   sock_send_length    the application wrote to a socket: outbound message
  *   inet_sock_set_state our side closing / the socket gone: completion, cleanup
- *   sched_switch/wakeup on-CPU, run-queue and blocked time of serving threads
- *                       only (task storage, nothing for other threads)
- *   block_io_start      disk I/O submitted by a serving thread (optional)
+ *   block_io_start      disk I/O submitted by a task (optional, rare)
  *   sched_process_fork  a traced process's child joins the pid filter (the
  *                       sched group does this in a full capture; forks are
  *                       rare, so this costs nothing per request)
+ *
+ * No scheduler hook: a serving thread's on-CPU, run-queue and blocked
+ * time come from the scheduler's own per-task counters, read at the
+ * thread's touches of a connection (snap_thread), instead of following
+ * every context switch and wakeup of the machine.
  *
  * Connection state lives in one bounded hash keyed by the socket; a full
  * table is counted (CONNS_FULL) and user space evicts idle entries. Two
@@ -28,12 +31,16 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+static __always_inline bool group_on(void)
+{
+	return jdw_group_on(jdw_ctl(), JDW_GROUP_INTERACT);
+}
+
 /* ---- serving threads --------------------------------------------------- */
 
-/* A task's accounting, or NULL when it serves no tracked connection. The
- * scheduler hooks fire on every switch and wakeup of the machine, and most
- * tasks carry no BPF storage at all: testing the pointer first spares them
- * the helper call and its storage lock. */
+/* A task's disk I/O, or NULL when it never submitted any since the group
+ * loaded. Most tasks carry no BPF storage at all: testing the pointer first
+ * spares them the helper call and its storage lock. */
 static __always_inline struct thread_acct *thread_of(struct task_struct *t)
 {
 	if (!t->bpf_storage)
@@ -41,102 +48,77 @@ static __always_inline struct thread_acct *thread_of(struct task_struct *t)
 	return bpf_task_storage_get(&jdw_ia_threads, t, 0, 0);
 }
 
-static __always_inline void snap_thread(struct thread_acct *a, __u64 now, struct thread_snap *s)
+/* The current thread's counters now (struct thread_snap). se.exec_start is
+ * the run queue's task clock (rq->clock_task, which leaves out time stolen
+ * by the hypervisor: CPUs drift apart by seconds) when sum_exec_runtime
+ * last caught up; rq->clock - rq->clock_task moves it to rq->clock, the
+ * clock every CPU shares, so the difference of two snapshots holds across a
+ * migration. The run queue is the one the thread runs on, reached through
+ * its CFS run queue (CONFIG_FAIR_GROUP_SCHED; the percpu `runqueues` symbol
+ * needs CONFIG_KALLSYMS_ALL, which distribution kernels lack); without it
+ * the snapshots stay exact on one CPU. While the thread runs,
+ * sum_exec_runtime - exec_start stays constant however often the scheduler
+ * updates it (a tick adds to both): ts carries the time since the last
+ * update. Off CPU, ts runs on and exec_start jumps by the gap when the
+ * thread is picked again: the gap drops out. */
+static __always_inline void snap_thread(struct task_struct *task, __u64 now, struct thread_snap *s)
 {
-	__u64 d = now > a->ts ? now - a->ts : 0;
+	struct thread_acct *a = thread_of(task);
+	__u64 steal = 0;
 
-	s->oncpu = a->oncpu + (a->state == THR_RUNNING ? d : 0);
-	s->runq = a->runq + (a->state == THR_RUNNABLE ? d : 0);
-	s->blocked = a->blocked + (a->state == THR_BLOCKED ? d : 0);
-	s->disk_bytes = a->disk_bytes;
-	s->disk_ios = a->disk_ios;
+	if (bpf_core_field_exists(struct cfs_rq, rq)) {
+		struct cfs_rq *cfs = task->se.cfs_rq;
+		struct rq *rq = cfs ? cfs->rq : NULL;
+
+		if (rq)
+			steal = rq->clock - rq->clock_task;
+	}
+	s->ts = now;
+	s->oncpu = now + task->se.sum_exec_runtime - task->se.exec_start - steal;
+	s->runq = bpf_core_field_exists(task->sched_info) ? task->sched_info.run_delay : 0;
+	s->disk_bytes = a ? a->disk_bytes : 0;
+	s->disk_ios = a ? a->disk_ios : 0;
 }
 
 /* The current thread touched the interaction's data: extend its window. */
 static __always_inline void touch_thread(struct conn *c, __u32 tid, __u64 now)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_acct *a;
+	struct thread_slot *slot;
 	struct thread_snap s;
 
-	a = bpf_task_storage_get(&jdw_ia_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!a) {
-		stat_inc(JDW_IA_STAT_THREADS_FULL);
+	if (c->thr[0].tid == tid || c->thr[0].tid == 0)
+		slot = &c->thr[0];
+	else if (c->thr[1].tid == tid || c->thr[1].tid == 0)
+		slot = &c->thr[1];
+	else {
+		c->flags |= JDW_IA_MANY_THREADS;
 		return;
 	}
-	if (a->ts == 0) {
-		a->ts = now;
-		a->state = THR_RUNNING;
+	snap_thread(bpf_get_current_task_btf(), now, &s);
+	if (slot->tid == 0) {
+		slot->tid = tid;
+		slot->start = s;
 	}
-	snap_thread(a, now, &s);
-	if (c->thr[0].tid == tid || c->thr[0].tid == 0) {
-		if (c->thr[0].tid == 0) {
-			c->thr[0].tid = tid;
-			c->thr[0].start = s;
-		}
-		c->thr[0].end = s;
-	} else if (c->thr[1].tid == tid || c->thr[1].tid == 0) {
-		if (c->thr[1].tid == 0) {
-			c->thr[1].tid = tid;
-			c->thr[1].start = s;
-		}
-		c->thr[1].end = s;
-	} else {
-		c->flags |= JDW_IA_MANY_THREADS;
-	}
+	slot->end = s;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(ia_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
-{
-	struct thread_acct *a;
-	__u64 now = 0;
-
-	a = thread_of(prev);
-	if (a) {
-		now = bpf_ktime_get_ns();
-		a->oncpu += now - a->ts;
-		a->state = (preempt || prev_state == 0) ? THR_RUNNABLE : THR_BLOCKED;
-		a->ts = now;
-	}
-	a = thread_of(next);
-	if (a) {
-		if (!now)
-			now = bpf_ktime_get_ns();
-		if (a->state == THR_RUNNABLE)
-			a->runq += now - a->ts;
-		else if (a->state == THR_BLOCKED)
-			a->blocked += now - a->ts;
-		a->state = THR_RUNNING;
-		a->ts = now;
-	}
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(ia_sched_wakeup, struct task_struct *p)
-{
-	struct thread_acct *a = thread_of(p);
-	__u64 now;
-
-	if (!a || a->state != THR_BLOCKED)
-		return 0;
-	now = bpf_ktime_get_ns();
-	a->blocked += now - a->ts;
-	a->state = THR_RUNNABLE;
-	a->ts = now;
-	return 0;
-}
-
-/* Optional (Linux 6.5+): runs in the submitting task. */
+/* Optional (Linux 6.5+): runs in the submitting task, rarely (never per
+ * request of a server answering from the page cache), so it may create the
+ * task's storage: any task, since which will serve a connection is not
+ * known when it submits. */
 SEC("tp_btf/block_io_start")
 int BPF_PROG(ia_block_io_start, struct request *rq)
 {
-	struct thread_acct *a = thread_of(bpf_get_current_task_btf());
+	struct thread_acct *a;
 
-	if (!a)
+	if (!group_on())
 		return 0;
+	a = bpf_task_storage_get(&jdw_ia_threads, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!a) {
+		stat_inc(JDW_IA_STAT_THREADS_FULL);
+		return 0;
+	}
 	a->disk_ios += 1;
 	a->disk_bytes += rq->__data_len;
 	return 0;
@@ -148,8 +130,13 @@ int BPF_PROG(ia_block_io_start, struct request *rq)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ia_sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	struct jdw_control *ctl = jdw_ctl();
+	struct jdw_control *ctl;
 
+	/* Without a pid filter (load-time constant) everything is followed
+	 * already: the verifier drops the rest, each fork costs an empty run. */
+	if (!targ_filter_tgid)
+		return 0;
+	ctl = jdw_ctl();
 	if (!ctl || !(ctl->filter_flags & JDW_FILTER_TGID) || child->tgid == parent->tgid)
 		return 0;
 	if (jdw_tgid_traced(ctl, parent->tgid) || jdw_admit_current())
@@ -184,7 +171,7 @@ static __always_inline __u64 span(__u64 from, __u64 to)
 }
 
 static __always_inline void fold_class(struct jdw_ia_control *ctl, struct conn *c,
-				       struct thread_snap *t)
+				       struct thread_time *t)
 {
 	struct jdw_ia_class_key key = {};
 	struct jdw_ia_class_stats *s;
@@ -258,7 +245,7 @@ static __always_inline void fold_class(struct jdw_ia_control *ctl, struct conn *
 	stat_inc(JDW_IA_STAT_CLASSED);
 }
 
-static __always_inline void emit_record(struct conn *c, __u64 sk, struct thread_snap *t)
+static __always_inline void emit_record(struct conn *c, __u64 sk, struct thread_time *t)
 {
 	struct jdw_control *ctl = jdw_ctl();
 	struct jdw_interaction_record *r;
@@ -309,26 +296,45 @@ static __always_inline void emit_record(struct conn *c, __u64 sk, struct thread_
 	stat_inc(JDW_IA_STAT_EMITTED);
 }
 
+/* A serving thread's share between its first and last touch: the run-queue
+ * wait is exact (run_delay), the on-CPU time exact up to when the clocks of
+ * the two snapshots' run queues were last updated (at most a tick, only
+ * across a migration; clamped to the span), the blocked time the rest. */
+static __always_inline void add_thread_time(const struct thread_slot *th, struct thread_time *t)
+{
+	__u64 span, runq, oncpu;
+
+	if (!th->tid)
+		return;
+	span = th->end.ts - th->start.ts;
+	runq = th->end.runq - th->start.runq;
+	if (runq > span)
+		runq = span;
+	oncpu = th->end.oncpu - th->start.oncpu;
+	if ((__s64)oncpu < 0)
+		oncpu = 0;
+	if (oncpu > span - runq)
+		oncpu = span - runq;
+	t->oncpu += oncpu;
+	t->runq += runq;
+	t->blocked += span - runq - oncpu;
+	t->disk_bytes += th->end.disk_bytes - th->start.disk_bytes;
+	t->disk_ios += th->end.disk_ios - th->start.disk_ios;
+}
+
 /* The interaction is complete: emit or fold it, then start afresh. */
 static __always_inline void complete(struct conn *c, __u64 sk)
 {
 	struct jdw_ia_control *ictl = ia_ctl();
-	struct thread_snap t = {};
+	struct thread_time t = {};
 	__u32 mode;
 	int i;
 
 	if (!c->req_start)
 		return; /* nothing begun: keep the connection's flags (PARTIAL) */
 	if (c->owned && !c->ignored && ictl) {
-		for (i = 0; i < 2; i++) {
-			if (!c->thr[i].tid)
-				continue;
-			t.oncpu += c->thr[i].end.oncpu - c->thr[i].start.oncpu;
-			t.runq += c->thr[i].end.runq - c->thr[i].start.runq;
-			t.blocked += c->thr[i].end.blocked - c->thr[i].start.blocked;
-			t.disk_bytes += c->thr[i].end.disk_bytes - c->thr[i].start.disk_bytes;
-			t.disk_ios += c->thr[i].end.disk_ios - c->thr[i].start.disk_ios;
-		}
+		for (i = 0; i < 2; i++)
+			add_thread_time(&c->thr[i], &t);
 		if (!c->resp_start)
 			c->flags |= JDW_IA_NO_RESPONSE;
 		mode = ictl->mode ? ictl->mode : JDW_IA_MODE_RECORDS;
@@ -553,11 +559,6 @@ static __always_inline bool owner_ok(struct conn *c, struct sock *sk, __u64 key,
 		return false;
 	}
 	return true;
-}
-
-static __always_inline bool group_on(void)
-{
-	return jdw_group_on(jdw_ctl(), JDW_GROUP_INTERACT);
 }
 
 /* ---- hooks --------------------------------------------------------------- */

@@ -26,24 +26,33 @@
 #define DIR_IN 1
 #define DIR_OUT 2
 
-#define THR_RUNNING 0
-#define THR_RUNNABLE 1
-#define THR_BLOCKED 2
-
-/* Per serving thread: cumulative time in each state since it first served
- * a tracked connection, and disk I/O it submitted. */
+/* Disk I/O a task submitted, kept only for tasks that submitted any (the
+ * block_io_start hook creates it); the serving threads' times need no
+ * state of ours (see struct thread_snap). */
 struct thread_acct {
-	__u64 oncpu;
-	__u64 runq;
-	__u64 blocked;
-	__u64 ts;  /* last state change */
 	__u64 disk_bytes;
 	__u32 disk_ios;
-	__u32 state;
+	__u32 reserved;
 };
 
-/* A thread's counters at one instant. */
+/* A serving thread's counters at one touch of a connection, read from the
+ * scheduler's own per-task accounting while the thread runs (the touch is
+ * in its context), so no scheduler hook has to follow it:
+ *   ts      bpf_ktime_get_ns() at the touch
+ *   oncpu   a clock that advances only while the thread runs: ts +
+ *           se.sum_exec_runtime - se.exec_start, exec_start moved to the
+ *           run queue's steal-inclusive clock. Between two touches it grows
+ *           by the time on CPU (see complete()).
+ *   runq    sched_info.run_delay: time spent runnable but waiting, which the
+ *           scheduler adds when the thread next gets a CPU -- always before
+ *           a touch, so exact at every touch.
+ * Blocked time is the rest of the span between two touches. */
 struct thread_snap {
+	__u64 ts, oncpu, runq, disk_bytes, disk_ios;
+};
+
+/* The serving threads' time during one interaction, summed. */
+struct thread_time {
 	__u64 oncpu, runq, blocked, disk_bytes, disk_ios;
 };
 

@@ -30,7 +30,14 @@
 # With JACKDAW_BASE=/path/to/an/earlier/jackdaw, a fifth configuration
 # "ia-base" runs that binary's interactions in the same rounds: a change's
 # effect side by side with what it changes.
-# Usage: bench-interact.sh BUILD_DIR [REPS] [SECONDS]
+# The floor (CONFIGS="untraced floor-sched floor interactions ..."): EMPTY
+# programs on the group's hooks (BUILD_DIR/bin/bench_interact_floor,
+# bpf/interact_floor.bpf.c), what being attached costs before the programs
+# do anything: "floor" on the hooks the group attaches now, "floor-sched"
+# with the sched_switch and sched_wakeup hooks it attached until session 7.
+# CONFIGS and SERVERS (nginx testserver) choose what runs, in that order;
+# the records table needs "full" among them.
+# Usage: [CONFIGS=...] [SERVERS=...] bench-interact.sh BUILD_DIR [REPS] [SECONDS]
 set -euo pipefail
 build=${1:?usage: bench-interact.sh BUILD_DIR [REPS] [SECONDS]}
 reps=${2:-3}
@@ -111,6 +118,12 @@ measure() {
 	if [ "$server" = nginx ]; then target="--pid $nginx_master"; spid=$nginx_worker; else target="--pid $ts"; spid=$ts; fi
 	case $config in
 	untraced) ;;
+	floor | floor-sched)
+		local arg=""
+		[ "$config" = floor-sched ] && arg=--with-sched
+		"$bin/bench_interact_floor" $arg 2> "$work/tracer.err" &
+		tracer=$!
+		for _ in $(seq 300); do grep -q "floor attached" "$work/tracer.err" && break; sleep 0.1; done ;;
 	interactions | ia-base)
 		f=$work/ia.jdw
 		local jd=$bin/jackdaw
@@ -128,14 +141,17 @@ measure() {
 	esac
 	# The interactions commands install their SIGINT handler once they say
 	# "following interactions" (a signal before that is lost).
-	if [ "$config" != untraced ] && [ "$config" != full ]; then
+	if [ "$config" = interactions ] || [ "$config" = ia-base ] || [ "$config" = classes ]; then
 		for _ in $(seq 300); do grep -q "following interactions" "$work/tracer.err" && break; sleep 0.1; done
 	fi
 	[ -n "$tracer" ] && sleep 1.5
 	c0=$(cpu_ns "$spid")
 	read -r rate n < <(run_load "$server")
 	c1=$(cpu_ns "$spid")
-	if [ -n "$tracer" ]; then
+	if [ -n "$tracer" ] && [ "${config#floor}" != "$config" ]; then
+		kill -INT "$tracer" 2>/dev/null || true
+		wait "$tracer" || echo "bench-interact: $(tail -1 "$work/tracer.err")" >&2
+	elif [ -n "$tracer" ]; then
 		[ "$config" = full ] && bytes=$(scrape_raw_bytes "$work/tracer.err")
 		if ! kill -INT "$tracer" 2>/dev/null; then
 			echo "bench-interact: the $config tracer of $server ended early: $(tail -1 "$work/tracer.err")" >&2
@@ -163,9 +179,16 @@ stats() {
 }
 
 declare -A rates cpus sum_rec sum_bytes sum_req last_req
-servers=(nginx testserver)
-configs=(untraced interactions classes full)
-[ -n "${JACKDAW_BASE:-}" ] && configs=(untraced ia-base interactions classes full)
+read -r -a servers <<< "${SERVERS:-nginx testserver}"
+read -r -a configs <<< "${CONFIGS:-untraced interactions classes full}"
+[ -n "${JACKDAW_BASE:-}" ] && [ -z "${CONFIGS:-}" ] && configs=(untraced ia-base interactions classes full)
+for c in "${configs[@]}"; do
+	case $c in
+	floor*) [ -x "$bin/bench_interact_floor" ] ||
+		{ echo "bench-interact: $bin/bench_interact_floor missing: build with make" >&2; exit 2; } ;;
+	ia-base) [ -x "${JACKDAW_BASE:-}" ] || { echo "bench-interact: ia-base needs JACKDAW_BASE=/path/to/jackdaw" >&2; exit 2; } ;;
+	esac
+done
 for r in $(seq "$reps"); do
 	for s in "${servers[@]}"; do
 		for c in "${configs[@]}"; do
@@ -197,6 +220,7 @@ done
 				"$(echo "$med / $base" | bc -l)" "$cmed" "$(echo "$cbase / $cmed" | bc -l)"
 		done
 	done
+	[[ " ${configs[*]} " == *" full "* ]] || exit 0
 	echo
 	echo "what reaches user space, all rounds: records (interactions: records through the ring; classes: class"
 	echo "rows; full: records stored, a combined syscall one) and bytes (full: record bytes the recorder received;"

@@ -4,6 +4,8 @@
 // request/response pairing, and class-mode sums.
 #include "interact/interact_support.h"
 
+#include <sched.h>
+
 #include <thread>
 
 namespace jackdaw {
@@ -12,10 +14,13 @@ namespace {
 using namespace interact_testing;
 
 // The serving thread's time between reading a request and answering it,
-// split by the scheduler hooks: it sleeps 20 ms (blocked, off CPU) and then
-// spins 5 ms (on CPU). Without the scheduler hooks following the thread,
-// all of it would count as on-CPU time.
-TEST_F(InteractTest, ServingThreadTimeIsSplitByState) {
+// split by state: it sleeps 20 ms (blocked, off CPU) and then spins 5 ms (on
+// CPU). The split comes from the scheduler's own per-task counters read at
+// the thread's reads and writes; were the on-CPU clock wrong about the
+// time off CPU, all of it would count as on-CPU time. With `migrate`, the
+// thread moves to another CPU while it sleeps, so the two reads of the
+// counters are on different CPUs' run queues.
+void ExpectServingTimeSplit(bool migrate) {
   const uint32_t me = static_cast<uint32_t>(getpid());
   auto session = OpenSession({me});
   ASSERT_TRUE(session);
@@ -23,15 +28,33 @@ TEST_F(InteractTest, ServingThreadTimeIsSplitByState) {
   TcpPair pair = OpenTcpPair();
   ASSERT_TRUE(pair.ok());
   const int c = pair.client, s = pair.server;
+  cpu_set_t old_mask;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(old_mask), &old_mask), 0);
   char buf[8];
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(write(c, "ping", 4), 4);
+    if (migrate) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(0, &one);
+      ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    }
     ASSERT_EQ(read(s, buf, sizeof(buf)), 4);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (migrate) {
+      cpu_set_t other;
+      CPU_ZERO(&other);
+      CPU_SET(1, &other);
+      ASSERT_EQ(sched_setaffinity(0, sizeof(other), &other), 0);
+      ASSERT_EQ(sched_getcpu(), 1);
+    }
     const auto spin_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
     while (std::chrono::steady_clock::now() < spin_end) {
     }
     ASSERT_EQ(write(s, "pong!", 5), 5);
+    if (migrate) {
+      ASSERT_EQ(sched_setaffinity(0, sizeof(old_mask), &old_mask), 0);
+    }
     ASSERT_EQ(read(c, buf, sizeof(buf)), 5);
   }
   pair.Close();
@@ -43,6 +66,47 @@ TEST_F(InteractTest, ServingThreadTimeIsSplitByState) {
     EXPECT_GE(ia.blocked_ns, 19'000'000u) << "the 20 ms sleep is blocked time";
     EXPECT_GE(ia.oncpu_ns + ia.runq_ns, 4'000'000u) << "the 5 ms spin is on CPU (or waiting for it)";
     EXPECT_LT(ia.oncpu_ns, 20'000'000u) << "the sleep is not on-CPU time";
+    EXPECT_LE(ia.oncpu_ns + ia.runq_ns + ia.blocked_ns, ia.resp_start - ia.in_read + 1000);
+  }
+}
+
+TEST_F(InteractTest, ServingThreadTimeIsSplitByState) { ExpectServingTimeSplit(false); }
+
+TEST_F(InteractTest, ServingThreadTimeIsSplitByStateAcrossAMigration) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs to migrate between";
+  ExpectServingTimeSplit(true);
+}
+
+// A request answered without leaving the CPU: 2 ms of spinning, shorter
+// than a scheduler tick (4 ms at HZ=250), so the scheduler's running total
+// of the thread's CPU time may not move at all between the read and the
+// answer; the on-CPU clock must still see the 2 ms (or, on a busy machine,
+// part of it as run-queue wait), and none of it as blocked.
+TEST_F(InteractTest, ARequestServedWithoutLeavingTheCpuIsNotBlockedTime) {
+  const uint32_t me = static_cast<uint32_t>(getpid());
+  auto session = OpenSession({me});
+  ASSERT_TRUE(session);
+  Collect sink;
+  TcpPair pair = OpenTcpPair();
+  ASSERT_TRUE(pair.ok());
+  char buf[8];
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(write(pair.client, "ping", 4), 4);
+    ASSERT_EQ(read(pair.server, buf, sizeof(buf)), 4);
+    const auto spin_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    while (std::chrono::steady_clock::now() < spin_end) {
+    }
+    ASSERT_EQ(write(pair.server, "pong!", 5), 5);
+    ASSERT_EQ(read(pair.client, buf, sizeof(buf)), 5);
+  }
+  pair.Close();
+  DrainFor(*session, sink, 200);
+  auto srv = sink.Of(me, JDW_ROLE_SERVER);
+  ASSERT_EQ(srv.size(), 5u);
+  for (const auto& x : srv) {
+    const jdw_interaction& ia = x.ia;
+    EXPECT_GE(ia.oncpu_ns + ia.runq_ns, 1'900'000u) << "the 2 ms spin is on CPU (or waiting for it)";
+    EXPECT_LT(ia.blocked_ns, 100'000u) << "the thread never slept";
     EXPECT_LE(ia.oncpu_ns + ia.runq_ns + ia.blocked_ns, ia.resp_start - ia.in_read + 1000);
   }
 }

@@ -62,8 +62,7 @@ Status CheckInteractHooks(const std::function<bool(const char*)>& has_tracepoint
   // Every tracepoint bpf/interact.bpf.c attaches to but block_io_start
   // (optional: disk I/O detail).
   static const char* const kRequired[] = {"sock_recv_length", "sock_send_length", "sk_data_ready",
-                                          "inet_sock_set_state", "sched_switch", "sched_wakeup",
-                                          "sched_process_fork"};
+                                          "inet_sock_set_state", "sched_process_fork"};
   std::vector<const char*> missing;
   for (const char* tp : kRequired)
     if (!has_tracepoint(tp)) missing.push_back(tp);

@@ -84,6 +84,15 @@ TEST(CheckInteractHooks, AKernelWithEveryRequiredHookPassesWithoutTheOptionalOne
   EXPECT_TRUE(CheckInteractHooks(has, "6.4.0").ok());
 }
 
+// The serving threads' times come from the scheduler's per-task counters:
+// the group no longer needs (or attaches) sched_switch and sched_wakeup.
+TEST(CheckInteractHooks, TheSchedulerTracepointsAreNotRequired) {
+  auto has = [](const char* tp) {
+    return std::string(tp) != "sched_switch" && std::string(tp) != "sched_wakeup";
+  };
+  EXPECT_TRUE(CheckInteractHooks(has, "6.6.0").ok());
+}
+
 // The running kernel's BTF, read for real: this host's kernel (6.x with the
 // socket tracepoints) passes; the answer agrees with libbpf's own lookup.
 TEST(CheckInteractKernel, AgreesWithLibbpfOnThisKernel) {
