@@ -141,7 +141,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"pipeline_delay_max_ms", double(max_delay_ns) / 1e6}};
   };
   control::Controller controller(&cs, hooks, co.filter_tgid);
-  pl.set_record_hook([&](const jdw_record_header& h) { controller.CountRecord(h); });
+  pl.set_record_counter(&controller);
   std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
   if (!a.metrics.empty()) {
     pl.set_request_hook([&](const model::Request& r) { live_metrics.OnRequest(r); });

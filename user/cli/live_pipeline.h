@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/session.h"
+#include "control/controller.h"
 #include "join/extractor.h"
 #include "model/streaming_model.h"
 #include "schema/schema.h"
@@ -43,7 +44,6 @@ struct LivePipelineOptions {
 
 class LivePipeline : public capture::RecordSink {
  public:
-  using RecordHook = std::function<void(const jdw_record_header&)>;
   using RequestHook = std::function<void(const model::Request&)>;
 
   static StatusOr<std::unique_ptr<LivePipeline>> Create(const schema::Schema& schema,
@@ -51,11 +51,17 @@ class LivePipeline : public capture::RecordSink {
                                                         const LivePipelineOptions& options);
 
   void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) override;
+  // Combined syscall records arrive whole and are expanded straight into
+  // the arena (one copy of each event, not a copy on the stack and another
+  // into the arena).
+  bool TakesWireRecords() const override { return true; }
   // Frees arena blocks nobody needs any more; call after each drain.
   void Trim();
   void Finish();
 
-  void set_record_hook(RecordHook h) { record_hook_ = std::move(h); }
+  // Counts every record per group (jackdaw ctl status): a direct call on
+  // the hot path, not a std::function.
+  void set_record_counter(control::Controller* c) { counter_ = c; }
   void set_request_hook(RequestHook h) { request_hook_ = std::move(h); }
 
   model::StreamingModel& model() { return *model_; }
@@ -82,6 +88,10 @@ class LivePipeline : public capture::RecordSink {
     uint64_t max_ts = 0;
   };
   LivePipeline() = default;
+  // `bytes` (a multiple of 8) of arena, in one block.
+  uint8_t* Allocate(size_t bytes);
+  // A record now in the arena goes to the counter and the join.
+  void Take(jdw_record_header* h);
 
   LivePipelineOptions options_;
   std::unique_ptr<model::StreamingModel> model_;
@@ -94,7 +104,7 @@ class LivePipeline : public capture::RecordSink {
   uint64_t newest_ts_ = 0;
   uint64_t records_ = 0;
   Delay delay_;
-  RecordHook record_hook_;
+  control::Controller* counter_ = nullptr;
   RequestHook request_hook_;
 };
 
