@@ -42,7 +42,7 @@ struct LiveArgs {
   double duration = 0;
   double interval = 1;
   double window = 0.25;
-  double drain = 0.1;
+  double drain = 0.25;
   double idle = 60;
   double flight = 5;
   std::string flight_dir;
@@ -192,7 +192,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   std::map<uint64_t, uint64_t> last_count;
   std::vector<pollfd> fds;
   while (!g_stop) {
-    // --drain (0.1 s) per drain: the reorder window (0.25 s) dominates the
+    // --drain (0.25 s) per drain: the reorder window (0.25 s) dominates the
     // pipeline delay anyway, and fewer wake-ups cost less than more,
     // smaller batches. The wait is on the control and metrics sockets, so a
     // `jackdaw ctl` request is taken at once (the rings drained first, a
@@ -219,6 +219,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       st = polled.status();
       break;
     }
+    pl.EndDrain();
     pl.Trim();
     if (control_due) (*server)->Serve();
     if (metrics_due) metrics_endpoint->Serve();

@@ -8,7 +8,14 @@
 // than both the reorder window (the join is done with it) and the flight
 // recorder's span, measured against the newest record seen: the arena is
 // the flight recorder, and SaveSnapshot() writes the records it holds to a
-// .jdw trace, per CPU in time order. Requests the join emits go to the
+// .jdw trace, per CPU in time order. The records of one drain are handed
+// to the join only when the drain is over (EndDrain()), merged across CPUs
+// by timestamp: the rings are read one CPU after the other, so pushed as
+// they came, a CPU read late in a long drain would bring records older
+// than its predecessors' by up to the drain period, late for the reorder
+// window (dropped); merged, the reorder window only absorbs what is out of
+// order within a CPU, and the reorderer sees one run (its cheapest case).
+// Requests the join emits go to the
 // model::StreamingModel (the same path `jackdaw analyze` runs, so the model
 // equals the offline one on a recording of the same records).
 //
@@ -55,6 +62,8 @@ class LivePipeline : public capture::RecordSink {
   // the arena (one copy of each event, not a copy on the stack and another
   // into the arena).
   bool TakesWireRecords() const override { return true; }
+  // The drain is over: its records go to the join, merged by timestamp.
+  void EndDrain();
   // Frees arena blocks nobody needs any more; call after each drain.
   void Trim();
   void Finish();
@@ -90,8 +99,8 @@ class LivePipeline : public capture::RecordSink {
   LivePipeline() = default;
   // `bytes` (a multiple of 8) of arena, in one block.
   uint8_t* Allocate(size_t bytes);
-  // A record now in the arena goes to the counter and the join.
-  void Take(jdw_record_header* h);
+  // A record now in the arena is counted and waits for EndDrain().
+  void Take(uint32_t cpu, jdw_record_header* h);
 
   LivePipelineOptions options_;
   std::unique_ptr<model::StreamingModel> model_;
@@ -105,6 +114,9 @@ class LivePipeline : public capture::RecordSink {
   uint64_t records_ = 0;
   Delay delay_;
   control::Controller* counter_ = nullptr;
+  // Records of the current drain, per CPU in ring order.
+  std::vector<std::vector<jdw_record_header*>> drained_;
+  std::vector<std::pair<uint64_t, uint32_t>> heads_;  // merge heap: (ts, cpu)
   RequestHook request_hook_;
 };
 
