@@ -32,8 +32,6 @@
 namespace jackdaw::cli {
 namespace {
 
-constexpr int kPollMs = 100;
-
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
@@ -44,6 +42,7 @@ struct LiveArgs {
   double duration = 0;
   double interval = 1;
   double window = 0.25;
+  double drain = 0.25;
   double idle = 60;
   double flight = 5;
   std::string flight_dir;
@@ -141,7 +140,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"pipeline_delay_max_ms", double(max_delay_ns) / 1e6}};
   };
   control::Controller controller(&cs, hooks, co.filter_tgid);
-  pl.set_record_hook([&](const jdw_record_header& h) { controller.CountRecord(h); });
+  pl.set_record_counter(&controller);
   std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
   if (!a.metrics.empty()) {
     pl.set_request_hook([&](const model::Request& r) { live_metrics.OnRequest(r); });
@@ -187,22 +186,24 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     fprintf(stderr, "jackdaw: Prometheus metrics at http://%s/metrics\n", metrics_endpoint->bound().c_str());
 
   const bool tty = isatty(STDOUT_FILENO) && !a.json;
+  const int drain_ms = static_cast<int>(a.drain * 1000 + 0.5);
   const uint64_t start = MonotonicNs();
   uint64_t last_view = start, last_requests = 0, last_records = 0, last_flight = 0;
   std::map<uint64_t, uint64_t> last_count;
   std::vector<pollfd> fds;
   while (!g_stop) {
-    // 100 ms per drain: the reorder window (0.25 s) dominates the pipeline
-    // delay anyway, and fewer wake-ups cost less than more, smaller
-    // batches. The wait is on the control and metrics sockets, so a `jackdaw
-    // ctl` request is taken at once (a group disabled within a millisecond
-    // or so of the request, not at the end of the nap), and the endpoints
-    // are served only when something is pending (no accept4 per turn).
+    // --drain (0.25 s) per drain: the reorder window (0.25 s) dominates the
+    // pipeline delay anyway, and fewer wake-ups cost less than more,
+    // smaller batches. The wait is on the control and metrics sockets, so a
+    // `jackdaw ctl` request is taken at once (the rings drained first, a
+    // group disabled within a millisecond or so of the request, not at the
+    // end of the nap), and the endpoints are served only when something is
+    // pending (no accept4 per turn).
     fds.clear();
     (*server)->AppendPollFds(&fds);
     const size_t control_fds = fds.size();
     if (metrics_endpoint) metrics_endpoint->AppendPollFds(&fds);
-    if (poll(fds.data(), fds.size(), kPollMs) < 0 && errno != EINTR) {
+    if (poll(fds.data(), fds.size(), drain_ms) < 0 && errno != EINTR) {
       st = ErrStatus("poll failed: %s", strerror(errno));
       break;
     }
@@ -218,6 +219,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       st = polled.status();
       break;
     }
+    pl.EndDrain();
     pl.Trim();
     if (control_due) (*server)->Serve();
     if (metrics_due) metrics_endpoint->Serve();
@@ -338,6 +340,11 @@ Runner RegisterLive(CLI::App& app) {
   sub->add_flag("--json", args->json, "one JSON line per refresh instead of the terminal view");
   sub->add_option("--interval", args->interval, "refresh interval, seconds")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
   sub->add_option("--window", args->window, "reorder window, seconds")->capture_default_str()->check(CLI::Range(0.01, 5.0));
+  sub->add_option("--drain", args->drain,
+                  "seconds between two drains of the rings: longer costs less CPU per request (fewer\n"
+                  "wake-ups, larger batches) and adds to the pipeline delay; ctl requests are served at once")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
   sub->add_option("--idle", args->idle, "drop clusters idle this many seconds (0: never)")->capture_default_str()->check(CLI::Range(0.0, 1e6));
   sub->add_option("--warmup", args->warmup, "requests clustered as a batch before streaming")->capture_default_str()->check(CLI::Range(2u, 1u << 20));
   sub->add_option("--warmup-time", args->warmup_s, "or this many seconds of requests, whichever first")->capture_default_str()->check(CLI::Range(0.0, 3600.0));

@@ -6,6 +6,7 @@
 
 #include "capture/clock_sync.h"
 #include "common/clock.h"
+#include "trace/record_decoder.h"
 #include "trace/syscall_names.h"
 #include "trace/trace_writer.h"
 
@@ -37,11 +38,8 @@ StatusOr<std::unique_ptr<LivePipeline>> LivePipeline::Create(const schema::Schem
   return p;
 }
 
-void LivePipeline::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
-  (void)cpu;
-  if (size < sizeof(jdw_record_header) || size > kBlockBytes) return;
-  const size_t aligned = (size + 7) & ~size_t{7};
-  if (blocks_.empty() || blocks_.back().used + aligned > kBlockBytes) {
+uint8_t* LivePipeline::Allocate(size_t bytes) {
+  if (blocks_.empty() || blocks_.back().used + bytes > kBlockBytes) {
     Block b;
     if (spare_.empty()) {
       b.data.reset(new uint8_t[kBlockBytes]);
@@ -53,14 +51,74 @@ void LivePipeline::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
   }
   Block& b = blocks_.back();
   uint8_t* dst = b.data.get() + b.used;
-  memcpy(dst, data, size);
-  b.used += aligned;
-  auto* h = reinterpret_cast<jdw_record_header*>(dst);
+  b.used += bytes;
+  return dst;
+}
+
+void LivePipeline::Take(uint32_t cpu, jdw_record_header* h) {
+  Block& b = blocks_.back();
   b.max_ts = std::max<uint64_t>(b.max_ts, h->ts);
   newest_ts_ = std::max<uint64_t>(newest_ts_, h->ts);
   ++records_;
-  if (record_hook_) record_hook_(*h);
-  extractor_->Push(h);
+  if (counter_) counter_->CountRecord(*h);
+  if (cpu >= drained_.size()) drained_.resize(cpu + 1);
+  drained_[cpu].push_back(h);
+}
+
+void LivePipeline::EndDrain() {
+  // k-way merge of the CPUs' records by timestamp (a min-heap of the heads;
+  // ties: the lower CPU first), each CPU's own order kept.
+  heads_.clear();
+  std::vector<size_t> next(drained_.size(), 0);
+  for (uint32_t c = 0; c < drained_.size(); ++c)
+    if (!drained_[c].empty()) heads_.push_back({drained_[c][0]->ts, c});
+  const auto later = [](const std::pair<uint64_t, uint32_t>& a, const std::pair<uint64_t, uint32_t>& b) {
+    return a > b;
+  };
+  std::make_heap(heads_.begin(), heads_.end(), later);
+  while (!heads_.empty()) {
+    std::pop_heap(heads_.begin(), heads_.end(), later);
+    const uint32_t c = heads_.back().second;
+    heads_.pop_back();
+    // Runs of one CPU that stay below the next CPU's head go without the
+    // heap: with few CPUs, most records.
+    const uint64_t bound = heads_.empty() ? UINT64_MAX : heads_.front().first;
+    std::vector<jdw_record_header*>& v = drained_[c];
+    size_t i = next[c];
+    do {
+      extractor_->Push(v[i]);
+      ++i;
+    } while (i < v.size() && v[i]->ts <= bound);
+    next[c] = i;
+    if (i < v.size()) {
+      heads_.push_back({v[i]->ts, c});
+      std::push_heap(heads_.begin(), heads_.end(), later);
+    }
+  }
+  for (auto& v : drained_) v.clear();
+}
+
+void LivePipeline::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
+  if (size < sizeof(jdw_record_header) || size > kBlockBytes) return;
+  constexpr size_t kEnterBytes = (sizeof(jdw_sys_enter_record) + 7) & ~size_t{7};
+  constexpr size_t kExitBytes = (sizeof(jdw_sys_exit_record) + 7) & ~size_t{7};
+  jdw_record_header in;
+  memcpy(&in, data, sizeof(in));
+  // A combined syscall becomes its two events, as the capture session
+  // would deliver them (trace/record_decoder.h), in the same order. One
+  // too short to hold its call is passed on as it is, as the session does.
+  if (trace::IsWireRecord(in.type) && size >= sizeof(jdw_sys_call_record)) {
+    uint8_t* dst = Allocate(kEnterBytes + kExitBytes);
+    auto* enter = reinterpret_cast<jdw_sys_enter_record*>(dst);
+    auto* exit = reinterpret_cast<jdw_sys_exit_record*>(dst + kEnterBytes);
+    trace::ExpandSysCall(data, enter, exit);
+    Take(cpu, &enter->hdr);
+    Take(cpu, &exit->hdr);
+    return;
+  }
+  uint8_t* dst = Allocate((size + 7) & ~size_t{7});
+  memcpy(dst, data, size);
+  Take(cpu, reinterpret_cast<jdw_record_header*>(dst));
 }
 
 void LivePipeline::Trim() {
@@ -77,6 +135,7 @@ void LivePipeline::Trim() {
 }
 
 void LivePipeline::Finish() {
+  EndDrain();
   extractor_->Finish();
   (void)model_->Finish();
 }

@@ -8,7 +8,14 @@
 // than both the reorder window (the join is done with it) and the flight
 // recorder's span, measured against the newest record seen: the arena is
 // the flight recorder, and SaveSnapshot() writes the records it holds to a
-// .jdw trace, per CPU in time order. Requests the join emits go to the
+// .jdw trace, per CPU in time order. The records of one drain are handed
+// to the join only when the drain is over (EndDrain()), merged across CPUs
+// by timestamp: the rings are read one CPU after the other, so pushed as
+// they came, a CPU read late in a long drain would bring records older
+// than its predecessors' by up to the drain period, late for the reorder
+// window (dropped); merged, the reorder window only absorbs what is out of
+// order within a CPU, and the reorderer sees one run (its cheapest case).
+// Requests the join emits go to the
 // model::StreamingModel (the same path `jackdaw analyze` runs, so the model
 // equals the offline one on a recording of the same records).
 //
@@ -28,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/session.h"
+#include "control/controller.h"
 #include "join/extractor.h"
 #include "model/streaming_model.h"
 #include "schema/schema.h"
@@ -43,7 +51,6 @@ struct LivePipelineOptions {
 
 class LivePipeline : public capture::RecordSink {
  public:
-  using RecordHook = std::function<void(const jdw_record_header&)>;
   using RequestHook = std::function<void(const model::Request&)>;
 
   static StatusOr<std::unique_ptr<LivePipeline>> Create(const schema::Schema& schema,
@@ -51,11 +58,19 @@ class LivePipeline : public capture::RecordSink {
                                                         const LivePipelineOptions& options);
 
   void OnRecord(uint32_t cpu, const uint8_t* data, size_t size) override;
+  // Combined syscall records arrive whole and are expanded straight into
+  // the arena (one copy of each event, not a copy on the stack and another
+  // into the arena).
+  bool TakesWireRecords() const override { return true; }
+  // The drain is over: its records go to the join, merged by timestamp.
+  void EndDrain();
   // Frees arena blocks nobody needs any more; call after each drain.
   void Trim();
   void Finish();
 
-  void set_record_hook(RecordHook h) { record_hook_ = std::move(h); }
+  // Counts every record per group (jackdaw ctl status): a direct call on
+  // the hot path, not a std::function.
+  void set_record_counter(control::Controller* c) { counter_ = c; }
   void set_request_hook(RequestHook h) { request_hook_ = std::move(h); }
 
   model::StreamingModel& model() { return *model_; }
@@ -82,6 +97,10 @@ class LivePipeline : public capture::RecordSink {
     uint64_t max_ts = 0;
   };
   LivePipeline() = default;
+  // `bytes` (a multiple of 8) of arena, in one block.
+  uint8_t* Allocate(size_t bytes);
+  // A record now in the arena is counted and waits for EndDrain().
+  void Take(uint32_t cpu, jdw_record_header* h);
 
   LivePipelineOptions options_;
   std::unique_ptr<model::StreamingModel> model_;
@@ -94,7 +113,10 @@ class LivePipeline : public capture::RecordSink {
   uint64_t newest_ts_ = 0;
   uint64_t records_ = 0;
   Delay delay_;
-  RecordHook record_hook_;
+  control::Controller* counter_ = nullptr;
+  // Records of the current drain, per CPU in ring order.
+  std::vector<std::vector<jdw_record_header*>> drained_;
+  std::vector<std::pair<uint64_t, uint32_t>> heads_;  // merge heap: (ts, cpu)
   RequestHook request_hook_;
 };
 

@@ -166,10 +166,17 @@ class StreamingModel::Impl {
     cluster::NormString ns = cluster::Normalize(x.serialized, norm);
     const uint64_t key = next_key++;
     const uint64_t start = request.start_ns;
-    x.request = std::move(request);
-    auto it = retained.emplace(key, std::move(x)).first;
-    const RequestSummary summary = it->second.summary;
+    const RequestSummary summary = x.summary;
     cluster::StreamingClusterer::Assignment a = clusterer->Add(std::move(ns), key, start);
+    // Past a cluster's first samples the reservoir keeps few requests: one
+    // it does not keep is dropped here, never entered in `retained`.
+    auto self = std::find(a.released.begin(), a.released.end(), key);
+    if (self == a.released.end()) {
+      x.request = std::move(request);
+      retained.emplace(key, std::move(x));
+    } else {
+      a.released.erase(self);
+    }
     Release(a.released);
     if (clusterer->stats().clusters_aged_out + clusterer->stats().clusters_evicted) Prune();
     ClusterRunning& run = running[a.cluster_id];
