@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <string_view>
 
 #include "capture/recorder.h"
 #include "jackdaw/abi.h"
@@ -161,8 +162,9 @@ class BpftraceTracer : public ActiveTracer {
     Sample s;
     s.tracer_cpu_s = e.cpu_s;
     s.bytes = e.out.size();
-    for (char c : e.out) s.events += c == '\n';
-    if (auto p = e.err.find("Lost "); p != std::string::npos) s.lost = strtoull(e.err.c_str() + p + 5, nullptr, 10);
+    const BpftraceCount n = CountBpftraceOutput(e.out, e.err);
+    s.events = n.events;
+    s.lost = n.lost;
     return s;
   }
 
@@ -231,6 +233,26 @@ std::string BpftraceScript(uint32_t groups, pid_t pid) {
     s += "tracepoint:net:netif_receive_skb { printf(\"R %llu %u\\n\", nsecs, args->len); }\n";
   }
   return s;
+}
+
+BpftraceCount CountBpftraceOutput(const std::string& out, const std::string& err) {
+  BpftraceCount n;
+  auto scan = [&n](const std::string& text, bool events) {
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view line(text.data() + pos, end - pos);
+      if (line.substr(0, 5) == "Lost ")
+        n.lost += strtoull(std::string(line.substr(5)).c_str(), nullptr, 10);
+      else if (events && line.size() >= 2 && line[0] >= 'A' && line[0] <= 'Z' && line[1] == ' ')
+        ++n.events;
+      pos = end + 1;
+    }
+  };
+  scan(out, true);
+  scan(err, false);
+  return n;
 }
 
 StatusOr<std::vector<ConfigResult>> RunHarness(Workload& workload, const HarnessOptions& opts) {
