@@ -148,14 +148,17 @@ class PerfTracer : public ActiveTracer {
 class BpftraceTracer : public ActiveTracer {
  public:
   BpftraceTracer(uint32_t groups, std::string path) : groups_(groups), path_(std::move(path)) {}
-  // Its output goes to a file (-o), as perf's does: a pipe nobody reads
+  // Its stdout goes to a file, as perf's output does: a pipe nobody reads
   // while the workload runs fills at 64 KiB and then blocks bpftrace, which
-  // stops consuming its ring and drops what the row should count.
+  // stops consuming its ring and drops what the row should count. Not -o:
+  // bpftrace 0.17 never flushes printf output written there until it
+  // exits, so the ready line would not appear; stdout stays line-buffered
+  // (-B line) when it is a file.
   Status Attach(const std::vector<pid_t>& pids) override {
     const std::string script = path_ + ".bt";
     std::filesystem::remove(path_);
     std::ofstream(script) << BpftraceScript(groups_, pids.at(0));
-    auto c = Child::Spawn({"bpftrace", "-B", "line", "-o", path_, script}, {}, true);
+    auto c = Child::Spawn({"sh", "-c", "exec bpftrace -B line \"$0\" > \"$1\"", script, path_}, {}, true);
     if (!c.ok()) return c.status();
     child_ = std::make_unique<Child>(std::move(*c));
     child_->Go();
@@ -171,6 +174,16 @@ class BpftraceTracer : public ActiveTracer {
     return Status::Ok();
   }
   StatusOr<Sample> Detach() override {
+    // bpftrace prints far slower than a tight loop makes events, and on
+    // SIGINT it drops what its buffers still hold without counting it
+    // lost: let it finish printing first (its output stops growing).
+    uint64_t size = FileSize(path_);
+    for (int i = 0; i < 600; ++i) {  // at most 60 s
+      usleep(100 * 1000);
+      const uint64_t now = FileSize(path_);
+      if (now == size) break;
+      size = now;
+    }
     child_->Signal(SIGINT);
     ExitInfo e = child_->Wait();
     Sample s;
