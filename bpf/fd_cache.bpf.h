@@ -9,7 +9,8 @@
  * holds because every way an fd number stops naming its object is covered:
  *  - close(): the entry is deleted at its exit;
  *  - dup2()/dup3()/fcntl(F_DUPFD) and every call that returns a new fd: the
- *    new fd's entry is overwritten with the object resolved at exit;
+ *    new fd's entry is overwritten with the object resolved at exit (a
+ *    socket) or deleted (anything else: that object goes to the memo);
  *  - close_range(): the range is deleted at its exit (bounded by the
  *    process's fd table size);
  *  - execve() (close-on-exec) and the end of a process (then pid reuse):
@@ -22,7 +23,7 @@
  * and then reused by io_uring, which never passes through a syscall here.
  *
  * In front of the LRU, a per-CPU memo: a small direct-mapped table (by fd
- * number) of the last lookups on this CPU, each stamped with its fd's
+ * number) of the last lookups and creations on this CPU, each stamped with its fd's
  * epoch: one of JDW_FD_EPOCH_SLOTS shared counters, chosen by fd number,
  * bumped by every change to a cache entry of an fd that maps to it (a
  * creation, a close, a dup over an fd, the sock_info mark; close_range
@@ -230,19 +231,46 @@ static __always_inline bool jdw_fd_lookup(__u32 tgid, int fd, struct jdw_fd_obj 
 	return true;
 }
 
-/* fd was just created (or replaced, by dup2): resolve it and overwrite. */
+/* fd was just created (or replaced, by dup2): resolve it and overwrite.
+ * A socket is stored in the LRU (connections live long, and the mark that
+ * its addresses were reported lives there). Anything else (a file opened,
+ * read and closed per request, as a web server does) goes only into this
+ * CPU's memo, and its key leaves the LRU: a delete, cheaper than an
+ * insert, and the lookups that follow on this CPU hit the memo instead of
+ * the hash. Another CPU misses both and walks the table once, as for any
+ * fd the LRU lost. The memo entry is stamped with the epoch this change
+ * leaves behind only when no other change to the fd's slot came between
+ * the epoch read before the resolve and this change's own bump (the fetch
+ * returns the value it replaced): otherwise the entry is left as it was,
+ * and the bump invalidates it. */
 static __always_inline void jdw_fd_created(__u32 tgid, int fd)
 {
 	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
+	struct jdw_fd_memo_entry *m;
 	struct jdw_fd_obj o;
+	__u64 before, old;
 
 	if (fd < 0)
 		return;
-	if (jdw_fd_resolve(fd, &o))
-		bpf_map_update_elem(&jdw_fd_cache, &key, &o, BPF_ANY);
-	else
+	before = *(volatile __u64 *)jdw_fd_epoch_of(fd);
+	if (!jdw_fd_resolve(fd, &o)) {
 		bpf_map_delete_elem(&jdw_fd_cache, &key);
-	jdw_fd_changed(fd);
+		jdw_fd_changed(fd);
+		return;
+	}
+	if (o.kind == JDW_OBJ_SOCKET) {
+		bpf_map_update_elem(&jdw_fd_cache, &key, &o, BPF_ANY);
+		jdw_fd_changed(fd);
+		return;
+	}
+	bpf_map_delete_elem(&jdw_fd_cache, &key);
+	old = __sync_fetch_and_add(jdw_fd_epoch_of(fd), 1);
+	m = jdw_fd_memo_slot(fd);
+	if (m && old == before) {
+		m->key = key;
+		m->o = o;
+		m->epoch = old + 2; /* the epoch now (old + 1), stored + 1 */
+	}
 }
 
 /* Two fds written to user memory (pipe, pipe2, socketpair). */

@@ -9,7 +9,9 @@
  * their sockets:
  *  - jdw_traced_socks: struct sock addresses of traced processes' sockets;
  *  - jdw_traced_flows: (local port, remote port, remote address) of their
- *    connections, learned from each transmitted packet of a traced socket;
+ *    connections, learned from each transmitted packet of a traced socket
+ *    whose local port is not in jdw_traced_ports (one that is needs no
+ *    flow: the replies arrive on that port);
  *  - jdw_traced_ports: the local ports they bind, so a connection to a
  *    traced listener is seen from its first SYN, before accept() returns.
  *    Listeners bound before the session started are added by user space
@@ -122,6 +124,7 @@ static __always_inline bool jdw_net_flow_traced(__u16 lport, __u16 rport, const 
 /* Whether a parsed packet is to be recorded. xmit: sport/saddr are local. */
 static __always_inline bool jdw_net_packet_traced(const struct jdw_net_packet *p, bool xmit)
 {
+	struct jdw_traced_ports *ports;
 	struct jdw_flow_key key = {};
 	__u8 one = 1;
 
@@ -129,16 +132,23 @@ static __always_inline bool jdw_net_packet_traced(const struct jdw_net_packet *p
 		return true;
 	if (!xmit)
 		return jdw_net_flow_traced(p->dport, p->sport, p->saddr);
+	/* A traced local port decides without a hash lookup (a server's
+	 * replies: every packet it sends). Its flow need not be learned:
+	 * the replies to it arrive on that port, which the receive side
+	 * checks first, and ports stay traced for the session. */
+	ports = jdw_net_ports();
+	if (ports && *jdw_net_port_slot(ports, p->sport))
+		return true;
+	key.lport = p->sport;
+	key.rport = p->dport;
+	__builtin_memcpy(key.raddr, p->daddr, 16);
 	if (p->sk && bpf_map_lookup_elem(&jdw_traced_socks, &p->sk)) {
 		/* learn the flow so the replies are kept too */
-		key.lport = p->sport;
-		key.rport = p->dport;
-		__builtin_memcpy(key.raddr, p->daddr, 16);
 		if (!bpf_map_lookup_elem(&jdw_traced_flows, &key))
 			bpf_map_update_elem(&jdw_traced_flows, &key, &one, BPF_ANY);
 		return true;
 	}
-	return jdw_net_flow_traced(p->sport, p->dport, p->daddr);
+	return bpf_map_lookup_elem(&jdw_traced_flows, &key) != NULL;
 }
 
 #endif /* JACKDAW_NET_FILTER_BPF_H */

@@ -7,17 +7,29 @@
 # records stored and events per request (dump --summary). A last pass per
 # mode runs with kernel.bpf_stats_enabled=1 and reports each BPF program's
 # run time per request (the statistics cost two clock reads per program
-# run: that pass's throughput is not quoted). The recorder's own CPU per
+# run, about 50 ns per run on the 2-vCPU VM: the floor's empty programs
+# show it as their own run time; that pass's throughput is not quoted).
+# The recorder's own CPU per
 # request (every thread of the jackdaw process, from schedstat in ns: on a
 # 2-vCPU box it is taken straight out of wrk and nginx) is printed for
 # every traced run, the load-insensitive figure beside the BPF time.
 # Quote ratios only from a quiet machine: the load average is printed
 # before and after.
-# With JACKDAW_BASE=/path/to/an/earlier/jackdaw the two modes are that
-# binary ("base") and BUILD_DIR's ("new"), both with their default flags,
-# interleaved in every round: an A/B of a change instead of combined
+# The floor, in the same rounds (FLOOR=0 leaves it out): "empty" holds
+# programs that return at once on exactly the hooks full capture attaches
+# (bpf/bench_floor.bpf.c through BUILD_DIR/bin/bench_floor, tp_btf like
+# jackdaw), "check" the same programs doing only the process check every
+# jackdaw program starts with. What nginx loses under "empty" is the
+# kernel's share (trampolines, program calls, the syscall slow path an
+# attached sys_enter/sys_exit forces on every task), unavoidable with these
+# hooks; what full capture costs above it is jackdaw's program bodies and
+# its recorder. The last lines sum each mode up over the rounds: median
+# throughput ratio and nginx worker CPU per request.
+# With JACKDAW_BASE=/path/to/an/earlier/jackdaw the two jackdaw modes are
+# that binary ("base") and BUILD_DIR's ("new"), both with their default
+# flags, interleaved in every round: an A/B of a change instead of combined
 # against --no-combine.
-# Usage: capture-cost-nginx.sh BUILD_DIR [REPS] [SECONDS]
+# Usage: [FLOOR=0] [JACKDAW_BASE=...] capture-cost-nginx.sh BUILD_DIR [REPS] [SECONDS]
 set -euo pipefail
 build=${1:?usage: capture-cost-nginx.sh BUILD_DIR [REPS] [SECONDS]}; reps=${2:-3}; secs=${3:-5}
 [ "$(id -u)" -eq 0 ] || { echo "capture-cost-nginx: needs root (eBPF): sudo $0 $*" >&2; exit 2; }
@@ -40,38 +52,50 @@ ticks=$(getconf CLK_TCK)
 ticks_of() { cat /proc/$1/task/*/stat 2>/dev/null | awk '{c=$0; sub(/.*\) /,"",c); split(c,f," "); t+=f[12]+f[13]} END {print t+0}'; }
 # cpu_ns_of PID -> ns on CPU of all its live threads (schedstat: exact, not ticks)
 cpu_ns_of() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{t+=$1} END {printf "%.0f\n", t}'; }
-load() { wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" | awk '/requests in/ {n=$1} /Requests\/sec/ {r=$2} END {print r, n}'; }
+# load -> "req/s requests wrk_cpu_ns": wrk's CPU from `times` (run in a
+# subshell, wrk is its only child), in 10 ms ticks: fine over a whole run
+load() {
+	wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" > "$work/wrk.out"
+	times > "$work/wrk.times"
+	awk '/requests in/ {n=$1} /Requests\/sec/ {r=$2} END {printf "%s %s ", r, n}' "$work/wrk.out"
+	tail -1 "$work/wrk.times" | awk '{c=0; for (i=1;i<=2;i++) {split($i,t,"m"); sub("s","",t[2]); c+=t[1]*60+t[2]} printf "%.0f\n", c*1e9}'
+}
 # progs -> "id run_time_ns run_cnt name" per loaded BPF program
 progs() { bpftool prog show -j | jq -r '.[] | "\(.id) \(.run_time_ns // 0) \(.run_cnt // 0) \(.name // "?")"'; }
-# traced MODE -> "req/s requests jackdaw_ticks worker_ticks jackdaw_cpu_ns worker_cpu_ns", and leaves the trace in $work/full.jdw
+# traced MODE -> "req/s requests jackdaw_ticks worker_ticks jackdaw_cpu_ns worker_cpu_ns wrk_cpu_ns", and leaves the trace in $work/full.jdw
 traced() {
 	local f=$work/full.jdw
 	rm -f "$f"
+	case $1 in
+	floor_empty) "$bin/bench_floor" empty >"$f" 2>"$work/err" & ;;
+	floor_check) "$bin/bench_floor" check "$master" >"$f" 2>"$work/err" & ;;
 	# shellcheck disable=SC2086
-	"${jdbin[$1]}" record -q -o "$f" --pid "$master" ${flags[$1]} >/dev/null 2>"$work/err" &
+	*) "${jdbin[$1]}" record -q -o "$f" --pid "$master" ${flags[$1]} >/dev/null 2>"$work/err" & ;;
+	esac
 	local jd=$!
 	# The trace file appears once the probes are loaded (they attach right
 	# after): on a loaded machine that takes longer than any fixed sleep,
 	# and load run before it would go untraced.
 	for _ in $(seq 300); do [ -s "$f" ] && break; sleep 0.1; done
+	[ -s "$f" ] || { echo "capture-cost-nginx: $1 never started: $(head -1 "$work/err")" >&2; exit 1; }
 	sleep 1
 	# this recording's own programs: the BPF program fds it holds (other
 	# sessions on the machine load programs of the same names)
 	grep -hs '^prog_id:' /proc/$jd/fdinfo/* | awk '{print $2}' | sort -u > "$work/ids"
 	progs > "$work/p0"
-	local c0 w0 c1 w1 rf nf n0 v0 n1 v1
+	local c0 w0 c1 w1 rf nf wf n0 v0 n1 v1
 	c0=$(ticks_of $jd); w0=$(ticks_of $worker); n0=$(cpu_ns_of $jd); v0=$(cpu_ns_of $worker)
-	read -r rf nf < <(load)
+	read -r rf nf wf < <(load)
 	c1=$(ticks_of $jd); w1=$(ticks_of $worker); n1=$(cpu_ns_of $jd); v1=$(cpu_ns_of $worker)
 	progs > "$work/p1"
 	kill -INT $jd; wait $jd || true
-	echo "$rf $nf $((c1 - c0)) $((w1 - w0)) $((n1 - n0)) $((v1 - v0))"
+	echo "$rf $nf $((c1 - c0)) $((w1 - w0)) $((n1 - n0)) $((v1 - v0)) $wf"
 }
-# cpu_line MODE REQUESTS JD_TICKS WORKER_TICKS JD_NS WORKER_NS
+# cpu_line MODE REQUESTS JD_TICKS WORKER_TICKS JD_NS WORKER_NS WRK_NS
 cpu_line() {
-	awk -v m="$1" -v n="$2" -v cj="$3" -v cw="$4" -v nj="$5" -v nw="$6" -v hz="$ticks" 'BEGIN {
-		printf "  %s: recorder CPU %.2f us/request, nginx worker %.2f us/request (%d requests; ticks %d / %d at %d/s)\n",
-			m, nj / n / 1000, nw / n / 1000, n, cj, cw, hz }'
+	awk -v m="$1" -v n="$2" -v cj="$3" -v cw="$4" -v nj="$5" -v nw="$6" -v nk="$7" -v hz="$ticks" 'BEGIN {
+		printf "  %s: recorder CPU %.2f us/request, nginx worker %.2f us/request, wrk %.2f us/request (%d requests; ticks %d / %d at %d/s)\n",
+			m, nj / n / 1000, nw / n / 1000, nk / n / 1000, n, cj, cw, hz }'
 }
 # BPF run time per request of this run's own programs (ids)
 bpf_split() {
@@ -97,28 +121,59 @@ if [ -n "${JACKDAW_BASE:-}" ]; then
 	[ -x "$JACKDAW_BASE" ] || { echo "capture-cost-nginx: JACKDAW_BASE=$JACKDAW_BASE is not an executable" >&2; exit 2; }
 	modes=(base new)
 fi
+if [ "${FLOOR:-1}" != 0 ]; then
+	[ -x "$bin/bench_floor" ] || { echo "capture-cost-nginx: $bin/bench_floor missing: build with make" >&2; exit 2; }
+	modes=(floor_empty floor_check "${modes[@]}")
+fi
+declare -A ratios=() worker_us=() total_us=()
 cpu=""
 for r in $(seq "$reps"); do
-	read -r ru nu < <(load)
+	v0=$(cpu_ns_of "$worker")
+	read -r ru nu wu < <(load)
+	v1=$(cpu_ns_of "$worker")
+	worker_us[untraced]+="$(echo "($v1 - $v0) / $nu / 1000" | bc -l) "
+	total_us[untraced]+="$(echo "($v1 - $v0 + $wu) / $nu / 1000" | bc -l) "
 	line="round $r: untraced $ru req/s"
 	for m in "${modes[@]}"; do
-		read -r rf nf cj cw nj nw < <(traced "$m")
+		read -r rf nf cj cw nj nw wf < <(traced "$m")
 		line+="; $m $rf req/s ($(echo "$rf / $ru" | bc -l | cut -c1-5))"
-		cpu+="$(cpu_line "$m" "$nf" "$cj" "$cw" "$nj" "$nw")\n"
-		if [ "$r" = "$reps" ]; then
+		cpu+="$(cpu_line "$m" "$nf" "$cj" "$cw" "$nj" "$nw" "$wf")\n"
+		total_us[$m]+="$(echo "($nj + $nw + $wf) / $nf / 1000" | bc -l) "
+		ratios[$m]+="$(echo "$rf / $ru" | bc -l) "
+		worker_us[$m]+="$(echo "$nw / $nf / 1000" | bc -l) "
+		if [ "$r" = "$reps" ] && [[ $m != floor_* ]]; then
 			echo "  $m, last round, per request:"
 			per_request "$nf"
 		fi
 	done
 	echo "$line"
+	printf "  untraced: nginx worker %.2f us/request, wrk %.2f us/request (%d requests)\n" "$(echo "($v1 - $v0) / $nu / 1000" | bc -l)" "$(echo "$wu / $nu / 1000" | bc -l)" "$nu"
 	printf "%b" "$cpu"; cpu=""
+done
+# median of a list of numbers
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2] + a[NR/2+1]) / 2}'; }
+echo "summary over $reps rounds (median [min-max]); CPU/request is nginx worker + wrk + recorder, and"
+echo "its ratio (untraced / mode, medians) the throughput a saturated machine would keep, load aside:"
+for m in untraced "${modes[@]}"; do
+	[ -n "${worker_us[$m]:-}" ] || continue
+	w=$(median <<<"${worker_us[$m]}")
+	wr=$(tr ' ' '\n' <<<"${worker_us[$m]}" | grep -v '^$' | sort -g | sed -n '1p;$p' | xargs printf '%.2f-%.2f')
+	t=$(median <<<"${total_us[$m]}")
+	if [ "$m" = untraced ]; then
+		t0=$t
+		printf "  %-12s nginx worker %6.2f us/request [%s], CPU %6.2f us/request\n" "$m" "$w" "$wr" "$t"
+	else
+		rr=$(tr ' ' '\n' <<<"${ratios[$m]}" | grep -v '^$' | sort -g | sed -n '1p;$p' | xargs printf '%.3f-%.3f')
+		printf "  %-12s throughput %.3f of untraced [%s], nginx worker %6.2f us/request [%s], CPU %6.2f us/request (ratio %.3f)\n" \
+			"$m" "$(median <<<"${ratios[$m]}")" "$rr" "$w" "$wr" "$t" "$(echo "$t0 / $t" | bc -l)"
+	fi
 done
 sysctl -qw kernel.bpf_stats_enabled=1
 for m in "${modes[@]}"; do
-	read -r rf nf cj cw nj nw < <(traced "$m")
+	read -r rf nf cj cw nj nw wf < <(traced "$m")
 	echo "BPF run time per request, $m (bpf_stats_enabled pass, $nf requests; its throughput is not quoted):"
 	bpf_split "$nf"
-	cpu_line "$m" "$nf" "$cj" "$cw" "$nj" "$nw"
+	cpu_line "$m" "$nf" "$cj" "$cw" "$nj" "$nw" "$wf"
 done
 sysctl -qw kernel.bpf_stats_enabled="$stats_was"
 echo "load after: $(cat /proc/loadavg)"

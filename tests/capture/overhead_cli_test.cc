@@ -71,6 +71,28 @@ TEST(OverheadCli, BuiltinFdLoopCountsItsEventsAndLosesNone) {
   EXPECT_EQ(t["lost_max"].get<uint64_t>(), 0u);
 }
 
+// bpftrace's row accounts for every event: printed, or counted lost. Its
+// output once went through a pipe read only after the run, which blocked
+// bpftrace at 64 KiB (about 1,500 lines) with nothing counted lost.
+TEST(OverheadCli, BpftraceRowAccountsForEveryEvent) {
+  JDW_REQUIRE_ROOT();
+  auto r = RunCommand({Jackdaw(), "overhead", "--json", "--probes", "syscall", "--runs", "2", "--warmup", "0", "--",
+                       testing::BinDir() + "/jackdaw-workload", "--getppid", "20000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  const auto& tracers = j["configs"][0]["tracers"];
+  const nlohmann::json* bt = nullptr;
+  for (const auto& t : tracers)
+    if (t["tracer"] == "bpftrace") bt = &t;
+  ASSERT_NE(bt, nullptr) << r.out;
+  ASSERT_FALSE(bt->contains("unavailable")) << bt->dump() << " (bpftrace is in scripts/install-deps.sh)";
+  ExpectTracerRow(*bt);
+  // 20000 getppid calls, an enter and an exit each, per run (the median
+  // of the runs' counts; the losses are the worst run's).
+  EXPECT_GE((*bt)["events"].get<double>() + (*bt)["lost_max"].get<double>(), 40000.0) << bt->dump();
+}
+
 TEST(OverheadCli, FailingCommandIsReportedWithItsExitStatus) {
   JDW_REQUIRE_ROOT();
   auto r = RunCommand({Jackdaw(), "overhead", "--no-tools", "--probes", "sched", "--runs", "2", "--", "sh", "-c",

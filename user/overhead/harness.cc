@@ -9,7 +9,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <string_view>
 
 #include "capture/recorder.h"
 #include "jackdaw/abi.h"
@@ -130,7 +132,10 @@ class PerfTracer : public ActiveTracer {
       if (auto p = e.err.find(key); p != std::string::npos) s.lost += strtoull(e.err.c_str() + p + 5, nullptr, 10);
     }
     std::filesystem::remove(path_);
-    if (s.events == 0 && !e.ok()) return ErrStatus("perf record failed (%s): %s", e.Describe().c_str(), e.err.c_str());
+    // perf record re-raises the SIGINT that stopped it, and names no sample
+    // count when it wrote none: its closing line says it finished.
+    if (s.events == 0 && !e.ok() && e.err.find("Captured and wrote") == std::string::npos)
+      return ErrStatus("perf record failed (%s): %s", e.Describe().c_str(), e.err.c_str());
     return s;
   }
 
@@ -143,26 +148,53 @@ class PerfTracer : public ActiveTracer {
 class BpftraceTracer : public ActiveTracer {
  public:
   BpftraceTracer(uint32_t groups, std::string path) : groups_(groups), path_(std::move(path)) {}
+  // Its stdout goes to a file, as perf's output does: a pipe nobody reads
+  // while the workload runs fills at 64 KiB and then blocks bpftrace, which
+  // stops consuming its ring and drops what the row should count. Not -o:
+  // bpftrace 0.17 never flushes printf output written there until it
+  // exits, so the ready line would not appear; stdout stays line-buffered
+  // (-B line) when it is a file.
   Status Attach(const std::vector<pid_t>& pids) override {
     const std::string script = path_ + ".bt";
+    std::filesystem::remove(path_);
     std::ofstream(script) << BpftraceScript(groups_, pids.at(0));
-    auto c = Child::Spawn({"bpftrace", "-B", "line", script}, {}, true);
+    auto c = Child::Spawn({"sh", "-c", "exec bpftrace -B line \"$0\" > \"$1\"", script, path_}, {}, true);
     if (!c.ok()) return c.status();
     child_ = std::make_unique<Child>(std::move(*c));
     child_->Go();
-    auto line = child_->WaitForLine("jackdaw-ready", 60000);
+    bool ready = false;
+    for (int i = 0; i < 600 && !ready; ++i) {  // 60 s: compiling the script is slow on a loaded machine
+      std::ifstream in(path_);
+      std::string line;
+      while (!ready && std::getline(in, line)) ready = line.find("jackdaw-ready") != std::string::npos;
+      if (!ready) usleep(100 * 1000);
+    }
     std::filesystem::remove(script);
-    if (!line.ok()) return ErrStatus("bpftrace did not start its probes");
+    if (!ready) return ErrStatus("bpftrace did not start its probes");
     return Status::Ok();
   }
   StatusOr<Sample> Detach() override {
+    // bpftrace prints far slower than a tight loop makes events, and on
+    // SIGINT it drops what its buffers still hold without counting it
+    // lost: let it finish printing first (its output stops growing).
+    uint64_t size = FileSize(path_);
+    for (int i = 0; i < 600; ++i) {  // at most 60 s
+      usleep(100 * 1000);
+      const uint64_t now = FileSize(path_);
+      if (now == size) break;
+      size = now;
+    }
     child_->Signal(SIGINT);
     ExitInfo e = child_->Wait();
     Sample s;
     s.tracer_cpu_s = e.cpu_s;
-    s.bytes = e.out.size();
-    for (char c : e.out) s.events += c == '\n';
-    if (auto p = e.err.find("Lost "); p != std::string::npos) s.lost = strtoull(e.err.c_str() + p + 5, nullptr, 10);
+    std::ifstream in(path_, std::ios::binary);
+    const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    s.bytes = out.size();
+    const BpftraceCount n = CountBpftraceOutput(out, e.err);
+    s.events = n.events;
+    s.lost = n.lost;
+    std::filesystem::remove(path_);
     return s;
   }
 
@@ -231,6 +263,26 @@ std::string BpftraceScript(uint32_t groups, pid_t pid) {
     s += "tracepoint:net:netif_receive_skb { printf(\"R %llu %u\\n\", nsecs, args->len); }\n";
   }
   return s;
+}
+
+BpftraceCount CountBpftraceOutput(const std::string& out, const std::string& err) {
+  BpftraceCount n;
+  auto scan = [&n](const std::string& text, bool events) {
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view line(text.data() + pos, end - pos);
+      if (line.substr(0, 5) == "Lost ")
+        n.lost += strtoull(std::string(line.substr(5)).c_str(), nullptr, 10);
+      else if (events && line.size() >= 2 && line[0] >= 'A' && line[0] <= 'Z' && line[1] == ' ')
+        ++n.events;
+      pos = end + 1;
+    }
+  };
+  scan(out, true);
+  scan(err, false);
+  return n;
 }
 
 StatusOr<std::vector<ConfigResult>> RunHarness(Workload& workload, const HarnessOptions& opts) {

@@ -65,4 +65,15 @@ StatusOr<std::vector<ConfigResult>> RunHarness(Workload& workload, const Harness
 std::vector<std::string> PerfTracepoints(uint32_t groups);
 std::string BpftraceScript(uint32_t groups, pid_t pid);
 
+// What a run of BpftraceScript printed: the event lines (one per event,
+// each a one-letter tag and a space) and the events bpftrace reports lost
+// ("Lost N events", on stdout in the bpftrace Debian ships, on stderr in
+// later ones; once per loss). Its other lines ("Attaching N probes...",
+// the ready marker) are neither.
+struct BpftraceCount {
+  uint64_t events = 0;
+  uint64_t lost = 0;
+};
+BpftraceCount CountBpftraceOutput(const std::string& out, const std::string& err);
+
 }  // namespace jackdaw::overhead

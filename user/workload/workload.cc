@@ -201,7 +201,7 @@ nlohmann::json DoFileRounds(const std::string& dir, uint64_t rounds, bool direct
 // A read() whose count marks the step; its result does not matter (a
 // socket that is not connected fails, the enter record is what counts).
 void Touch(int fd, size_t step) {
-  static char buf[4096];
+  static char buf[8192];  // above every step's count
   (void)!read(fd, buf, step);
 }
 
@@ -264,6 +264,40 @@ nlohmann::json DoFdReuse() {
     other.join();
     step("file at its number, opened on cpu 1, touched on cpu 0", s4, 4002, "file");
     close(s4);
+    // 5. and 6. A file's entry lives in the memo of the CPU that opened
+    // it (not in the shared cache): replaced on CPU 1 by a socket, then
+    // by another file, it must not answer on CPU 0 either time.
+    int f5 = open("/proc/self/exe", O_RDONLY);
+    if (f5 < 0) Die("open");
+    step("file opened and touched on cpu 0", f5, 5001, "file");
+    std::thread other5([&] {
+      pin(1);
+      close(f5);
+      if (socket(AF_INET, SOCK_STREAM, 0) != f5) Die("the socket did not reuse the file's fd number");
+    });
+    other5.join();
+    step("socket at its number, made on cpu 1, touched on cpu 0", f5, 5002, "socket");
+    close(f5);
+    int f6 = open("/proc/self/exe", O_RDONLY);
+    if (f6 < 0) Die("open");
+    step("file opened and touched on cpu 0 (again)", f6, 6001, "file");
+    std::thread other6([&] {
+      pin(1);
+      close(f6);
+      if (open("/proc/self/cmdline", O_RDONLY) != f6) Die("the file did not reuse the file's fd number");
+    });
+    other6.join();
+    step("another file at its number, opened on cpu 1, touched on cpu 0", f6, 6002, "file");
+    // 7. No close in between: dup2 on CPU 1 of another file over it.
+    std::thread other7([&] {
+      pin(1);
+      int g = open("/proc/self/exe", O_RDONLY);
+      if (g < 0 || dup2(g, f6) != f6) Die("dup2");
+      close(g);
+    });
+    other7.join();
+    step("a file dup2-ed over it on cpu 1, touched on cpu 0", f6, 7001, "file");
+    close(f6);
   }
   return steps;
 }
