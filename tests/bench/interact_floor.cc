@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/process_select.h"
 #include "interact_floor.skel.h"
 
 namespace {
@@ -42,16 +43,7 @@ void OnSignal(int) { g_stop = 1; }
 
 // The cgroup v2 root, where jackdaw attaches the group's sock_release hook.
 int OpenCgroupRoot() {
-  FILE* f = fopen("/proc/self/mounts", "re");
-  if (!f) return -1;
-  char dev[256], dir[4096], type[64];
-  std::string root;
-  while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3)
-    if (strcmp(type, "cgroup2") == 0) {
-      root = dir;
-      break;
-    }
-  fclose(f);
+  const std::string root = jackdaw::capture::CgroupV2Mount();
   return root.empty() ? -1 : open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 

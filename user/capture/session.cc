@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "capture/listeners.h"
+#include "capture/process_select.h"
 #include "app.skel.h"
 #include "block.skel.h"
 #include "interact.skel.h"
@@ -161,16 +162,7 @@ bool HasPrefix(const char* s, const char* prefix) { return strncmp(s, prefix, st
 // the root of the cgroup v2 hierarchy, which every process descends from;
 // nullptr when there is no cgroup2 mount or the kernel refuses.
 bpf_link* AttachToCgroupRoot(bpf_program* prog) {
-  FILE* f = fopen("/proc/self/mounts", "re");
-  if (!f) return nullptr;
-  char dev[256], dir[4096], type[64];
-  std::string root;
-  while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3)
-    if (strcmp(type, "cgroup2") == 0) {
-      root = dir;
-      break;
-    }
-  fclose(f);
+  const std::string root = CgroupV2Mount();
   if (root.empty()) return nullptr;
   const int fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return nullptr;
