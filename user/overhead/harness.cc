@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,10 @@
 
 namespace jackdaw::overhead {
 namespace {
+
+// How long a tracer may take to write out and exit once told to stop (perf
+// writing a large file on a loaded machine takes seconds, not this).
+constexpr int kTracerStopGraceMs = 20000;
 
 double SelfCpuS() {
   rusage ru{};
@@ -117,8 +122,8 @@ class PerfTracer : public ActiveTracer {
     return Status::Ok();
   }
   StatusOr<Sample> Detach() override {
-    child_->Signal(SIGINT);
-    ExitInfo e = child_->Wait();
+    ExitInfo e = child_->Stop(SIGINT, kTracerStopGraceMs);
+    if (e.forced) return ErrStatus("perf record did not exit within %d s of SIGINT", kTracerStopGraceMs / 1000);
     Sample s;
     s.tracer_cpu_s = e.cpu_s;
     s.bytes = FileSize(path_);
@@ -184,8 +189,12 @@ class BpftraceTracer : public ActiveTracer {
       if (now == size) break;
       size = now;
     }
-    child_->Signal(SIGINT);
-    ExitInfo e = child_->Wait();
+    ExitInfo e = child_->Stop(SIGINT, kTracerStopGraceMs);
+    if (e.forced)
+      fprintf(stderr,
+              "jackdaw overhead: bpftrace did not exit within %d s of SIGINT and was killed; its row counts the "
+              "events it printed, and may miss losses it had not yet reported\n",
+              kTracerStopGraceMs / 1000);
     Sample s;
     s.tracer_cpu_s = e.cpu_s;
     std::ifstream in(path_, std::ios::binary);

@@ -127,20 +127,49 @@ StatusOr<std::string> Child::WaitForLine(const std::string& needle, int timeout_
   return ErrStatus("'%s' did not appear in the output of pid %d", needle.c_str(), pid_);
 }
 
-ExitInfo Child::Wait() {
+ExitInfo Child::Wait() { return Reap(0, 0); }
+
+ExitInfo Child::Stop(int sig, int grace_ms) {
+  Signal(sig);
+  return Reap(sig, grace_ms);
+}
+
+ExitInfo Child::Reap(int sig, int grace_ms) {
   Go();
   ExitInfo e;
+  const uint64_t start = MonotonicNs();
+  uint64_t last_signal = start;
   std::vector<pollfd> fds;
   for (int fd : {out_fd_, err_fd_})
     if (fd >= 0) fds.push_back({fd, POLLIN, 0});
-  while (!fds.empty()) {
-    if (poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) break;
-    for (size_t i = 0; i < fds.size(); ++i) {
+  auto exited = [this] {
+    siginfo_t info{};
+    return waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_;
+  };
+  // Without a stop schedule the pipes' end is the child's; with one, its
+  // exit is checked too, since a grandchild may hold the pipes open.
+  while (!fds.empty() || (sig > 0 && !exited())) {
+    const int timeout_ms = sig > 0 ? 200 : -1;
+    const int n = fds.empty() ? poll(nullptr, 0, timeout_ms) : poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0 && errno != EINTR) break;
+    for (size_t i = 0; n > 0 && i < fds.size(); ++i) {
       if (!fds[i].revents) continue;
       if (!Drain(fds[i].fd, fds[i].fd == out_fd_ ? &out_ : &err_)) {
         fds.erase(fds.begin() + i);
         break;
       }
+    }
+    if (sig <= 0 || exited()) continue;
+    const uint64_t now = MonotonicNs();
+    if (now - start >= uint64_t(grace_ms) * 1000000) {
+      kill(pid_, SIGKILL);
+      e.forced = true;
+      sig = 0;  // the kill ends it; back to waiting for the pipes' end
+    } else if (now - last_signal >= 1000000000ull) {
+      // Past a quarter of the grace, SIGTERM: a tracer that let its stop
+      // signal go by has ended on it at once.
+      kill(pid_, now - start >= uint64_t(grace_ms) * 250000 ? SIGTERM : sig);
+      last_signal = now;
     }
   }
   rusage ru{};
