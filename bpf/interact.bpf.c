@@ -559,7 +559,7 @@ static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, _
 	n->opening = OPEN_DONE;
 	if (tp) {
 		n->flags |= JDW_IA_PARTIAL;
-		stat_inc(JDW_IA_STAT_ROLE_GUESSED);
+		n->guessed = 1; /* counted once its owner is known (owner_ok) */
 		/* Traffic before this first message belongs to no interaction
 		 * we saw begin: count segments from here. */
 		if (d == DIR_IN ? (tp->data_segs_out > 0 || tp->data_segs_in > 1) : tp->data_segs_in > 0) {
@@ -610,6 +610,8 @@ static __always_inline bool owner_ok(struct conn *c, struct sock *sk, __u64 key,
 			bpf_map_delete_elem(&jdw_ia_conns, &key);
 		return false;
 	}
+	if (c->guessed)
+		stat_inc(JDW_IA_STAT_ROLE_GUESSED);
 	return true;
 }
 

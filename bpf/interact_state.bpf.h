@@ -97,7 +97,7 @@ struct conn {
 	__u8 owned;        /* tgid/cgroup known (an application touched it) */
 	__u8 protocol;
 	__u8 opening;      /* OPEN_* */
-	__u8 reserved;
+	__u8 guessed;      /* role from the first message: its open not seen */
 	__u16 family;
 	__u16 lport, rport;
 	__u32 last_rx;     /* TCP bytes_received (minus FIN) at the last arrival */

@@ -90,7 +90,7 @@ struct jdw_ia_class_stats {
 	X(REUSED, 9, "stale entries of freed sockets replaced (their interaction in flight lost)") \
 	X(SETUP, 10, "set-up exchanges (the answer to a server's greeting): the connection's, not interactions") \
 	X(ONE_WAY, 11, "one-way exchanges (no response before the close): the connection's, not interactions") \
-	X(ROLE_GUESSED, 12, "TCP connections whose open was not seen (older than the session): role from the first message, flagged partial")
+	X(ROLE_GUESSED, 12, "traced TCP connections whose open was not seen (older than the session): role from the first message, flagged partial")
 
 enum jdw_ia_stat {
 #define JDW_IA_STAT_ENUM(name, id, desc) JDW_IA_STAT_##name = id,
