@@ -11,7 +11,9 @@
  *   sk_data_ready       inbound data queued on a socket: inbound message times
  *   sock_recv_length    the application read from a socket: first read, bytes
  *   sock_send_length    the application wrote to a socket: outbound message
- *   inet_sock_set_state our side closing / the socket gone: completion, cleanup
+ *   inet_sock_set_state a TCP connection opening (its role: passive or active
+ *                       open), our side closing / the socket gone:
+ *                       completion, cleanup
  *   block_io_start      disk I/O submitted by a task (optional, rare)
  *   sched_process_fork  a traced process's child joins the pid filter (the
  *                       sched group does this in a full capture; forks are
@@ -28,6 +30,7 @@
  * protocol does not do that, and the worst case is a mis-split interaction,
  * never a fault. */
 #include "interact_state.bpf.h"
+#include "interact_emit.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -146,183 +149,13 @@ int BPF_PROG(ia_sched_process_fork, struct task_struct *parent, struct task_stru
 
 /* ---- completion -------------------------------------------------------- */
 
-static __always_inline __u32 hist_bucket(__u64 ns)
-{
-	__u64 us = ns / 1000, v;
-	__u32 msb = 0;
-
-	if (us < 4)
-		return us;
-	v = us;
-	if (v >> 32) { v >>= 32; msb += 32; }
-	if (v >> 16) { v >>= 16; msb += 16; }
-	if (v >> 8) { v >>= 8; msb += 8; }
-	if (v >> 4) { v >>= 4; msb += 4; }
-	if (v >> 2) { v >>= 2; msb += 2; }
-	if (v >> 1) { msb += 1; }
-	if (msb > 27)
-		return JDW_IA_HIST_BUCKETS - 1;
-	return 4 * (msb - 1) + ((us >> (msb - 2)) & 3);
-}
-
-static __always_inline __u64 span(__u64 from, __u64 to)
-{
-	return from && to > from ? to - from : 0;
-}
-
-static __always_inline void fold_class(struct jdw_ia_control *ctl, struct conn *c,
-				       struct thread_time *t)
-{
-	struct jdw_ia_class_key key = {};
-	struct jdw_ia_class_stats *s;
-	__u64 kernel, app, send, total;
-	__u32 b, i;
-
-	key.family = c->family;
-	key.role = c->role;
-	key.epoch = ctl->epoch;
-	if (ctl->class_flags & JDW_IA_CLASS_BY_PORT)
-		key.port = c->role == JDW_ROLE_SERVER ? c->lport : c->rport;
-	if (ctl->class_flags & JDW_IA_CLASS_BY_PID)
-		key.tgid = c->tgid;
-	if (c->family == AF_INET) {
-		__u32 bits = ctl->class_prefix4 > 32 ? 32 : ctl->class_prefix4;
-		__u32 a, mask = bits ? ~0u << (32 - bits) : 0;
-
-		__builtin_memcpy(&a, c->raddr, 4);
-		a = bpf_htonl(bpf_ntohl(a) & mask);
-		__builtin_memcpy(key.raddr, &a, 4);
-	} else {
-		__u32 bits = ctl->class_prefix6 > 128 ? 128 : ctl->class_prefix6;
-
-		for (i = 0; i < 16; i++) {
-			__u32 keep = bits >= 8 * (i + 1) ? 8 : (bits > 8 * i ? bits - 8 * i : 0);
-
-			key.raddr[i] = c->raddr[i] & (__u8)(0xff00 >> keep);
-		}
-	}
-	s = bpf_map_lookup_elem(&jdw_ia_classes, &key);
-	if (!s) {
-		static const struct jdw_ia_class_stats zero;
-
-		bpf_map_update_elem(&jdw_ia_classes, &key, &zero, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&jdw_ia_classes, &key);
-		if (!s) {
-			stat_inc(JDW_IA_STAT_CLASS_FULL);
-			return;
-		}
-	}
-	if (c->role == JDW_ROLE_SERVER) {
-		kernel = span(c->req_start, c->in_read);
-		app = span(c->in_read, c->resp_start);
-		send = span(c->resp_start, c->resp_end);
-	} else {
-		kernel = span(c->resp_start, c->in_read);
-		app = span(c->req_end, c->resp_start);
-		send = span(c->resp_start, c->resp_end);
-	}
-	total = span(c->req_start, c->resp_end);
-	s->count += 1;
-	s->req_bytes += c->req_bytes;
-	s->resp_bytes += c->resp_bytes;
-	s->req_packets += c->req_packets;
-	s->resp_packets += c->resp_packets;
-	s->kernel_ns += kernel;
-	s->app_ns += app;
-	s->send_ns += send;
-	s->total_ns += total;
-	s->oncpu_ns += t->oncpu;
-	s->runq_ns += t->runq;
-	s->blocked_ns += t->blocked;
-	s->disk_ios += t->disk_ios;
-	s->disk_bytes += t->disk_bytes;
-	if (c->flags & ~JDW_IA_CLOSED) /* closing is how most interactions end */
-		s->flagged += 1;
-	b = hist_bucket(total);
-	barrier_var(b); /* keep the bounds check on the register used to index */
-	if (b < JDW_IA_HIST_BUCKETS)
-		s->hist[b] += 1;
-	stat_inc(JDW_IA_STAT_CLASSED);
-}
-
-static __always_inline void emit_record(struct conn *c, __u64 sk, struct thread_time *t)
-{
-	struct jdw_control *ctl = jdw_ctl();
-	struct jdw_interaction_record *r;
-	__u64 id = ((__u64)c->tgid << 32) | c->thr[1].tid;
-	void *ring;
-
-	if (!ctl)
-		return;
-	if (!c->thr[1].tid)
-		id = ((__u64)c->tgid << 32) | c->thr[0].tid;
-	r = jdw_reserve_as(JDW_GROUP_INTERACT, JDW_EVENT_INTERACTION, sizeof(*r), &ring, JDW_CTX_TASK, id);
-	if (!r) {
-		stat_inc(JDW_IA_STAT_RING_LOST);
-		return;
-	}
-	r->body.sk = sk;
-	r->body.cgroup = c->cgroup;
-	r->body.req_start = c->req_start;
-	r->body.req_end = c->req_end;
-	r->body.resp_start = c->resp_start;
-	r->body.resp_end = c->resp_end;
-	r->body.in_read = c->in_read;
-	r->body.req_bytes = c->req_bytes;
-	r->body.resp_bytes = c->resp_bytes;
-	r->body.req_packets = c->req_packets;
-	r->body.resp_packets = c->resp_packets;
-	r->body.oncpu_ns = t->oncpu;
-	r->body.runq_ns = t->runq;
-	r->body.blocked_ns = t->blocked;
-	r->body.disk_bytes = t->disk_bytes;
-	r->body.disk_ios = t->disk_ios;
-	/* server: the reader of the request, then the writer of the response;
-	 * client: the writer of the request, then the reader. */
-	r->body.req_tid = c->thr[0].tid;
-	r->body.resp_tid = c->thr[1].tid ? c->thr[1].tid : c->thr[0].tid;
-	r->body.seq = c->seq;
-	r->body.family = c->family;
-	r->body.protocol = c->protocol;
-	r->body.lport = c->lport;
-	r->body.rport = c->rport;
-	__builtin_memcpy(r->body.laddr, c->laddr, 16);
-	__builtin_memcpy(r->body.raddr, c->raddr, 16);
-	r->body.role = c->role;
-	r->body.flags = c->flags;
-	r->body.reserved = 0;
-	r->body.reserved2 = 0;
-	jdw_submit(r, ring, ctl);
-	stat_inc(JDW_IA_STAT_EMITTED);
-}
-
-/* A serving thread's share between its first and last touch: the run-queue
- * wait is exact (run_delay), the on-CPU time exact up to when the clocks of
- * the two snapshots' run queues were last updated (at most a tick, only
- * across a migration; clamped to the span), the blocked time the rest. */
-static __always_inline void add_thread_time(const struct thread_slot *th, struct thread_time *t)
-{
-	__u64 span, runq, oncpu;
-
-	if (!th->tid)
-		return;
-	span = th->end.ts - th->start.ts;
-	runq = th->end.runq - th->start.runq;
-	if (runq > span)
-		runq = span;
-	oncpu = th->end.oncpu - th->start.oncpu;
-	if ((__s64)oncpu < 0)
-		oncpu = 0;
-	if (oncpu > span - runq)
-		oncpu = span - runq;
-	t->oncpu += oncpu;
-	t->runq += runq;
-	t->blocked += span - runq - oncpu;
-	t->disk_bytes += th->end.disk_bytes - th->start.disk_bytes;
-	t->disk_ios += th->end.disk_ios - th->start.disk_ios;
-}
-
-/* The interaction is complete: emit or fold it, then start afresh. */
+/* The exchange in flight is over: emit or fold it if it is an interaction,
+ * then start afresh. As in the join (LANGUAGE.md, "Messages and
+ * interactions"), an exchange without bytes both ways (a goodbye, a request
+ * the close cut short) and the set-up exchange that answers a greeting are
+ * the connection's, counted, not interactions; data the response way before
+ * any request (the greeting itself, or the tail of a response whose request
+ * came before tracing) belongs to no exchange. */
 static __always_inline void complete(struct conn *c, __u64 sk)
 {
 	struct jdw_ia_control *ictl = ia_ctl();
@@ -330,25 +163,31 @@ static __always_inline void complete(struct conn *c, __u64 sk)
 	__u32 mode;
 	int i;
 
-	if (!c->req_start)
-		return; /* nothing begun: keep the connection's flags (PARTIAL) */
-	if (c->owned && !c->ignored && ictl) {
-		for (i = 0; i < 2; i++)
-			add_thread_time(&c->thr[i], &t);
-		if (!c->resp_start)
-			c->flags |= JDW_IA_NO_RESPONSE;
-		mode = ictl->mode ? ictl->mode : JDW_IA_MODE_RECORDS;
-		if (mode & JDW_IA_MODE_RECORDS)
-			emit_record(c, sk, &t);
-		if (mode & JDW_IA_MODE_CLASSES)
-			fold_class(ictl, c, &t);
-		c->seq += 1;
+	if (c->req_start && c->owned && !c->ignored && ictl) {
+		if (!c->resp_start) {
+			stat_inc(JDW_IA_STAT_ONE_WAY);
+		} else if (c->opening == OPEN_SETUP) {
+			stat_inc(JDW_IA_STAT_SETUP);
+		} else {
+			for (i = 0; i < 2; i++)
+				add_thread_time(&c->thr[i], &t);
+			mode = ictl->mode ? ictl->mode : JDW_IA_MODE_RECORDS;
+			if (mode & JDW_IA_MODE_RECORDS)
+				emit_record(c, sk, &t);
+			if (mode & JDW_IA_MODE_CLASSES)
+				fold_class(ictl, c, &t);
+			c->seq += 1;
+		}
 	}
+	if (c->req_start) {
+		if (c->opening == OPEN_SETUP)
+			c->opening = OPEN_DONE;
+		c->flags = 0;
+	} /* else nothing begun: keep the connection's flags (PARTIAL) */
 	c->req_start = c->req_end = c->resp_start = c->resp_end = 0;
 	c->req_bytes = c->resp_bytes = 0;
 	c->req_packets = c->resp_packets = 0;
 	c->in_read = 0;
-	c->flags = 0;
 	__builtin_memset(c->thr, 0, sizeof(c->thr));
 }
 
@@ -422,8 +261,16 @@ static __always_inline void on_data(struct conn *c, const struct sock *sk, const
 		end_message(c, tp, c->dir);
 	if (d == req_dir) {
 		complete(c, skp);
+		if (c->opening == OPEN_GREETED)
+			c->opening = OPEN_SETUP;
+		else if (c->opening == OPEN_FRESH)
+			c->opening = OPEN_DONE;
 		c->req_start = now;
 	} else {
+		/* The connection's first message goes the response way: the
+		 * server spoke first. */
+		if (c->opening == OPEN_FRESH)
+			c->opening = OPEN_GREETED;
 		c->resp_start = now;
 		/* Request bytes still unread when the response begins belong to
 		 * the next request: the requests were pipelined. */
@@ -467,15 +314,48 @@ static __always_inline bool same_sock(const struct conn *c, const struct sock *s
 	       c->rport == bpf_ntohs(sk->__sk_common.skc_dport);
 }
 
+/* A new connection's state in the per-CPU scratch, from the socket. */
+static __always_inline struct conn *new_conn(const struct sock *sk, __u8 role, __u64 now)
+{
+	__u32 zero = 0;
+	struct conn *n = bpf_map_lookup_elem(&jdw_ia_scratch, &zero);
+
+	if (!n)
+		return NULL;
+	__builtin_memset(n, 0, sizeof(*n));
+	n->last_ts = now;
+	n->role = role;
+	n->family = sk->__sk_common.skc_family;
+	n->protocol = sk->sk_protocol;
+	n->lport = sk->__sk_common.skc_num;
+	n->rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	if (n->family == AF_INET) {
+		__builtin_memcpy(n->laddr, &sk->__sk_common.skc_rcv_saddr, 4);
+		__builtin_memcpy(n->raddr, &sk->__sk_common.skc_daddr, 4);
+	} else {
+		BPF_CORE_READ_INTO(n->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(n->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	}
+	return n;
+}
+
 /* Finds the socket's state, creating it when `create` (an event of
- * direction `d`): the first message's direction decides the role. */
+ * direction `d`). A TCP connection's entry is made when it opens
+ * (ia_inet_sock_set_state), with the role of how it opened; one found
+ * without is older than the session (or its entry was evicted, or the table
+ * was full then). Its role then comes from the direction of the first
+ * message we see, as SysProf defines it -- right for client-first protocols,
+ * wrong for a server-first one whose greeting we saw -- and its first
+ * interaction is flagged PARTIAL. Data on a socket not yet ESTABLISHED (TCP
+ * Fast Open) says how it opened by the state itself. UDP has no open: the
+ * first datagram's direction decides. */
 static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, __u8 d, bool create,
 					     __u64 now)
 {
 	struct conn *c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
-	struct tcp_sock *tp;
+	__u8 role = d == DIR_IN ? JDW_ROLE_SERVER : JDW_ROLE_CLIENT;
+	struct tcp_sock *tp = NULL;
 	__u64 update = BPF_NOEXIST;
-	__u32 zero = 0;
 	struct conn *n;
 
 	if (c && same_sock(c, sk))
@@ -488,35 +368,32 @@ static __always_inline struct conn *get_conn(const struct sock *sk, __u64 key, _
 		stat_inc(JDW_IA_STAT_REUSED);
 		update = BPF_ANY;
 	}
-	n = bpf_map_lookup_elem(&jdw_ia_scratch, &zero);
+	if (sk->sk_protocol == IPPROTO_TCP) {
+		__u8 state = sk->__sk_common.skc_state;
+
+		if (state == TCP_SYN_RECV)
+			role = JDW_ROLE_SERVER;
+		else if (state == TCP_SYN_SENT)
+			role = JDW_ROLE_CLIENT;
+		else
+			tp = as_tcp(sk);
+	}
+	n = new_conn(sk, role, now);
 	if (!n)
 		return NULL;
-	__builtin_memset(n, 0, sizeof(*n));
-	n->last_ts = now;
-	n->role = d == DIR_IN ? JDW_ROLE_SERVER : JDW_ROLE_CLIENT;
-	n->family = sk->__sk_common.skc_family;
-	n->protocol = sk->sk_protocol;
-	n->lport = sk->__sk_common.skc_num;
-	n->rport = bpf_ntohs(sk->__sk_common.skc_dport);
-	if (n->family == AF_INET) {
-		__builtin_memcpy(n->laddr, &sk->__sk_common.skc_rcv_saddr, 4);
-		__builtin_memcpy(n->raddr, &sk->__sk_common.skc_daddr, 4);
-	} else {
-		BPF_CORE_READ_INTO(n->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
-		BPF_CORE_READ_INTO(n->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
-	}
-	tp = n->protocol == IPPROTO_TCP ? as_tcp(sk) : NULL;
+	n->opening = OPEN_DONE;
 	if (tp) {
-		/* Traffic before this first message means tracing began
-		 * mid-connection. */
+		n->flags |= JDW_IA_PARTIAL;
+		n->guessed = 1; /* counted once its owner is known (owner_ok) */
+		/* Traffic before this first message belongs to no interaction
+		 * we saw begin: count segments from here. */
 		if (d == DIR_IN ? (tp->data_segs_out > 0 || tp->data_segs_in > 1) : tp->data_segs_in > 0) {
-			/* Count from here: earlier segments belong to no
-			 * interaction we saw begin. */
-			n->flags |= JDW_IA_PARTIAL;
 			n->msg[0].seg_mark = tp->data_segs_in - (d == DIR_IN ? 1 : 0);
 			n->msg[1].seg_mark = tp->data_segs_out;
 		}
 		n->last_rx = (__u32)tp->bytes_received;
+	} else if (n->protocol == IPPROTO_TCP) {
+		n->opening = OPEN_FRESH;
 	}
 	if (bpf_map_update_elem(&jdw_ia_conns, &key, n, update) != 0) {
 		stat_inc(JDW_IA_STAT_CONNS_FULL);
@@ -558,6 +435,8 @@ static __always_inline bool owner_ok(struct conn *c, struct sock *sk, __u64 key,
 			bpf_map_delete_elem(&jdw_ia_conns, &key);
 		return false;
 	}
+	if (c->guessed)
+		stat_inc(JDW_IA_STAT_ROLE_GUESSED);
 	return true;
 }
 
@@ -673,15 +552,56 @@ int BPF_PROG(ia_sock_send_length, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
-/* Our side closing (FIN_WAIT1 / LAST_ACK) completes the interaction in
- * flight; the socket reaching CLOSE drops its state. The peer's FIN alone
- * (CLOSE_WAIT) does not: a client may half-close before the response. */
+/* A TCP connection opening: its entry, made here rather than at its first
+ * data, carries the role of how it opened -- a passive open (the accepted
+ * child's SYN_RECV -> ESTABLISHED) is the server, an active one (SYN_SENT
+ * -> ESTABLISHED) the client -- because the first message's direction is
+ * wrong whenever the server speaks first (a MySQL/MariaDB handshake, an
+ * SMTP, FTP, POP3 or IMAP banner, SSH's version string). Once per
+ * connection of the machine, as the entry made at the first arrival was;
+ * the filters apply at the first application touch, as before. */
+static __always_inline void on_open(const struct sock *sk, __u64 key, int oldstate)
+{
+	__u16 family = sk->__sk_common.skc_family;
+	struct conn *n, *c;
+	long err;
+
+	if (sk->sk_protocol != IPPROTO_TCP || (family != AF_INET && family != AF_INET6) || !group_on())
+		return;
+	n = new_conn(sk, oldstate == TCP_SYN_RECV ? JDW_ROLE_SERVER : JDW_ROLE_CLIENT, bpf_ktime_get_ns());
+	if (!n)
+		return;
+	n->opening = OPEN_FRESH;
+	err = bpf_map_update_elem(&jdw_ia_conns, &key, n, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		c = bpf_map_lookup_elem(&jdw_ia_conns, &key);
+		if (c && same_sock(c, sk))
+			return; /* data came first (TCP Fast Open): made then, role known */
+		stat_inc(JDW_IA_STAT_REUSED);
+		err = bpf_map_update_elem(&jdw_ia_conns, &key, n, BPF_ANY);
+	}
+	if (err) {
+		stat_inc(JDW_IA_STAT_CONNS_FULL);
+		return;
+	}
+	stat_inc(JDW_IA_STAT_CONNS);
+}
+
+/* A connection opening makes its entry (on_open). Our side closing
+ * (FIN_WAIT1 / LAST_ACK) completes the interaction in flight; the socket
+ * reaching CLOSE drops its state. The peer's FIN alone (CLOSE_WAIT) does
+ * not: a client may half-close before the response. */
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(ia_inet_sock_set_state, const struct sock *sk, const int oldstate, const int newstate)
 {
 	__u64 key = (__u64)sk;
 	struct conn *c;
 
+	if (newstate == TCP_ESTABLISHED) {
+		if (oldstate == TCP_SYN_SENT || oldstate == TCP_SYN_RECV)
+			on_open(sk, key, oldstate);
+		return 0;
+	}
 	if (newstate != TCP_FIN_WAIT1 && newstate != TCP_LAST_ACK && newstate != TCP_CLOSE)
 		return 0;
 	c = bpf_map_lookup_elem(&jdw_ia_conns, &key);

@@ -16,6 +16,8 @@
 #define RCV_SHUTDOWN 1
 /* include/net/tcp_states.h */
 #define TCP_ESTABLISHED 1
+#define TCP_SYN_SENT 2
+#define TCP_SYN_RECV 3
 #define TCP_FIN_WAIT1 4
 #define TCP_CLOSE 7
 #define TCP_CLOSE_WAIT 8
@@ -25,6 +27,18 @@
 #define DIR_NONE 0
 #define DIR_IN 1
 #define DIR_OUT 2
+
+#define EEXIST 17
+
+/* Where a connection stands in its opening (struct conn.opening): a
+ * server-first protocol's greeting and the exchange that answers it are
+ * the connection's set-up, not interactions (LANGUAGE.md, "Connection
+ * set-up"; the join's rule). Only a connection whose open was seen can
+ * tell a greeting: the role must be known before the first message. */
+#define OPEN_FRESH 0    /* opened while traced, no message yet */
+#define OPEN_GREETED 1  /* its first message went the response way: a greeting */
+#define OPEN_SETUP 2    /* the exchange in flight answers the greeting */
+#define OPEN_DONE 3     /* past the opening (or role guessed: unknown) */
 
 /* Disk I/O a task submitted, kept only for tasks that submitted any (the
  * block_io_start hook creates it); the serving threads' times need no
@@ -82,6 +96,8 @@ struct conn {
 	__u8 ignored;      /* owner filtered out */
 	__u8 owned;        /* tgid/cgroup known (an application touched it) */
 	__u8 protocol;
+	__u8 opening;      /* OPEN_* */
+	__u8 guessed;      /* role from the first message: its open not seen */
 	__u16 family;
 	__u16 lport, rport;
 	__u32 last_rx;     /* TCP bytes_received (minus FIN) at the last arrival */

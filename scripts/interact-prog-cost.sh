@@ -8,6 +8,8 @@
 # interleave (a, b, a, b, ...) so machine load touches each alike; the
 # statistics add two clock reads per program run, so the absolute figures
 # are an upper bound and the comparison is what counts.
+# CLOSE=1: a new connection per request (wrk sends Connection: close), for
+# what a connection's open and close cost, which keep-alive hides.
 # Usage: interact-prog-cost.sh REPS SECONDS JACKDAW [JACKDAW...]
 set -euo pipefail
 reps=${1:?usage: interact-prog-cost.sh REPS SECONDS JACKDAW [JACKDAW...]}
@@ -49,7 +51,11 @@ for r in $(seq "$reps"); do
 				((.id as $i | $old[0] | index($i)) == null)) | {id, name, run_cnt: (.run_cnt // 0), run_time_ns: (.run_time_ns // 0)}]'
 		}
 		progs > "$work/before"
-		n=$(wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" | awk '/requests in/ {print $1}')
+		if [ "${CLOSE:-0}" = 1 ]; then
+			n=$(wrk -t1 -c10 -d"${secs}s" -H "Connection: close" "http://127.0.0.1:$port/5k.html" | awk '/requests in/ {print $1}')
+		else
+			n=$(wrk -t1 -c10 -d"${secs}s" "http://127.0.0.1:$port/5k.html" | awk '/requests in/ {print $1}')
+		fi
 		progs > "$work/after"
 		kill -INT "$tracer"
 		wait "$tracer" || true

@@ -87,7 +87,10 @@ struct jdw_ia_class_stats {
 	X(FILTERED, 6, "connections ignored by the pid/cgroup filter")       \
 	X(CLOSED, 7, "connections closed")                                   \
 	X(THREADS_FULL, 8, "serving threads not tracked: no task storage")  \
-	X(REUSED, 9, "stale entries of freed sockets replaced (their interaction in flight lost)")
+	X(REUSED, 9, "stale entries of freed sockets replaced (their interaction in flight lost)") \
+	X(SETUP, 10, "set-up exchanges (the answer to a server's greeting): the connection's, not interactions") \
+	X(ONE_WAY, 11, "one-way exchanges (no response before the close): the connection's, not interactions") \
+	X(ROLE_GUESSED, 12, "traced TCP connections whose open was not seen (older than the session): role from the first message, flagged partial")
 
 enum jdw_ia_stat {
 #define JDW_IA_STAT_ENUM(name, id, desc) JDW_IA_STAT_##name = id,

@@ -294,6 +294,13 @@ int Run(const InteractionsArgs& a) {
             static_cast<unsigned long long>(records), static_cast<unsigned long long>(ring_bytes),
             static_cast<unsigned long long>(stats.class_rows), static_cast<unsigned long long>(stats.class_bytes),
             static_cast<unsigned long long>(stats.sweep_bytes));
+    // Not interactions, by the definition the join shares: said so that
+    // a count below the requests sent is explained.
+    fprintf(stderr, "jackdaw: connections' own exchanges: %llu set-up (answering a greeting), %llu one-way; "
+                    "%llu connections older than the session (role from their first message)\n",
+            static_cast<unsigned long long>(stats.counters[JDW_IA_STAT_SETUP]),
+            static_cast<unsigned long long>(stats.counters[JDW_IA_STAT_ONE_WAY]),
+            static_cast<unsigned long long>(stats.counters[JDW_IA_STAT_ROLE_GUESSED]));
     if (stats.counters[JDW_IA_STAT_CONNS_FULL])
       fprintf(stderr, "jackdaw: some connections were not followed: raise --max-conns\n");
   }

@@ -172,9 +172,15 @@ StatusOr<InteractionAgreement> CompareRunInteractions(const RecordedRun& run, co
   ASSIGN_OR_RETURN(auto reader, trace::TraceReader::Open(run.trace));
   ASSIGN_OR_RETURN(auto schema, schema::LoadSchema(schema_name, schema_dirs));
   ASSIGN_OR_RETURN(auto extraction, join::ExtractRequests(*reader, schema, join::Options{}));
+  // On a persistent connection a request is matched by its exchange's
+  // interval, as against the clients (MatchSpans): its own work past the
+  // next exchange's start would overlap that exchange's interaction too.
+  uint64_t overhang = 0;
+  const std::vector<MatchSpan> spans = MatchSpans(extraction.requests, run.shared_connections, &overhang);
   std::vector<ConnSpan> requests;
-  for (const auto& r : extraction.requests) {
-    ConnSpan s{{}, r.start_ns, r.end_ns};
+  for (size_t i = 0; i < extraction.requests.size(); ++i) {
+    const auto& r = extraction.requests[i];
+    ConnSpan s{{}, spans[i].start_ns, spans[i].end_ns};
     for (const auto& c : r.connections) s.ports.push_back(PortOf(c.remote)), s.ports.push_back(PortOf(c.local));
     requests.push_back(std::move(s));
   }

@@ -14,7 +14,9 @@
 // connection are disjoint in time, so on one connection this picks the
 // right one; a merged interaction or request overlaps several and a split
 // one leaves a part unmatched, and neither is guessed around. A pair is
-// one-to-one when each side matches only the other.
+// one-to-one when each side matches only the other. A join request on a
+// persistent connection spans its exchange (MatchSpans, as against the
+// clients): work it does after the next exchange began is not a merge.
 //
 // Timing (issue 11's "consistent with the load driver"): of the one-to-one
 // pairs with the truth, how many interactions lie inside the client's own
