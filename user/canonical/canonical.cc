@@ -30,23 +30,67 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 
 const std::string kInterruptSymbolStr(kInterruptSymbol);
 
-bool HasPrefix(const model::RequestEvent& e, const std::vector<std::string>& prefixes) {
+bool HasPrefix(std::string_view symbol, const std::vector<std::string>& prefixes) {
   for (const std::string& p : prefixes)
-    if (std::string_view(e.symbol).substr(0, p.size()) == p) return true;
+    if (symbol.substr(0, p.size()) == p) return true;
   return false;
 }
 
+// Which of CanonicalOptions' symbol prefix lists a symbol starts with,
+// memoised per interned symbol (model::Symbol: one string per name, so its
+// address is the key). Testing some twenty prefixes on every event of every
+// request was a fifth of canonicalization in `jackdaw live`; a workload has
+// a few dozen symbols. The memo holds for one set of lists: Canonicalize()
+// binds it to its options' lists first (compared by content: a request's
+// few comparisons, not its events'), and options with other lists start it
+// afresh. Per thread, like Canonicalize's scratch.
+class PrefixMemo {
+ public:
+  enum : uint8_t { kScheduling = 1, kDurability = 2, kBlockWrite = 4 };
+  static PrefixMemo& Get() {
+    thread_local PrefixMemo memo;
+    return memo;
+  }
+  void Bind(const CanonicalOptions& o) {
+    if (o.scheduling_symbol_prefixes == scheduling_ && o.durability_symbol_prefixes == durability_ &&
+        o.block_write_symbol_prefixes == block_write_)
+      return;
+    scheduling_ = o.scheduling_symbol_prefixes;
+    durability_ = o.durability_symbol_prefixes;
+    block_write_ = o.block_write_symbol_prefixes;
+    memo_.clear();
+  }
+  uint8_t Of(const model::Symbol& symbol) {
+    const std::string* key = &symbol.str();
+    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+    uint8_t c = 0;
+    if (HasPrefix(*key, scheduling_)) c |= kScheduling;
+    if (HasPrefix(*key, durability_)) c |= kDurability;
+    if (HasPrefix(*key, block_write_)) c |= kBlockWrite;
+    if (memo_.size() >= kMaxSymbols) memo_.clear();
+    memo_.emplace(key, c);
+    return c;
+  }
+
+ private:
+  static constexpr size_t kMaxSymbols = 1 << 14;
+  std::vector<std::string> scheduling_, durability_, block_write_;
+  std::unordered_map<const std::string*, uint8_t> memo_;
+};
+
 // Scheduling, or durability work (CanonicalOptions::durability_symbol_prefixes,
-// which names the join's synthetic io_start of a block write too).
-bool IsSchedulingArtefact(const model::RequestEvent& e, const CanonicalOptions& options) {
+// which names the join's synthetic io_start of a block write too). The
+// prefix lists are the options' through PrefixMemo (bound by Canonicalize).
+bool IsSchedulingArtefact(const model::RequestEvent& e, const CanonicalOptions&) {
   if (e.synthetic != model::SyntheticKind::kNone && e.synthetic != model::SyntheticKind::kIoStart) return false;
-  if (e.synthetic == model::SyntheticKind::kNone && HasPrefix(e, options.scheduling_symbol_prefixes)) return true;
-  return HasPrefix(e, options.durability_symbol_prefixes);
+  const uint8_t c = PrefixMemo::Get().Of(e.symbol);
+  if (e.synthetic == model::SyntheticKind::kNone && (c & PrefixMemo::kScheduling)) return true;
+  return c & PrefixMemo::kDurability;
 }
 
-Demand EventDemand(const model::RequestEvent& e, const CanonicalOptions& options) {
+Demand EventDemand(const model::RequestEvent& e, const CanonicalOptions&) {
   Demand d{e.cpu_ns, e.disk_bytes, e.net_bytes};
-  if (e.disk_bytes && HasPrefix(e, options.block_write_symbol_prefixes)) d.disk_write_bytes = e.disk_bytes;
+  if (e.disk_bytes && (PrefixMemo::Get().Of(e.symbol) & PrefixMemo::kBlockWrite)) d.disk_write_bytes = e.disk_bytes;
   return d;
 }
 
@@ -369,6 +413,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     out.msg_out_bytes = request.msg_out_bytes;
   }
   if (request.events.empty()) return out;
+  PrefixMemo::Get().Bind(options);
   Augmented aug;
   const bool augmented = options.infer_unobserved_joins && InferUnobservedJoins(request, options, &aug);
   out.stats.inferred_joins = aug.inferred;

@@ -4,6 +4,23 @@
 
 namespace jackdaw::join {
 
+uint32_t EarlyPackets::NewSlot() {
+  if (free_slots_.empty()) {
+    pool_.emplace_back();
+    return static_cast<uint32_t>(pool_.size() - 1);
+  }
+  const uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  return slot;
+}
+
+void EarlyPackets::FreeSlot(uint32_t slot) {
+  std::vector<Ev>& v = pool_[slot];
+  if (v.capacity() > kMaxKeptCapacity) std::vector<Ev>().swap(v);
+  else v.clear();
+  free_slots_.push_back(slot);
+}
+
 void EarlyPackets::Drop(std::vector<Ev>& held) {
   held_ -= held.size();
   stats_.early_packets_dropped += held.size();
@@ -11,57 +28,56 @@ void EarlyPackets::Drop(std::vector<Ev>& held) {
 }
 
 void EarlyPackets::Named(uint64_t conn_key, uint64_t sk) {
-  if (by_conn_.empty()) return;
-  auto held = by_conn_.find(conn_key);
-  if (held == by_conn_.end()) return;
-  std::vector<Ev>& dst = by_sock_[sk];
-  Drop(dst);  // an older connection's, never used by a request
-  dst = std::move(held->second);
-  by_conn_.erase(held);
+  if (by_conn_.size() == 0) return;
+  const size_t at = by_conn_.FindIndex(conn_key);
+  if (at == by_conn_.kNpos) return;
+  const uint32_t slot = by_conn_.ValueAt(at);
+  by_conn_.EraseAt(at);
+  bool fresh;
+  uint32_t* dst = by_sock_.FindOrInsert(sk, &fresh);
+  if (!fresh) {
+    Drop(pool_[*dst]);  // an older connection's, never used by a request
+    FreeSlot(*dst);
+  }
+  *dst = slot;
 }
 
 void EarlyPackets::JoinInto(Set& s, uint64_t sk) {
-  auto held = by_sock_.find(sk);
-  if (held == by_sock_.end()) return;
-  for (const Ev& ev : held->second) {
+  const size_t at = by_sock_.FindIndex(sk);
+  if (at == by_sock_.kNpos) return;
+  const uint32_t slot = by_sock_.ValueAt(at);
+  by_sock_.EraseAt(at);
+  const std::vector<Ev>& held = pool_[slot];
+  for (const Ev& ev : held) {
     s.events.push_back(ev);  // earlier seq: emission restores the order
     s.first_ts = std::min(s.first_ts, ev.ts);
   }
-  stats_.events_joined += held->second.size();
-  stats_.early_packets_joined += held->second.size();
-  held_ -= held->second.size();
-  by_sock_.erase(held);
-}
-
-std::vector<Ev> EarlyPackets::TakeNamed(uint64_t sk) {
-  std::vector<Ev> out;
-  auto held = by_sock_.find(sk);
-  if (held == by_sock_.end()) return out;
-  out.swap(held->second);
-  held_ -= out.size();
-  by_sock_.erase(held);
-  return out;
+  stats_.events_joined += held.size();
+  stats_.early_packets_joined += held.size();
+  held_ -= held.size();
+  FreeSlot(slot);
 }
 
 void EarlyPackets::ExpireBefore(uint64_t horizon) {
   if (!held_) return;
   for (auto* held_map : {&by_conn_, &by_sock_}) {
-    for (auto it = held_map->begin(); it != held_map->end();) {
-      if (!it->second.empty() && it->second.back().ts >= horizon) {
-        ++it;
-        continue;
-      }
-      Drop(it->second);
-      it = held_map->erase(it);
-    }
+    held_map->EraseIf([&](uint64_t, uint32_t& slot) {
+      std::vector<Ev>& held = pool_[slot];
+      if (!held.empty() && held.back().ts >= horizon) return false;
+      Drop(held);
+      FreeSlot(slot);
+      return true;
+    });
   }
 }
 
 void EarlyPackets::DropAll() {
   stats_.early_packets_dropped += held_;
   held_ = 0;
-  by_conn_.clear();
-  by_sock_.clear();
+  by_conn_.Clear();
+  by_sock_.Clear();
+  pool_.clear();
+  free_slots_.clear();
 }
 
 }  // namespace jackdaw::join

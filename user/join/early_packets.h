@@ -13,10 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "join/event_set.h"
+#include "join/flat_map.h"
 #include "join/stats.h"
 
 namespace jackdaw::join {
@@ -37,7 +37,10 @@ class EarlyPackets {
       stats_.early_packets_dropped++;
       return;
     }
-    std::vector<Ev>& held = by_conn_[conn_key];
+    bool fresh;
+    uint32_t* slot = by_conn_.FindOrInsert(conn_key, &fresh);
+    if (fresh) *slot = NewSlot();
+    std::vector<Ev>& held = pool_[*slot];
     if (!held.empty() && held.front().ts + timeout_ns < ts) Drop(held);
     if (held.size() >= kPerConn) {
       stats_.early_packets_dropped++;
@@ -52,10 +55,21 @@ class EarlyPackets {
   // A request's first use of `sk`: appends the packets held for it to `s`.
   void JoinInto(Set& s, uint64_t sk);
   // Takes the packets named for `sk` (the message rule hands them to the
-  // connection's messages instead of its first request).
-  std::vector<Ev> TakeNamed(uint64_t sk);
+  // connection's messages instead of its first request): calls fn(const Ev&)
+  // for each, in the order they were held.
+  template <typename Fn>
+  void TakeNamed(uint64_t sk, Fn&& fn) {
+    const size_t at = by_sock_.FindIndex(sk);
+    if (at == by_sock_.kNpos) return;
+    const uint32_t slot = by_sock_.ValueAt(at);
+    by_sock_.EraseAt(at);
+    std::vector<Ev>& held = pool_[slot];
+    held_ -= held.size();
+    for (const Ev& ev : held) fn(ev);
+    FreeSlot(slot);
+  }
   // Any packets named and waiting for a request (the hot path's check).
-  bool AnyNamed() const { return !by_sock_.empty(); }
+  bool AnyNamed() const { return by_sock_.size() != 0; }
 
   // Drops held packets whose last one is older than `horizon`.
   void ExpireBefore(uint64_t horizon);
@@ -64,11 +78,20 @@ class EarlyPackets {
   size_t held() const { return held_; }
 
  private:
+  // A pooled packet list is cleared, not freed, when its connection is
+  // done with it: a busy server accepts hundreds of connections a second,
+  // and each held its handshake in a vector of its own (an allocation, and
+  // a node of a std::unordered_map, per connection).
+  static constexpr size_t kMaxKeptCapacity = kPerConn;
+  uint32_t NewSlot();
+  void FreeSlot(uint32_t slot);
   void Drop(std::vector<Ev>& held);
 
   Stats& stats_;
-  std::unordered_map<uint64_t, std::vector<Ev>> by_conn_;  // ConnKey -> packets
-  std::unordered_map<uint64_t, std::vector<Ev>> by_sock_;  // sk -> packets: named, not joined yet
+  FlatMap<uint64_t, uint32_t, U64Hash> by_conn_;  // ConnKey -> pool slot of its packets
+  FlatMap<uint64_t, uint32_t, U64Hash> by_sock_;  // sk -> pool slot: named, not joined yet
+  std::vector<std::vector<Ev>> pool_;
+  std::vector<uint32_t> free_slots_;
   size_t held_ = 0;
 };
 

@@ -55,9 +55,10 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
 }
 
 // The event as a set stores it: what it is, and the bytes and interrupt
-// time it consumed (a task's run time is charged by Join()).
-Ev Extractor::Impl::EventOf(const Ctx& c) {
-  Ev ev{};
+// time it consumed (a task's run time is charged by Join()). `ev` is
+// zero-initialised, and written where it is stored: built on the stack
+// and copied, its narrow field stores stalled the wide loads of the copy.
+void Extractor::Impl::FillEvent(const Ctx& c, Ev& ev) {
   ev.seq = ++seq_;
   ev.ts = c.ts;
   ev.tid = c.tid;
@@ -84,7 +85,6 @@ Ev Extractor::Impl::EventOf(const Ctx& c) {
     ev.tgid = c.rec->tid ? c.rec->tgid : 0;  // whose time the interrupt took (ChargeEvent)
     ev.cpu_ns = threads_.TakeIrqCpu(c.rec->cpu, c.rec->tid, c.rec->tgid, c.ts, opts_.irq_burst_gap_ns);
   }
-  return ev;
 }
 
 void Extractor::Impl::HoldEarlyPacket(const Ctx& c) {
@@ -153,7 +153,9 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
 
   // 3. The event itself, with what it consumed.
   Set& s = join_.set(target);
-  Ev ev = EventOf(c);
+  // Stored first: nothing below adds to s.events before it.
+  Ev& ev = s.events.emplace_back();
+  FillEvent(c, ev);
   if (def.wait) ev.flags |= kEvWait;
   // A task's run time since its last joined event (interrupt time: EventOf()).
   if (Thread* t = c.irq ? nullptr : c.thread) {
@@ -193,7 +195,6 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   }
   s.last_ts = std::max(s.last_ts, c.ts);
   s.first_ts = std::min(s.first_ts, c.ts);
-  s.events.push_back(ev);
   stats_.events_joined++;
   // A request's first use of a connection whose opening packets were held.
   if (event_sk && s.seed && early_.AnyNamed()) early_.JoinInto(s, event_sk);

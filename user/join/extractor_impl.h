@@ -174,7 +174,12 @@ class Extractor::Impl {
   // Records the connection `sk` stands for (now) among the set's.
   void NoteSock(Set& s, const Ctx& c, uint64_t sk);
   void OnSockInfo(const Ctx& c);
-  Ev EventOf(const Ctx& c);
+  void FillEvent(const Ctx& c, Ev& ev);
+  Ev EventOf(const Ctx& c) {
+    Ev ev{};
+    FillEvent(c, ev);
+    return ev;
+  }
   void HoldEarlyPacket(const Ctx& c);
 
   uint64_t ToNs(uint64_t ts) const {

@@ -241,12 +241,12 @@ void Extractor::Impl::MessageSockInfo(uint64_t sk, uint64_t ts, bool same_connec
   }
   // Packets that arrived before the accept: the handshake is the
   // connection's; data waits for the read that returns it.
-  for (const Ev& ev : early_.TakeNamed(sk)) {
+  early_.TakeNamed(sk, [&](const Ev& ev) {
     if (ev.payload && (ev.flags & kEvNetIn) && held_.size() < kMaxHeldPackets) {
       msgs_.OnInboundPacket(sk, ev.ts, ev.payload, (ev.flags & kEvPush) != 0, ev.seq);
       held_.emplace(ev.seq, HeldPacket{ev, sk});
       Life(sk, ev.ts);
-      continue;
+      return;
     }
     ConnLife& l = Life(sk, ev.ts);
     l.c.start_ns = std::min(l.c.start_ns, ev.ts);
@@ -254,7 +254,7 @@ void Extractor::Impl::MessageSockInfo(uint64_t sk, uint64_t ts, bool same_connec
     ((ev.flags & kEvNetOut) ? l.c.net_bytes_out : l.c.net_bytes_in) += ev.bytes;
     l.c.softirq_cpu_ns += ev.cpu_ns;
     ChargeEvent(ev, Charge::kConnection);
-  }
+  });
 }
 
 bool Extractor::Impl::MessageSysEnter(Ctx& c, const jdw_sys_enter& e) {

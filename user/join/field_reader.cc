@@ -81,6 +81,10 @@ uint64_t FieldReader::ReadPayload(const RecordContext& c, uint16_t offset, uint8
 }
 
 uint64_t FieldReader::Read(const schema::FieldRef& f, const RecordContext& c, bool* ok) const {
+  return ReadField(f, c, ok);
+}
+
+inline uint64_t FieldReader::ReadField(const schema::FieldRef& f, const RecordContext& c, bool* ok) const {
   using schema::FieldSource;
   switch (f.source) {
     case FieldSource::kPayload:
@@ -186,7 +190,7 @@ bool Compare(schema::CmpOp op, T a, T b) {
 bool FieldReader::Matches(const schema::EventDef& def, const RecordContext& c) const {
   for (const schema::Predicate& p : def.where) {
     bool ok = true;
-    uint64_t v = Read(p.field, c, &ok);
+    uint64_t v = ReadField(p.field, c, &ok);
     if (!ok) return false;
     if (p.mask) v &= p.mask;
     const bool r = p.field.is_signed

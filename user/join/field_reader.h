@@ -39,6 +39,10 @@ class FieldReader {
 
  private:
   uint64_t ComputeSock(const RecordContext& c) const;
+  // Read()'s body, inlined into Matches()' loop over a definition's
+  // predicates (a call per predicate was a tenth of the join's instructions).
+  [[gnu::always_inline]] inline uint64_t ReadField(const schema::FieldRef& f, const RecordContext& c,
+                                                   bool* ok) const;
   uint64_t ReadPayload(const RecordContext& c, uint16_t offset, uint8_t size, bool is_signed, bool* ok) const;
 
   const CompiledSchema& cs_;

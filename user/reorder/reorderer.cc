@@ -93,8 +93,11 @@ bool Reorderer::Push(uint64_t ts, const jdw_record_header* rec, uint8_t tag) {
 }
 
 bool Reorderer::PopReady(SortedRecord* out) {
-  uint64_t other_run_ts = 0;  // smallest head of the other runs
-  const uint32_t run = MinFifo(&other_run_ts);
+  // One run is the common case (sorted input: a trace's CPUs merged by
+  // timestamp, a live drain merged likewise; the heap holds the few
+  // derived entries): no scan of run heads.
+  uint64_t other_run_ts = UINT64_MAX;  // smallest head of the other runs
+  const uint32_t run = active_.size() == 1 ? active_[0] : MinFifo(&other_run_ts);
   const uint64_t run_ts = run != UINT32_MAX ? fifos_[run].front().ts : 0;
   // At equal ts the misc entry (a derived one, or a straggler) goes first:
   // a derived entry precedes whatever else happened at its time.
