@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -34,6 +35,34 @@ namespace {
 using namespace interact_testing;
 
 using testserver::testing::Child;
+
+// Whether the server end of the loopback connection `fd` has read every
+// byte sent to it: its socket's receive queue, from /proc/net/tcp, is empty.
+// Lets a test order its next write after the server's read instead of
+// guessing how long a loaded machine takes to schedule the server.
+bool PeerReadEverything(int fd) {
+  sockaddr_in self{}, peer{};
+  socklen_t len = sizeof(self);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&self), &len) != 0) return false;
+  len = sizeof(peer);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return false;
+  FILE* f = fopen("/proc/net/tcp", "r");
+  if (!f) return false;
+  char line[512];
+  bool empty = false;
+  while (fgets(line, sizeof(line), f)) {
+    unsigned local_addr, local_port, remote_addr, remote_port, state, tx_queue, rx_queue;
+    if (sscanf(line, " %*u: %8X:%4X %8X:%4X %2X %8X:%8X", &local_addr, &local_port, &remote_addr, &remote_port,
+               &state, &tx_queue, &rx_queue) != 7)
+      continue;
+    if (local_port == ntohs(peer.sin_port) && remote_port == ntohs(self.sin_port)) {
+      empty = rx_queue == 0;
+      break;
+    }
+  }
+  fclose(f);
+  return empty;
+}
 
 // jackdaw-testserver on an ephemeral port, pid known.
 struct Server {
@@ -266,11 +295,13 @@ TEST_F(InteractTest, PipelinedRequestsAreSplitAndFlagged) {
   const std::string r1 = "GET /shortspin HTTP/1.1\r\nHost: t\r\nConnection: keep-alive\r\n\r\n";
   const std::string r2 = "GET /tiny HTTP/1.1\r\nHost: t\r\nConnection: keep-alive\r\n\r\n";
   ASSERT_TRUE(testserver::WriteAll(fd, r1).ok());
-  // r2 must come after the worker read r1 and before it answers: on a
-  // loaded machine the worker may not run for several milliseconds (then it
-  // reads both in one call: one interaction by definition), so the spin is
-  // long (about 70 ms) and the gap 20 ms.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // r2 must come after the worker read r1 (else it reads both in one call:
+  // one interaction by definition) and before it answers: sent as soon as
+  // r1 has left the server socket's receive queue, while the worker spins
+  // (about 70 ms).
+  bool read_r1 = false;
+  for (int i = 0; i < 10000 && !(read_r1 = PeerReadEverything(fd)); ++i) usleep(500);
+  ASSERT_TRUE(read_r1) << "the server never read the first request";
   ASSERT_TRUE(testserver::WriteAll(fd, r2).ok());
   std::string buf;
   auto a = testserver::ReadResponse(fd, buf, 10000);
