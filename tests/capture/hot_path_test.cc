@@ -63,7 +63,7 @@ TEST(FdCache, ReusedFdNumberIsNeverReportedAsItsOldObject) {
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_SYS_ENTER) return;
     auto e = trace::PayloadAs<jdw_sys_enter>(h);
-    if (e.nr == kNrRead && e.arg >= 1000 && e.arg < 8000) by_count[e.arg] = e;
+    if (e.nr == kNrRead && e.arg >= 1000 && e.arg < 10000) by_count[e.arg] = e;
   });
   const std::map<std::string, uint8_t> kinds = {
       {"socket", JDW_OBJ_SOCKET}, {"file", JDW_OBJ_FILE}, {"pipe", JDW_OBJ_PIPE}};
@@ -84,7 +84,7 @@ TEST(FdCache, ReusedFdNumberIsNeverReportedAsItsOldObject) {
   // Replaced on another CPU: the first CPU's memo does not answer with the
   // socket (the workload leaves this step out on one CPU).
   if (std::thread::hardware_concurrency() >= 2) {
-    ASSERT_EQ(report["fd_reuse"].size(), 14u);
+    ASSERT_EQ(report["fd_reuse"].size(), 18u);
     EXPECT_NE(by_count[4002].obj, by_count[4001].obj);
     // A file opened on one CPU (its entry in that CPU's memo only),
     // replaced on the other: by a socket, then by another file.
@@ -92,6 +92,11 @@ TEST(FdCache, ReusedFdNumberIsNeverReportedAsItsOldObject) {
     EXPECT_NE(by_count[6002].obj, by_count[6001].obj);
     EXPECT_EQ(by_count[7001].obj, by_count[5001].obj);  // /proc/self/exe again
     EXPECT_NE(by_count[7001].obj, by_count[6002].obj);
+    // A socket received (SCM_RIGHTS) at a closed file's number: the
+    // socket, whether another CPU had put the file in the shared cache
+    // (8) or not (9).
+    EXPECT_NE(by_count[8002].obj, by_count[8001].obj);
+    EXPECT_NE(by_count[9002].obj, by_count[9001].obj);
   }
   std::filesystem::remove(path);
 }
