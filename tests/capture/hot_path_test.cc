@@ -142,7 +142,7 @@ TEST(NetFilter, WithAPidFilterOnlyTheTracedProcessPacketsAreRecorded) {
   const uint16_t sport = report["tcp"]["server_port"], cport = report["tcp"]["client_port"];
   auto r = trace::TraceReader::Open(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  uint64_t traced_xmit = 0, traced_recv = 0, syn_to_server = 0, foreign = 0;
+  uint64_t traced_xmit = 0, traced_recv = 0, syn_to_server = 0, foreign = 0, recv_at_client = 0;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_NET_XMIT && h.type != JDW_EVENT_NET_RECV) return;
     auto p = trace::PayloadAs<jdw_net_packet>(h);
@@ -151,6 +151,9 @@ TEST(NetFilter, WithAPidFilterOnlyTheTracedProcessPacketsAreRecorded) {
       (h.type == JDW_EVENT_NET_XMIT ? traced_xmit : traced_recv) += 1;
       // The SYN reaches a traced listener before accept() returns.
       syn_to_server += h.type == JDW_EVENT_NET_RECV && p.dport == sport && (p.tcp_flags & 0x12) == 0x02;
+      // The client's port is no listener: its packets are kept through
+      // the flow learned from the client socket's own sends.
+      recv_at_client += h.type == JDW_EVENT_NET_RECV && p.dport == cport;
     }
     foreign += p.sport == untraced.first || p.dport == untraced.first || p.sport == untraced.second ||
                p.dport == untraced.second;
@@ -158,6 +161,7 @@ TEST(NetFilter, WithAPidFilterOnlyTheTracedProcessPacketsAreRecorded) {
   EXPECT_GT(traced_xmit, 0u);
   EXPECT_GT(traced_recv, 0u);
   EXPECT_EQ(syn_to_server, 1u);
+  EXPECT_GT(recv_at_client, 0u);
   EXPECT_EQ(foreign, 0u) << "packets of the untraced exchange on ports " << untraced.first << "/"
                          << untraced.second;
   std::filesystem::remove(path);

@@ -42,7 +42,7 @@ namespace {
 constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "jdw_lost",
                                        "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
                                        "jdw_traced_flows", "jdw_admit",        "jdw_pending",
-                                       "jdw_traced_ports"};
+                                       "jdw_traced_ports", "jdw_net_hints"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -260,6 +260,7 @@ Status CaptureSession::CreateSharedMaps() {
   admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
   pending_fd_ = bpf_map__fd(m->maps.jdw_pending);
   traced_ports_fd_ = bpf_map__fd(m->maps.jdw_traced_ports);
+  net_hints_fd_ = bpf_map__fd(m->maps.jdw_net_hints);
   void* ports = mmap(nullptr, sizeof(jdw_traced_ports), PROT_READ | PROT_WRITE, MAP_SHARED, traced_ports_fd_, 0);
   if (ports == MAP_FAILED) return ErrStatus("cannot map the packet filter's port table: %s", strerror(errno));
   traced_ports_ = static_cast<jdw_traced_ports*>(ports);
@@ -345,7 +346,8 @@ Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
       bpf_program__set_autoload(prog, wanted);
     }
     const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,   buckets_fd_,
-                              traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_, traced_ports_fd_};
+                              traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_, traced_ports_fd_,
+                              net_hints_fd_};
     static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);

@@ -164,7 +164,7 @@ class CaptureSession : public CaptureBackend {
   Group follower_;  // fork/exec hooks that grow the process filter without the sched group
   std::function<void()> maps_destroy_;
   int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1;
-  int traced_socks_fd_ = -1, traced_flows_fd_ = -1, admit_fd_ = -1, traced_ports_fd_ = -1;
+  int traced_socks_fd_ = -1, traced_flows_fd_ = -1, admit_fd_ = -1, traced_ports_fd_ = -1, net_hints_fd_ = -1;
   jdw_traced_ports* traced_ports_ = nullptr;  // the port table, mapped (abi.h)
   std::vector<int> ring_fds_;
   std::vector<RingReader> readers_;  // one per CPU, consumed in place
