@@ -199,6 +199,7 @@ static __always_inline bool jdw_net_packet_traced(const struct jdw_net_packet *p
 	struct jdw_traced_ports *ports;
 	struct jdw_net_hints *h;
 	struct jdw_flow_key key = {};
+	__u64 sk = 0;
 	__u8 one = 1;
 
 	if (!targ_filter_tgid)
@@ -218,7 +219,11 @@ static __always_inline bool jdw_net_packet_traced(const struct jdw_net_packet *p
 	key.lport = p->sport;
 	key.rport = p->dport;
 	__builtin_memcpy(key.raddr, p->daddr, 16);
-	if (p->sk && jdw_sock_maybe_traced(h, p->sk) && bpf_map_lookup_elem(&jdw_traced_socks, &p->sk)) {
+	if (p->sk)
+		/* a scalar copy of the address to hash: on tp_btf p->sk holds
+		 * the typed pointer, on which the verifier allows no arithmetic */
+		bpf_probe_read_kernel(&sk, sizeof(sk), &p->sk);
+	if (sk && jdw_sock_maybe_traced(h, sk) && bpf_map_lookup_elem(&jdw_traced_socks, &p->sk)) {
 		/* learn the flow so the replies are kept too; the port's
 		 * hint first, so no reader can find the flow without it */
 		*jdw_flow_lport_slot(h, p->sport) = 1;

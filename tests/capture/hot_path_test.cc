@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "capture/recorder.h"
+#include "capture/session.h"
 #include "support/test_support.h"
 #include "trace/event_table.h"
 #include "trace/trace_reader.h"
@@ -49,6 +50,25 @@ nlohmann::json RecordChild(const std::string& path, uint32_t groups, const std::
   Status st = (*rec)->Stop();
   EXPECT_TRUE(st.ok()) << st.message();
   return code == 0 ? nlohmann::json::parse(out) : nlohmann::json{};
+}
+
+// On a kernel with BTF-typed tracepoints (this one) every group's tp_btf
+// programs pass the verifier, with a process filter and without (the
+// filter's code is verified only with it): a refused one falls back to
+// raw_tp without failing anything, and costs a probe read per field.
+TEST(HotPath, EveryGroupLoadsAsTpBtfWithAndWithoutAProcessFilter) {
+  JDW_REQUIRE_ROOT();
+  for (bool filter : {false, true}) {
+    SCOPED_TRACE(filter ? "with --pid" : "without a filter");
+    capture::CaptureOptions o;
+    o.filter_tgid = filter;
+    if (filter) o.tgids = {static_cast<uint32_t>(getpid())};
+    auto s = capture::CaptureSession::Create(o);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    for (uint32_t g : {JDW_GROUP_SCHED, JDW_GROUP_SYSCALL, JDW_GROUP_BLOCK, JDW_GROUP_NET})
+      EXPECT_EQ((*s)->attach_mode(g), "tp_btf") << trace::GroupName(g);
+    EXPECT_TRUE((*s)->warnings().empty()) << (*s)->warnings().front();
+  }
 }
 
 TEST(FdCache, ReusedFdNumberIsNeverReportedAsItsOldObject) {
