@@ -96,11 +96,21 @@ static __always_inline __u32 jdw_sock_bit(__u64 sk)
 	return (__u32)((sk * 0x9E3779B97F4A7C15ull) >> 48);
 }
 
+/* sk's word of the bloom, bounded as jdw_net_port_slot (6.1's verifier
+ * loses the mask's bounds otherwise). */
+static __always_inline __u64 *jdw_sock_bloom_word(struct jdw_net_hints *h, __u64 sk)
+{
+	__u32 idx = jdw_sock_bit(sk) >> 6;
+
+	idx &= JDW_SOCK_BLOOM_WORDS - 1;
+	barrier_var(idx);
+	idx &= JDW_SOCK_BLOOM_WORDS - 1;
+	return &h->sock_bloom[idx];
+}
+
 static __always_inline bool jdw_sock_maybe_traced(struct jdw_net_hints *h, __u64 sk)
 {
-	__u32 bit = jdw_sock_bit(sk);
-
-	return h->sock_bloom[(bit >> 6) & (JDW_SOCK_BLOOM_WORDS - 1)] & (1ull << (bit & 63));
+	return *jdw_sock_bloom_word(h, sk) & (1ull << (jdw_sock_bit(sk) & 63));
 }
 
 /* The port's byte in the hints' flow table (bounded as jdw_net_port_slot). */
@@ -140,17 +150,12 @@ static __always_inline void jdw_net_mark_sock(__u64 sk)
 	__u8 one = 1;
 
 	struct jdw_net_hints *h;
-	__u32 bit;
 
 	if (!targ_filter_tgid || !sk)
 		return;
 	h = jdw_net_hints_get();
-	if (h) {
-		bit = jdw_sock_bit(sk);
-		if (!jdw_sock_maybe_traced(h, sk))
-			__sync_fetch_and_or(&h->sock_bloom[(bit >> 6) & (JDW_SOCK_BLOOM_WORDS - 1)],
-					    1ull << (bit & 63));
-	}
+	if (h && !jdw_sock_maybe_traced(h, sk))
+		__sync_fetch_and_or(jdw_sock_bloom_word(h, sk), 1ull << (jdw_sock_bit(sk) & 63));
 	if (!bpf_map_lookup_elem(&jdw_traced_socks, &sk))
 		bpf_map_update_elem(&jdw_traced_socks, &sk, &one, BPF_ANY);
 }
