@@ -40,6 +40,16 @@
  * Programs on a CPU run to completion (syscall probes run with preemption
  * off; interrupt context never touches the memo), so an entry is never
  * seen half-written.
+ *
+ * The memo also saves LRU deletes that would find nothing: a non-socket
+ * creation and a close leave their fd's memo entry marked "not in the
+ * LRU", and the close or the creation that follows on this CPU (nginx's
+ * close of the file it served; its open of the next one at the same fd
+ * number) skips its delete when that entry is still valid. Sound because
+ * every insert into the LRU bumps its fd's epoch (the fill after a walk
+ * too), so a valid "not in the LRU" has seen no insert since it was
+ * stamped. Each such delete is a hash and a bucket lock: two per request
+ * on a server that opens a file per request.
  */
 #ifndef JACKDAW_FD_CACHE_BPF_H
 #define JACKDAW_FD_CACHE_BPF_H
@@ -78,10 +88,16 @@ struct {
 
 #define JDW_FD_MEMO_SLOTS 64 /* power of two: indexed by fd & (slots - 1) */
 
+/* lru_absent: the LRU holds no entry for key (a creation that kept the
+ * object to the memo, or a close); with o.kind JDW_OBJ_NONE the fd was
+ * closed, and the entry answers no lookup (an fd can come back without a
+ * call this cache sees: SCM_RIGHTS), only the delete's question. */
 struct jdw_fd_memo_entry {
 	struct jdw_fd_key key;
 	__u64 epoch;
 	struct jdw_fd_obj o;
+	__u32 lru_absent;
+	__u32 pad;
 };
 
 struct {
@@ -200,6 +216,21 @@ static __always_inline struct jdw_fd_memo_entry *jdw_fd_memo_hit(const struct jd
 	return NULL;
 }
 
+/* Stamps this CPU's memo entry for key after this program's own change to
+ * the fd's cache state, which `old` (the value its epoch bump replaced)
+ * shows to be the only one since `epoch` (the stored form, read before:
+ * value + 1) was read; otherwise leaves the entry to go stale. */
+static __always_inline void jdw_fd_memo_stamp(struct jdw_fd_memo_entry *m, const struct jdw_fd_key *key,
+					      const struct jdw_fd_obj *o, __u64 epoch, __u64 old, bool lru_absent)
+{
+	if (!m || old + 1 != epoch)
+		return;
+	m->key = *key;
+	m->o = *o;
+	m->lru_absent = lru_absent;
+	m->epoch = old + 2; /* the epoch now (old + 1), stored + 1 */
+}
+
 static __always_inline bool jdw_fd_lookup(__u32 tgid, int fd, struct jdw_fd_obj *out)
 {
 	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
@@ -210,7 +241,7 @@ static __always_inline bool jdw_fd_lookup(__u32 tgid, int fd, struct jdw_fd_obj 
 	if (fd < 0)
 		return false;
 	hitm = jdw_fd_memo_hit(&key, &epoch, &m);
-	if (hitm) {
+	if (hitm && hitm->o.kind != JDW_OBJ_NONE) {
 		*out = hitm->o;
 		return true;
 	}
@@ -222,10 +253,15 @@ static __always_inline bool jdw_fd_lookup(__u32 tgid, int fd, struct jdw_fd_obj 
 			return false;
 		if (bpf_map_update_elem(&jdw_fd_cache, &key, out, BPF_NOEXIST) != 0)
 			return true; /* a creation stored it meanwhile: not memoized */
+		/* an insert bumps the epoch: a "not in the LRU" memo entry of
+		 * this fd on another CPU goes stale */
+		jdw_fd_memo_stamp(m, &key, out, epoch, __sync_fetch_and_add(jdw_fd_epoch_of(fd), 1), false);
+		return true;
 	}
 	if (m) {
 		m->key = key;
 		m->o = *out;
+		m->lru_absent = false;
 		m->epoch = epoch;
 	}
 	return true;
@@ -246,15 +282,18 @@ static __always_inline bool jdw_fd_lookup(__u32 tgid, int fd, struct jdw_fd_obj 
 static __always_inline void jdw_fd_created(__u32 tgid, int fd)
 {
 	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
-	struct jdw_fd_memo_entry *m;
+	struct jdw_fd_memo_entry *m, *hitm;
 	struct jdw_fd_obj o;
-	__u64 before, old;
+	__u64 epoch;
+	bool absent;
 
 	if (fd < 0)
 		return;
-	before = *(volatile __u64 *)jdw_fd_epoch_of(fd);
+	hitm = jdw_fd_memo_hit(&key, &epoch, &m);
+	absent = hitm && hitm->lru_absent; /* this fd's close just said so */
 	if (!jdw_fd_resolve(fd, &o)) {
-		bpf_map_delete_elem(&jdw_fd_cache, &key);
+		if (!absent)
+			bpf_map_delete_elem(&jdw_fd_cache, &key);
 		jdw_fd_changed(fd);
 		return;
 	}
@@ -263,14 +302,9 @@ static __always_inline void jdw_fd_created(__u32 tgid, int fd)
 		jdw_fd_changed(fd);
 		return;
 	}
-	bpf_map_delete_elem(&jdw_fd_cache, &key);
-	old = __sync_fetch_and_add(jdw_fd_epoch_of(fd), 1);
-	m = jdw_fd_memo_slot(fd);
-	if (m && old == before) {
-		m->key = key;
-		m->o = o;
-		m->epoch = old + 2; /* the epoch now (old + 1), stored + 1 */
-	}
+	if (!absent)
+		bpf_map_delete_elem(&jdw_fd_cache, &key);
+	jdw_fd_memo_stamp(m, &key, &o, epoch, __sync_fetch_and_add(jdw_fd_epoch_of(fd), 1), true);
 }
 
 /* Two fds written to user memory (pipe, pipe2, socketpair). */
@@ -297,25 +331,30 @@ static __always_inline void jdw_fd_closed(__u32 tgid, int fd)
 {
 	struct jdw_fd_key key = { .tgid = tgid, .fd = fd, .image = jdw_fd_image() };
 	struct jdw_fd_memo_entry *m, *hitm;
-	struct jdw_fd_obj *o;
+	struct jdw_fd_obj *o, none = {};
 	__u64 epoch;
+	bool absent = false;
 
 	if (fd < 0)
 		return;
 	/* Only a socket's close has more to do than the delete: the memo (the
 	 * close's own enter just filled it) usually says what the fd was,
-	 * without a second hash lookup. */
+	 * without a second hash lookup, and whether the LRU holds it at all. */
 	hitm = jdw_fd_memo_hit(&key, &epoch, &m);
 	if (hitm) {
 		if (hitm->o.kind == JDW_OBJ_SOCKET)
 			jdw_net_forget_sock(hitm->o.obj);
+		absent = hitm->lru_absent;
 	} else {
 		o = bpf_map_lookup_elem(&jdw_fd_cache, &key);
 		if (o && o->kind == JDW_OBJ_SOCKET)
 			jdw_net_forget_sock(o->obj);
 	}
-	bpf_map_delete_elem(&jdw_fd_cache, &key);
-	jdw_fd_changed(fd);
+	if (!absent)
+		bpf_map_delete_elem(&jdw_fd_cache, &key);
+	/* closed and out of the LRU: the creation that reuses this fd number
+	 * on this CPU needs no delete either */
+	jdw_fd_memo_stamp(m, &key, &none, epoch, __sync_fetch_and_add(jdw_fd_epoch_of(fd), 1), true);
 }
 
 static long jdw_fd_close_one(__u64 i, void *ctx)

@@ -25,6 +25,19 @@
  * jdw_traced_socks when a traced process closes it (its struct sock may be
  * reused by anyone); flows stay until the LRU ages them out and ports for
  * the session, so the filter can keep a little too much.
+ * In front of the two hashes, jdw_net_hints answers "certainly not" for
+ * most packets of untraced processes (a load generator on the same
+ * machine sends and receives half of all packets), so that they are
+ * rejected without a hash lookup — each a hash of the key and a bucket in
+ * a 1 MB table, a cache miss more often than not:
+ *  - flow_lport[port] is set before any flow with that local port enters
+ *    jdw_traced_flows: a packet whose local port has it clear matches no
+ *    learned flow;
+ *  - sock_bloom has one bit per traced socket (a hash of its address), set
+ *    before the socket enters jdw_traced_socks: a socket whose bit is
+ *    clear is not in it.
+ * Both only grow for the session: a stale bit costs the lookup it guards,
+ * never a wrong answer.
  * Without a process filter (targ_filter_tgid false) every packet is kept and
  * the verifier drops this code.
  */
@@ -55,6 +68,62 @@ struct {
 	__type(value, struct jdw_traced_ports);
 } jdw_traced_ports SEC(".maps");
 
+#define JDW_SOCK_BLOOM_WORDS 1024 /* 65536 bits: 8 KB, cache-resident */
+
+struct jdw_net_hints {
+	__u8 flow_lport[JDW_PORTS];
+	__u64 sock_bloom[JDW_SOCK_BLOOM_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jdw_net_hints);
+} jdw_net_hints SEC(".maps");
+
+static __always_inline struct jdw_net_hints *jdw_net_hints_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&jdw_net_hints, &zero);
+}
+
+/* sk's bit in the bloom: a multiplicative hash of the address (slab
+ * objects share their low bits). */
+static __always_inline __u32 jdw_sock_bit(__u64 sk)
+{
+	return (__u32)((sk * 0x9E3779B97F4A7C15ull) >> 48);
+}
+
+/* sk's word of the bloom, bounded as jdw_net_port_slot (6.1's verifier
+ * loses the mask's bounds otherwise). */
+static __always_inline __u64 *jdw_sock_bloom_word(struct jdw_net_hints *h, __u64 sk)
+{
+	__u32 idx = jdw_sock_bit(sk) >> 6;
+
+	idx &= JDW_SOCK_BLOOM_WORDS - 1;
+	barrier_var(idx);
+	idx &= JDW_SOCK_BLOOM_WORDS - 1;
+	return &h->sock_bloom[idx];
+}
+
+static __always_inline bool jdw_sock_maybe_traced(struct jdw_net_hints *h, __u64 sk)
+{
+	return *jdw_sock_bloom_word(h, sk) & (1ull << (jdw_sock_bit(sk) & 63));
+}
+
+/* The port's byte in the hints' flow table (bounded as jdw_net_port_slot). */
+static __always_inline __u8 *jdw_flow_lport_slot(struct jdw_net_hints *h, __u16 port)
+{
+	__u32 idx = port;
+
+	idx &= JDW_PORTS - 1;
+	barrier_var(idx);
+	idx &= JDW_PORTS - 1;
+	return &h->flow_lport[idx];
+}
+
 static __always_inline struct jdw_traced_ports *jdw_net_ports(void)
 {
 	__u32 zero = 0;
@@ -80,8 +149,13 @@ static __always_inline void jdw_net_mark_sock(__u64 sk)
 {
 	__u8 one = 1;
 
+	struct jdw_net_hints *h;
+
 	if (!targ_filter_tgid || !sk)
 		return;
+	h = jdw_net_hints_get();
+	if (h && !jdw_sock_maybe_traced(h, sk))
+		__sync_fetch_and_or(jdw_sock_bloom_word(h, sk), 1ull << (jdw_sock_bit(sk) & 63));
 	if (!bpf_map_lookup_elem(&jdw_traced_socks, &sk))
 		bpf_map_update_elem(&jdw_traced_socks, &sk, &one, BPF_ANY);
 }
@@ -113,10 +187,13 @@ static __always_inline void jdw_net_mark_port(struct sock *sk)
 static __always_inline bool jdw_net_flow_traced(__u16 lport, __u16 rport, const __u8 *raddr)
 {
 	struct jdw_traced_ports *ports = jdw_net_ports();
+	struct jdw_net_hints *h = jdw_net_hints_get();
 	struct jdw_flow_key key = { .lport = lport, .rport = rport };
 
 	if (ports && *jdw_net_port_slot(ports, lport))
 		return true;
+	if (h && !*jdw_flow_lport_slot(h, lport))
+		return false;
 	__builtin_memcpy(key.raddr, raddr, 16);
 	return bpf_map_lookup_elem(&jdw_traced_flows, &key) != NULL;
 }
@@ -125,7 +202,9 @@ static __always_inline bool jdw_net_flow_traced(__u16 lport, __u16 rport, const 
 static __always_inline bool jdw_net_packet_traced(const struct jdw_net_packet *p, bool xmit)
 {
 	struct jdw_traced_ports *ports;
+	struct jdw_net_hints *h;
 	struct jdw_flow_key key = {};
+	__u64 sk = 0;
 	__u8 one = 1;
 
 	if (!targ_filter_tgid)
@@ -139,15 +218,26 @@ static __always_inline bool jdw_net_packet_traced(const struct jdw_net_packet *p
 	ports = jdw_net_ports();
 	if (ports && *jdw_net_port_slot(ports, p->sport))
 		return true;
+	h = jdw_net_hints_get();
+	if (!h)
+		return false;
 	key.lport = p->sport;
 	key.rport = p->dport;
 	__builtin_memcpy(key.raddr, p->daddr, 16);
-	if (p->sk && bpf_map_lookup_elem(&jdw_traced_socks, &p->sk)) {
-		/* learn the flow so the replies are kept too */
+	if (p->sk)
+		/* a scalar copy of the address to hash: on tp_btf p->sk holds
+		 * the typed pointer, on which the verifier allows no arithmetic */
+		bpf_probe_read_kernel(&sk, sizeof(sk), &p->sk);
+	if (sk && jdw_sock_maybe_traced(h, sk) && bpf_map_lookup_elem(&jdw_traced_socks, &p->sk)) {
+		/* learn the flow so the replies are kept too; the port's
+		 * hint first, so no reader can find the flow without it */
+		*jdw_flow_lport_slot(h, p->sport) = 1;
 		if (!bpf_map_lookup_elem(&jdw_traced_flows, &key))
 			bpf_map_update_elem(&jdw_traced_flows, &key, &one, BPF_ANY);
 		return true;
 	}
+	if (!*jdw_flow_lport_slot(h, p->sport))
+		return false;
 	return bpf_map_lookup_elem(&jdw_traced_flows, &key) != NULL;
 }
 

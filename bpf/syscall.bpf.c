@@ -79,6 +79,11 @@ static __always_inline bool syscall_wanted(struct jdw_control *ctl, long nr)
 	word = (__u32)nr >> 6;
 	if (word >= JDW_SYSCALL_BITMAP_WORDS)
 		return false;
+	/* kept bounded for verifiers that lose nr's bounds through a stack
+	 * spill (6.1 does, depending on the register pressure around it) */
+	word &= JDW_SYSCALL_BITMAP_WORDS - 1;
+	barrier_var(word);
+	word &= JDW_SYSCALL_BITMAP_WORDS - 1;
 	return ctl->syscall_bitmap[word] & (1ull << (nr & 63));
 }
 

@@ -25,6 +25,14 @@
 # hooks; what full capture costs above it is jackdaw's program bodies and
 # its recorder. The last lines sum each mode up over the rounds: median
 # throughput ratio and nginx worker CPU per request.
+# "reject" (with the floor) is `jackdaw record` of an idle process: every
+# hook runs jackdaw's programs and every run is rejected (the process
+# check, and for packets the filter), which prices the reject path per
+# hook. The bpf_stats pass ends with a table per jackdaw mode: per hook,
+# runs and ns per run, ns per run above the empty program's, and the split
+# of its time between runs that recorded (nginx's: their count is the
+# trace's events of that hook) and runs rejected (wrk's and the rest of
+# the machine's: the other runs, priced at reject's ns per run).
 # With JACKDAW_BASE=/path/to/an/earlier/jackdaw the two jackdaw modes are
 # that binary ("base") and BUILD_DIR's ("new"), both with their default
 # flags, interleaved in every round: an A/B of a change instead of combined
@@ -46,6 +54,10 @@ port=18189
 . "$(dirname "$0")/nginx-bench-server.sh"
 start_bench_nginx "$work" "$port"
 master=$nginx_master
+# the process "reject" traces: it makes no syscall while the load runs
+sleep 100000 &
+idle=$!
+pids+=("$idle")
 worker=$nginx_worker
 ticks=$(getconf CLK_TCK)
 # ticks_of PID -> utime+stime of all its threads
@@ -69,6 +81,7 @@ traced() {
 	case $1 in
 	floor_empty) "$bin/bench_floor" empty >"$f" 2>"$work/err" & ;;
 	floor_check) "$bin/bench_floor" check "$master" >"$f" 2>"$work/err" & ;;
+	reject) "$bin/jackdaw" record -q -o "$f" --pid "$idle" >/dev/null 2>"$work/err" & ;;
 	# shellcheck disable=SC2086
 	*) "${jdbin[$1]}" record -q -o "$f" --pid "$master" ${flags[$1]} >/dev/null 2>"$work/err" & ;;
 	esac
@@ -123,7 +136,7 @@ if [ -n "${JACKDAW_BASE:-}" ]; then
 fi
 if [ "${FLOOR:-1}" != 0 ]; then
 	[ -x "$bin/bench_floor" ] || { echo "capture-cost-nginx: $bin/bench_floor missing: build with make" >&2; exit 2; }
-	modes=(floor_empty floor_check "${modes[@]}")
+	modes=(floor_empty floor_check reject "${modes[@]}")
 fi
 declare -A ratios=() worker_us=() total_us=()
 cpu=""
@@ -141,7 +154,7 @@ for r in $(seq "$reps"); do
 		total_us[$m]+="$(echo "($nj + $nw + $wf) / $nf / 1000" | bc -l) "
 		ratios[$m]+="$(echo "$rf / $ru" | bc -l) "
 		worker_us[$m]+="$(echo "$nw / $nf / 1000" | bc -l) "
-		if [ "$r" = "$reps" ] && [[ $m != floor_* ]]; then
+		if [ "$r" = "$reps" ] && [[ $m != floor_* && $m != reject ]]; then
 			echo "  $m, last round, per request:"
 			per_request "$nf"
 		fi
@@ -172,8 +185,37 @@ sysctl -qw kernel.bpf_stats_enabled=1
 for m in "${modes[@]}"; do
 	read -r rf nf cj cw nj nw wf < <(traced "$m")
 	echo "BPF run time per request, $m (bpf_stats_enabled pass, $nf requests; its throughput is not quoted):"
-	bpf_split "$nf"
+	bpf_split "$nf" | tee "$work/split.$m"
 	cpu_line "$m" "$nf" "$cj" "$cw" "$nj" "$nw" "$wf"
+	[[ $m == floor_* || $m == reject ]] || per_request "$nf" > "$work/events.$m"
 done
 sysctl -qw kernel.bpf_stats_enabled="$stats_was"
+# hook_table MODE: the per-hook split (see the head of this script)
+hook_table() {
+	awk -v mode="$1" '
+		function hook(n) { sub(/^floor_/, "", n); sub(/_(btf|raw)$/, "", n); return n }
+		FILENAME ~ /split.floor_empty$/ && $1 != "total" {e[hook($1)] = $6; next}
+		FILENAME ~ /split.reject$/ && $1 != "total" {rj[hook($1)] = $6; next}
+		FILENAME ~ /events\./ && NF == 2 {ev[$1] = $2; next}
+		FILENAME ~ /split\./ && $1 != "total" && $4 > 0 {h = hook($1); order[++n] = h; req[h] = $2; runs[h] = $4; per[h] = $6}
+		END {
+			map["sys_enter"] = "sys_enter"; map["sys_exit"] = "sys_exit"; map["net_dev_start_xmit"] = "net_xmit"
+			map["netif_receive_skb"] = "net_recv"; map["sched_switch"] = "sched_switch"; map["sched_wakeup"] = "sched_wakeup"
+			map["sched_wakeup_new"] = "sched_wakeup_new"; map["sched_process_fork"] = "task_fork"
+			map["sched_process_exec"] = "task_exec"; map["sched_process_exit"] = "task_exit"
+			map["block_rq_issue"] = "block_issue"; map["block_rq_complete"] = "block_complete"
+			printf "per-hook split, %s (ns per request; empty and reject ns per run from their own passes):\n", mode
+			printf "    %-20s %7s %6s %6s %6s %6s %6s %8s %8s %8s\n", "hook", "ns/req", "runs", "ns/run", "empty", "above", "reject", "recorded", "rejected", "rej ns"
+			for (i = 1; i <= n; i++) {
+				h = order[i]; rec = (h in map) ? ev[map[h]] + 0 : 0; if (rec > runs[h]) rec = runs[h]
+				rejr = runs[h] - rec; rejns = rejr * rj[h]; if (rejns > req[h]) rejns = req[h]
+				printf "    %-20s %7.0f %6.2f %6.0f %6.0f %6.0f %6.0f %8.2f %8.2f %8.0f\n", h, req[h], runs[h], per[h], e[h], per[h] - e[h], rj[h], rec, rejr, rejns
+				t += req[h]; te += runs[h] * e[h]; tr += rejns
+			}
+			printf "    total %.0f ns/request: empty-program share %.0f, above it %.0f; runs that recorded (nginx) %.0f, rejected runs (wrk and others) %.0f\n", t, te, t - te, t - tr, tr
+		}' "$work/split.floor_empty" "$work/split.reject" "$work/events.$1" "$work/split.$1"
+}
+if [ "${FLOOR:-1}" != 0 ]; then
+	for m in "${modes[@]}"; do [[ $m == floor_* || $m == reject ]] || hook_table "$m"; done
+fi
 echo "load after: $(cat /proc/loadavg)"

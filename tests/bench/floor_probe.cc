@@ -2,17 +2,18 @@
 // for scripts/capture-cost-nginx.sh's floor modes: the hooks full capture
 // attaches with empty programs ("empty") or with only the process check
 // ("check"), so that a workload's loss under it is the kernel's share of
-// full capture's cost. Prints one line once every program is attached (the
-// script waits for it), then waits.
+// full capture's cost. Prints one line on stdout once every program is
+// attached (the script waits for it), then waits (floor_holder.h).
 #include <bpf/libbpf.h>
-#include <signal.h>
-#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "bench_floor.skel.h"
+#include "floor_holder.h"
 
 namespace {
 
@@ -31,12 +32,7 @@ int main(int argc, char** argv) {
   if (argc < 2 || (strcmp(argv[1], "empty") != 0 && strcmp(argv[1], "check") != 0)) return Usage();
   const bool check = strcmp(argv[1], "check") == 0;
   if (check && argc < 3) return Usage();
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  sigprocmask(SIG_BLOCK, &stop, nullptr);
-
+  jackdaw::bench::BlockStopSignals();
   jdw_bench_floor_bpf* s = jdw_bench_floor_bpf__open();
   if (!s) {
     fprintf(stderr, "bench_floor: cannot open the BPF object: %s\n", strerror(errno));
@@ -44,18 +40,14 @@ int main(int argc, char** argv) {
   }
   s->rodata->targ_check = check;
   s->rodata->targ_tgid = check ? static_cast<uint32_t>(atoi(argv[2])) : 0;
-  // As jackdaw: block_io_start only where the kernel has it.
-  if (libbpf_find_vmlinux_btf_id("block_io_start", BPF_TRACE_RAW_TP) < 0)
-    bpf_program__set_autoload(s->progs.floor_block_io_start, false);
-  if (jdw_bench_floor_bpf__load(s) != 0 || jdw_bench_floor_bpf__attach(s) != 0) {
-    fprintf(stderr, "bench_floor: cannot load or attach the probes (run as root): %s\n", strerror(errno));
+  jackdaw::bench::SkipIfNoHook(s->progs.floor_block_io_start, "block_io_start");
+  if (jdw_bench_floor_bpf__load(s) != 0) {
+    fprintf(stderr, "bench_floor: cannot load the probes (run as root): %s\n", strerror(errno));
     jdw_bench_floor_bpf__destroy(s);
     return 1;
   }
-  printf("bench_floor: %s probes attached\n", argv[1]);
-  fflush(stdout);
-  int sig;
-  sigwait(&stop, &sig);
+  const std::string ready = std::string("bench_floor: ") + argv[1] + " probes attached (%zu, %d failed)";
+  const int rc = jackdaw::bench::HoldAttached(s->obj, "bench_floor", stdout, ready.c_str());
   jdw_bench_floor_bpf__destroy(s);
-  return 0;
+  return rc;
 }

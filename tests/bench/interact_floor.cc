@@ -18,34 +18,22 @@
 // adjacent pairs (robust to drift slower than a pair).
 #include <arpa/inet.h>
 #include <bpf/libbpf.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "capture/process_select.h"
+#include "floor_holder.h"
 #include "interact_floor.skel.h"
 
 namespace {
-
-volatile std::sig_atomic_t g_stop = 0;
-
-void OnSignal(int) { g_stop = 1; }
-
-// The cgroup v2 root, where jackdaw attaches the group's sock_release hook.
-int OpenCgroupRoot() {
-  const std::string root = jackdaw::capture::CgroupV2Mount();
-  return root.empty() ? -1 : open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
 
 uint64_t ThreadCpuNs() {
   timespec ts{};
@@ -131,16 +119,14 @@ int main(int argc, char** argv) {
     return rc;
   }
   const bool with_sched = argc > 1 && strcmp(argv[1], "--with-sched") == 0;
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  jackdaw::bench::BlockStopSignals();
   jdw_interact_floor_bpf* skel = jdw_interact_floor_bpf::open();
   if (!skel) {
     fprintf(stderr, "bench_interact_floor: cannot open the BPF object: rebuild with make\n");
     return 2;
   }
   // block_io_start is optional in the group (Linux 6.5+): the same here.
-  if (libbpf_find_vmlinux_btf_id("block_io_start", BPF_TRACE_RAW_TP) < 0)
-    bpf_program__set_autoload(skel->progs.fl_block_io_start, false);
+  jackdaw::bench::SkipIfNoHook(skel->progs.fl_block_io_start, "block_io_start");
   if (!with_sched) {
     bpf_program__set_autoload(skel->progs.fl_sched_switch, false);
     bpf_program__set_autoload(skel->progs.fl_sched_wakeup, false);
@@ -150,32 +136,8 @@ int main(int argc, char** argv) {
     jdw_interact_floor_bpf::destroy(skel);
     return 2;
   }
-  std::vector<bpf_link*> links;
-  bpf_program* prog;
-  int failed = 0;
-  bpf_object__for_each_program(prog, skel->obj) {
-    if (!bpf_program__autoload(prog)) continue;
-    bpf_link* l = nullptr;
-    if (strncmp(bpf_program__section_name(prog), "cgroup/", 7) == 0) {
-      const int fd = OpenCgroupRoot();
-      if (fd >= 0) {
-        l = bpf_program__attach_cgroup(prog, fd);
-        close(fd);
-      }
-    } else {
-      l = bpf_program__attach(prog);
-    }
-    if (!l) {
-      fprintf(stderr, "bench_interact_floor: cannot attach %s\n", bpf_program__name(prog));
-      ++failed;
-      continue;
-    }
-    links.push_back(l);
-  }
-  // The benchmark waits for this line before it measures.
-  fprintf(stderr, "floor attached: %zu programs, %d failed\n", links.size(), failed);
-  while (!g_stop) pause();
-  for (bpf_link* l : links) bpf_link__destroy(l);
+  const int rc =
+      jackdaw::bench::HoldAttached(skel->obj, "bench_interact_floor", stderr, "floor attached: %zu programs, %d failed");
   jdw_interact_floor_bpf::destroy(skel);
-  return failed ? 1 : 0;
+  return rc;
 }

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "capture/recorder.h"
+#include "capture/session.h"
 #include "support/test_support.h"
 #include "trace/event_table.h"
 #include "trace/trace_reader.h"
@@ -51,6 +52,25 @@ nlohmann::json RecordChild(const std::string& path, uint32_t groups, const std::
   return code == 0 ? nlohmann::json::parse(out) : nlohmann::json{};
 }
 
+// On a kernel with BTF-typed tracepoints (this one) every group's tp_btf
+// programs pass the verifier, with a process filter and without (the
+// filter's code is verified only with it): a refused one falls back to
+// raw_tp without failing anything, and costs a probe read per field.
+TEST(HotPath, EveryGroupLoadsAsTpBtfWithAndWithoutAProcessFilter) {
+  JDW_REQUIRE_ROOT();
+  for (bool filter : {false, true}) {
+    SCOPED_TRACE(filter ? "with --pid" : "without a filter");
+    capture::CaptureOptions o;
+    o.filter_tgid = filter;
+    if (filter) o.tgids = {static_cast<uint32_t>(getpid())};
+    auto s = capture::CaptureSession::Create(o);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    for (uint32_t g : {JDW_GROUP_SCHED, JDW_GROUP_SYSCALL, JDW_GROUP_BLOCK, JDW_GROUP_NET})
+      EXPECT_EQ((*s)->attach_mode(g), "tp_btf") << trace::GroupName(g);
+    EXPECT_TRUE((*s)->warnings().empty()) << (*s)->warnings().front();
+  }
+}
+
 TEST(FdCache, ReusedFdNumberIsNeverReportedAsItsOldObject) {
   JDW_REQUIRE_ROOT();
   const std::string path = testing::TempPath("fdreuse.jdw");
@@ -63,7 +83,7 @@ TEST(FdCache, ReusedFdNumberIsNeverReportedAsItsOldObject) {
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_SYS_ENTER) return;
     auto e = trace::PayloadAs<jdw_sys_enter>(h);
-    if (e.nr == kNrRead && e.arg >= 1000 && e.arg < 8000) by_count[e.arg] = e;
+    if (e.nr == kNrRead && e.arg >= 1000 && e.arg < 10000) by_count[e.arg] = e;
   });
   const std::map<std::string, uint8_t> kinds = {
       {"socket", JDW_OBJ_SOCKET}, {"file", JDW_OBJ_FILE}, {"pipe", JDW_OBJ_PIPE}};
@@ -84,7 +104,7 @@ TEST(FdCache, ReusedFdNumberIsNeverReportedAsItsOldObject) {
   // Replaced on another CPU: the first CPU's memo does not answer with the
   // socket (the workload leaves this step out on one CPU).
   if (std::thread::hardware_concurrency() >= 2) {
-    ASSERT_EQ(report["fd_reuse"].size(), 14u);
+    ASSERT_EQ(report["fd_reuse"].size(), 18u);
     EXPECT_NE(by_count[4002].obj, by_count[4001].obj);
     // A file opened on one CPU (its entry in that CPU's memo only),
     // replaced on the other: by a socket, then by another file.
@@ -92,6 +112,11 @@ TEST(FdCache, ReusedFdNumberIsNeverReportedAsItsOldObject) {
     EXPECT_NE(by_count[6002].obj, by_count[6001].obj);
     EXPECT_EQ(by_count[7001].obj, by_count[5001].obj);  // /proc/self/exe again
     EXPECT_NE(by_count[7001].obj, by_count[6002].obj);
+    // A socket received (SCM_RIGHTS) at a closed file's number: the
+    // socket, whether another CPU had put the file in the shared cache
+    // (8) or not (9).
+    EXPECT_NE(by_count[8002].obj, by_count[8001].obj);
+    EXPECT_NE(by_count[9002].obj, by_count[9001].obj);
   }
   std::filesystem::remove(path);
 }
@@ -137,7 +162,7 @@ TEST(NetFilter, WithAPidFilterOnlyTheTracedProcessPacketsAreRecorded) {
   const uint16_t sport = report["tcp"]["server_port"], cport = report["tcp"]["client_port"];
   auto r = trace::TraceReader::Open(path);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  uint64_t traced_xmit = 0, traced_recv = 0, syn_to_server = 0, foreign = 0;
+  uint64_t traced_xmit = 0, traced_recv = 0, syn_to_server = 0, foreign = 0, recv_at_client = 0;
   (*r)->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_NET_XMIT && h.type != JDW_EVENT_NET_RECV) return;
     auto p = trace::PayloadAs<jdw_net_packet>(h);
@@ -146,6 +171,9 @@ TEST(NetFilter, WithAPidFilterOnlyTheTracedProcessPacketsAreRecorded) {
       (h.type == JDW_EVENT_NET_XMIT ? traced_xmit : traced_recv) += 1;
       // The SYN reaches a traced listener before accept() returns.
       syn_to_server += h.type == JDW_EVENT_NET_RECV && p.dport == sport && (p.tcp_flags & 0x12) == 0x02;
+      // The client's port is no listener: its packets are kept through
+      // the flow learned from the client socket's own sends.
+      recv_at_client += h.type == JDW_EVENT_NET_RECV && p.dport == cport;
     }
     foreign += p.sport == untraced.first || p.dport == untraced.first || p.sport == untraced.second ||
                p.dport == untraced.second;
@@ -153,6 +181,7 @@ TEST(NetFilter, WithAPidFilterOnlyTheTracedProcessPacketsAreRecorded) {
   EXPECT_GT(traced_xmit, 0u);
   EXPECT_GT(traced_recv, 0u);
   EXPECT_EQ(syn_to_server, 1u);
+  EXPECT_GT(recv_at_client, 0u);
   EXPECT_EQ(foreign, 0u) << "packets of the untraced exchange on ports " << untraced.first << "/"
                          << untraced.second;
   std::filesystem::remove(path);

@@ -163,6 +163,34 @@ TEST(ProcessSelection, PidCoversDescendantsThatAlreadyExist) {
   EXPECT_EQ(rec.StopAndCountGetppid(), 321);
 }
 
+// Following a traced parent's forks lives in the sched group's fork hook;
+// with only other groups recorded (the syscall group here, syscall and net
+// below) the session attaches that hook alone, so a worker forked after
+// the start is traced as with every group.
+TEST(ProcessSelection, PidFollowsForksWithoutTheSchedGroup) {
+  JDW_REQUIRE_ROOT();
+  for (const char* probes : {"syscall", "syscall,net"}) {
+    SCOPED_TRACE(probes);
+    GatedWorkload w(432, /*fork_first=*/true);  // forks only once recording runs
+    GatedWorkload other(543);                   // not a descendant: stays out
+    Recording rec({"--pid", std::to_string(w.pid()), "--probes", probes}, "forkfollow");
+    ASSERT_TRUE(rec.started()) << rec.log();
+    w.RunToEnd();
+    other.RunToEnd();
+    EXPECT_EQ(rec.StopAndCountGetppid(), 432) << rec.log();
+  }
+}
+
+// --comm admits at exec, also a sched group hook.
+TEST(ProcessSelection, CommAdmitsAtExecWithoutTheSchedGroup) {
+  JDW_REQUIRE_ROOT();
+  Recording rec({"--comm", "jackdaw-workloa", "--probes", "syscall"}, "commsys");
+  ASSERT_TRUE(rec.started()) << rec.log();
+  GatedWorkload w(234);
+  w.RunToEnd();
+  EXPECT_EQ(rec.StopAndCountGetppid(), 234);
+}
+
 void OwnGetppidCalls(int n) {
   for (int i = 0; i < n; ++i) (void)getppid();
 }

@@ -42,7 +42,7 @@ namespace {
 constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "jdw_lost",
                                        "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
                                        "jdw_traced_flows", "jdw_admit",        "jdw_pending",
-                                       "jdw_traced_ports"};
+                                       "jdw_traced_ports", "jdw_net_hints"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -226,6 +226,10 @@ StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Create(const CaptureOp
   if (s->available_ == 0 && opts.groups != 0)
     return ErrStatus("no probe group could be loaded: %s",
                      s->warnings_.empty() ? "unknown reason" : s->warnings_.front().c_str());
+  if (opts.filter_tgid && !(s->available_ & (1u << JDW_GROUP_SCHED))) {
+    Status st = s->LoadFollower();
+    if (!st.ok()) s->warnings_.push_back(st.message());
+  }
   return s;
 }
 
@@ -256,6 +260,7 @@ Status CaptureSession::CreateSharedMaps() {
   admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
   pending_fd_ = bpf_map__fd(m->maps.jdw_pending);
   traced_ports_fd_ = bpf_map__fd(m->maps.jdw_traced_ports);
+  net_hints_fd_ = bpf_map__fd(m->maps.jdw_net_hints);
   void* ports = mmap(nullptr, sizeof(jdw_traced_ports), PROT_READ | PROT_WRITE, MAP_SHARED, traced_ports_fd_, 0);
   if (ports == MAP_FAILED) return ErrStatus("cannot map the packet filter's port table: %s", strerror(errno));
   traced_ports_ = static_cast<jdw_traced_ports*>(ports);
@@ -286,7 +291,28 @@ Status CaptureSession::CreateSharedMaps() {
   return WriteControl();
 }
 
-Status CaptureSession::LoadGroup(uint32_t group) {
+// The process filter grows in the sched group's fork hook (a traced
+// parent's child) and exec hook (--comm, --cgroup), which do that even
+// while the group is disabled. A session without the sched group
+// (--probes syscall, net, ...) still needs them, or a server's workers
+// forked after the start go untraced: the sched object is loaded with
+// those two programs alone, attached for the session's life, its group
+// bit never set, so they add to the filter and record nothing.
+Status CaptureSession::LoadFollower() {
+  RETURN_IF_ERROR(LoadGroup(JDW_GROUP_SCHED, &follower_));
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, follower_.obj) {
+    if (!bpf_program__autoload(prog)) continue;
+    bpf_link* l = bpf_program__attach(prog);
+    if (!l)
+      return ErrStatus("processes forked during the session will not be traced: cannot attach %s: %s",
+                       bpf_program__name(prog), LastLibbpfLine().c_str());
+    follower_.links.push_back(l);
+  }
+  return Status::Ok();
+}
+
+Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
   const char* gname = trace::GroupName(group);
   // tp_btf first; raw_tp (the same hooks, untyped) when the kernel refuses
   // them. Neither needs tracefs.
@@ -310,6 +336,8 @@ Status CaptureSession::LoadGroup(uint32_t group) {
       // SEC("raw_tp") alone: a program user space runs, never attached.
       bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode) || strcmp(sec, "raw_tp") == 0 ||
                     (group == JDW_GROUP_INTERACT && HasPrefix(sec, "cgroup/"));
+      if (follower)
+        wanted = HasPrefix(sec, mode) && (strstr(sec, "/sched_process_fork") || strstr(sec, "/sched_process_exec"));
       // Optional hooks add detail where the kernel has them; without them
       // the group still works.
       if (wanted && strcmp(sec, "tp_btf/block_io_start") == 0 &&
@@ -318,7 +346,8 @@ Status CaptureSession::LoadGroup(uint32_t group) {
       bpf_program__set_autoload(prog, wanted);
     }
     const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,   buckets_fd_,
-                              traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_, traced_ports_fd_};
+                              traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_, traced_ports_fd_,
+                              net_hints_fd_};
     static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
@@ -332,6 +361,10 @@ Status CaptureSession::LoadGroup(uint32_t group) {
       if (conns) bpf_map__set_max_entries(conns, opts_.interact_max_conns);
     }
     if (bpf_object__load(o.obj) == 0) {
+      if (follower) {
+        *follower = Group{gname, mode, o.obj, o.destroy, {}};
+        return Status::Ok();
+      }
       groups_[group] = Group{gname, mode, o.obj, o.destroy, {}};
       if (bpf_program* flush = bpf_object__find_program_by_name(o.obj, "flush_pending"))
         flush_prog_fd_ = bpf_program__fd(flush);
@@ -347,6 +380,8 @@ Status CaptureSession::LoadGroup(uint32_t group) {
 
 CaptureSession::~CaptureSession() {
   DisableAll();
+  for (bpf_link* l : follower_.links) bpf_link__destroy(l);
+  if (follower_.destroy) follower_.destroy();
   if (rb_) ring_buffer__free(rb_);
   for (auto& g : groups_)
     if (g.destroy) g.destroy();

@@ -136,7 +136,10 @@ class CaptureSession : public CaptureBackend {
 
   CaptureSession() = default;
   Status CreateSharedMaps();
-  Status LoadGroup(uint32_t group);
+  // Loads a group's object into groups_[group], or with follower set only
+  // its fork and exec programs into *follower (see LoadFollower).
+  Status LoadGroup(uint32_t group, Group* follower = nullptr);
+  Status LoadFollower();
   Status WriteControl();
   Status WriteAdmission();
 
@@ -158,9 +161,10 @@ class CaptureSession : public CaptureBackend {
   uint32_t filter_flags_ = 0;
   uint64_t syscall_bitmap_[JDW_SYSCALL_BITMAP_WORDS] = {};
   Group groups_[JDW_GROUP_MAX];
+  Group follower_;  // fork/exec hooks that grow the process filter without the sched group
   std::function<void()> maps_destroy_;
   int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1;
-  int traced_socks_fd_ = -1, traced_flows_fd_ = -1, admit_fd_ = -1, traced_ports_fd_ = -1;
+  int traced_socks_fd_ = -1, traced_flows_fd_ = -1, admit_fd_ = -1, traced_ports_fd_ = -1, net_hints_fd_ = -1;
   jdw_traced_ports* traced_ports_ = nullptr;  // the port table, mapped (abi.h)
   std::vector<int> ring_fds_;
   std::vector<RingReader> readers_;  // one per CPU, consumed in place

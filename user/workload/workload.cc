@@ -201,7 +201,7 @@ nlohmann::json DoFileRounds(const std::string& dir, uint64_t rounds, bool direct
 // A read() whose count marks the step; its result does not matter (a
 // socket that is not connected fails, the enter record is what counts).
 void Touch(int fd, size_t step) {
-  static char buf[8192];  // above every step's count
+  static char buf[16384];  // above every step's count
   (void)!read(fd, buf, step);
 }
 
@@ -298,6 +298,60 @@ nlohmann::json DoFdReuse() {
     other7.join();
     step("a file dup2-ed over it on cpu 1, touched on cpu 0", f6, 7001, "file");
     close(f6);
+    // 8. and 9. An fd that comes back without a call the fd cache sees: a
+    // socket received over a unix socket (SCM_RIGHTS) at a closed file's
+    // number. The file's close skips the cache's delete when this CPU's
+    // memo says the cache never held it; in 8 a read on CPU 1 put it
+    // there meanwhile (that insert must void the memo's word), in 9 it
+    // was never there (the close's own memo entry must answer no lookup).
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) Die("socketpair");
+    auto receive_socket_at = [&](int want) {
+      int give = socket(AF_INET, SOCK_STREAM, 0);
+      if (give < 0) Die("socket");
+      char data = 'f', cbuf[CMSG_SPACE(sizeof(int))] = {};
+      iovec iov{&data, 1};
+      msghdr m{};
+      m.msg_iov = &iov;
+      m.msg_iovlen = 1;
+      m.msg_control = cbuf;
+      m.msg_controllen = sizeof(cbuf);
+      cmsghdr* c = CMSG_FIRSTHDR(&m);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      memcpy(CMSG_DATA(c), &give, sizeof(int));
+      if (sendmsg(sv[0], &m, 0) != 1) Die("sendmsg");
+      close(give);  // frees the number below `want` it took, if any
+      memset(cbuf, 0, sizeof(cbuf));
+      m.msg_controllen = sizeof(cbuf);
+      if (recvmsg(sv[1], &m, 0) != 1) Die("recvmsg");
+      int got = -1;
+      if ((c = CMSG_FIRSTHDR(&m)) == nullptr) Die("no fd received");
+      memcpy(&got, CMSG_DATA(c), sizeof(int));
+      if (got != want) Die("the received socket did not take the file's fd number");
+    };
+    int f8 = open("/proc/self/exe", O_RDONLY);
+    if (f8 < 0) Die("open");
+    std::thread other8([&] {
+      pin(1);
+      Touch(f8, 8001);
+    });
+    other8.join();
+    steps.push_back({{"what", "file opened on cpu 0, touched on cpu 1"}, {"fd", f8}, {"count", 8001}, {"kind", "file"}});
+    close(f8);
+    receive_socket_at(f8);
+    step("socket received at its number on cpu 0", f8, 8002, "socket");
+    close(f8);
+    int f9 = open("/proc/self/exe", O_RDONLY);
+    if (f9 < 0) Die("open");
+    step("file opened, touched and closed on cpu 0", f9, 9001, "file");
+    close(f9);
+    receive_socket_at(f9);
+    step("socket received at its number on cpu 0 (again)", f9, 9002, "socket");
+    close(f9);
+    close(sv[0]);
+    close(sv[1]);
   }
   return steps;
 }
