@@ -219,6 +219,7 @@ class RealTraceExtraction : public ::testing::Test {
   // recorded (0 for kept traces): on-CPU time for sched_switch, not thread
   // CPU time for the server's own measurement.
   static inline std::map<int, uint64_t> steal_ns_;
+  static uint64_t StealNs(int clients) { return steal_ns_.count(clients) ? steal_ns_.at(clients) : 0; }
   static inline std::map<std::pair<int, std::string>, Joined*> joined_;
 };
 
@@ -231,11 +232,14 @@ class RealTraceExtraction : public ::testing::Test {
 //  - long: on a VM the time the hypervisor steals from a vCPU is on-CPU time
 //    for sched_switch but not thread CPU time for the server (a 7 ms slice
 //    measured as 3 ms): at most one in ten (or two), and never by more than
-//    35%.
+//    35% or than the time stolen from the machine while the run was
+//    recorded (15 ms of one 30 ms spin was seen under a loaded host).
 class CpuCheck {
  public:
-  CpuCheck(std::string what, const join::Stats& st)
-      : what_(std::move(what)), losses_(st.sched_running_inferred + st.sched_chain_breaks) {}
+  CpuCheck(std::string what, const join::Stats& st, uint64_t run_steal_ns)
+      : what_(std::move(what)),
+        losses_(st.sched_running_inferred + st.sched_chain_breaks),
+        run_steal_ms_(double(run_steal_ns) / 1e6) {}
   ~CpuCheck() {
     EXPECT_LE(uint64_t(short_), losses_) << what_ << ": " << short_ << " of " << n_
                                           << " short of the server's figure by more than 10%, with " << losses_
@@ -251,7 +255,8 @@ class CpuCheck {
       return;
     }
     long_++;
-    EXPECT_LE(got_ms, want_ms * 1.35) << what_ << ": " << detail;
+    EXPECT_LE(got_ms, std::max(want_ms * 1.35, want_ms + run_steal_ms_))
+        << what_ << ": " << detail << " (" << run_steal_ms_ << " ms stolen from the machine during the run)";
   }
   // For one thread's share, which the server does not measure apart: its
   // nominal spin, which steal time can only lengthen.
@@ -263,6 +268,7 @@ class CpuCheck {
  private:
   std::string what_;
   uint64_t losses_;
+  double run_steal_ms_;
   int n_ = 0, short_ = 0, long_ = 0;
 };
 
@@ -341,7 +347,7 @@ void RealTraceExtraction::SpinRequestsGetTheirCpu() {
       for (const auto& [type, ms] : {std::pair<std::string, double>{"A", 30}, {"B", 15}}) {
         const auto reqs = j.OfType(type);
         ASSERT_GE(reqs.size(), clients == 5 ? 10u : 4u) << type;
-        CpuCheck check(type, j.stats);
+        CpuCheck check(type, j.stats, StealNs(clients));
         std::vector<double> cpu;
         for (size_t i = 0; i < j.requests.size(); i++) {
           const model::Request& q = j.requests[i];
@@ -368,7 +374,7 @@ void RealTraceExtraction::ParspinRunsTwoThreadsFifteenMsEach() {
     const Joined& j = Join(clients, "testserver");
     EXPECT_GE(j.OfType("E").size(), clients == 5 ? 10u : 4u);
     {
-      CpuCheck total("E", j.stats), half("E, one thread", j.stats);
+      CpuCheck total("E", j.stats, StealNs(clients)), half("E, one thread", j.stats, StealNs(clients));
       for (size_t i = 0; i < j.requests.size(); i++) {
         const model::Request& q = j.requests[i];
         if (!j.truth_of[i] || j.truth_of[i]->type != "E") continue;
@@ -403,7 +409,8 @@ void RealTraceExtraction::RpcspinShowsTheHandoverEdges() {
     const Joined& j = Join(clients, "testserver");
     const auto reqs = j.OfType("F");
     EXPECT_GE(reqs.size(), clients == 5 ? 10u : 4u);
-    CpuCheck helper_check("F helper", j.stats), worker_check("F worker", j.stats), total_check("F", j.stats);
+    CpuCheck helper_check("F helper", j.stats, StealNs(clients)), worker_check("F worker", j.stats, StealNs(clients)),
+        total_check("F", j.stats, StealNs(clients));
     for (size_t i = 0; i < j.requests.size(); i++) {
       if (!j.truth_of[i] || j.truth_of[i]->type != "F") continue;
       const model::Request* q = &j.requests[i];
