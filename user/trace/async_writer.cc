@@ -91,6 +91,15 @@ void AsyncTraceWriter::Run() {
     if (queue_.empty()) return;  // closing and drained
     Item it = std::move(queue_.front());
     queue_.pop_front();
+    if (!error_.ok()) {
+      // After a failed write the file ends where that write stopped: what
+      // was queued behind it is dropped, not appended past a torn chunk
+      // (the condition may have cleared — space freed, a limit raised —
+      // and a later chunk would land after the tear, unreadable).
+      queued_bytes_ -= it.data.size();
+      wake_submitter_.notify_all();
+      continue;
+    }
     idle_ = false;
     l.unlock();
     Status st;
