@@ -89,6 +89,20 @@ static __always_inline struct jdw_net_hints *jdw_net_hints_get(void)
 	return bpf_map_lookup_elem(&jdw_net_hints, &zero);
 }
 
+/* A port's index into a JDW_PORTS-byte table. The mask is kept
+ * (barrier_var) so that verifiers that lose a u16's bounds through the byte
+ * swaps and stack spills (6.1 does: "R0 unbounded memory access") see the
+ * index bounded; inlined, it is the same instructions at each table. */
+static __always_inline __u32 jdw_port_index(__u16 port)
+{
+	__u32 idx = port;
+
+	idx &= JDW_PORTS - 1;
+	barrier_var(idx);
+	idx &= JDW_PORTS - 1;
+	return idx;
+}
+
 /* sk's bit in the bloom: a multiplicative hash of the address (slab
  * objects share their low bits). */
 static __always_inline __u32 jdw_sock_bit(__u64 sk)
@@ -113,15 +127,10 @@ static __always_inline bool jdw_sock_maybe_traced(struct jdw_net_hints *h, __u64
 	return *jdw_sock_bloom_word(h, sk) & (1ull << (jdw_sock_bit(sk) & 63));
 }
 
-/* The port's byte in the hints' flow table (bounded as jdw_net_port_slot). */
+/* The port's byte in the hints' flow table. */
 static __always_inline __u8 *jdw_flow_lport_slot(struct jdw_net_hints *h, __u16 port)
 {
-	__u32 idx = port;
-
-	idx &= JDW_PORTS - 1;
-	barrier_var(idx);
-	idx &= JDW_PORTS - 1;
-	return &h->flow_lport[idx];
+	return &h->flow_lport[jdw_port_index(port)];
 }
 
 static __always_inline struct jdw_traced_ports *jdw_net_ports(void)
@@ -131,17 +140,10 @@ static __always_inline struct jdw_traced_ports *jdw_net_ports(void)
 	return bpf_map_lookup_elem(&jdw_traced_ports, &zero);
 }
 
-/* The port's byte in the table. The mask is kept (barrier_var) so that
- * verifiers that lose a u16's bounds through the byte swaps and stack
- * spills (6.1 does: "R0 unbounded memory access") see the index bounded. */
+/* The port's byte in the table. */
 static __always_inline __u8 *jdw_net_port_slot(struct jdw_traced_ports *ports, __u16 port)
 {
-	__u32 idx = port;
-
-	idx &= JDW_PORTS - 1;
-	barrier_var(idx);
-	idx &= JDW_PORTS - 1;
-	return &ports->traced[idx];
+	return &ports->traced[jdw_port_index(port)];
 }
 
 /* A socket of a traced process (called from the syscall group). */

@@ -1,15 +1,13 @@
 #include "floor_holder.h"
 
 #include <bpf/libbpf.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "capture/process_select.h"
+#include "capture/session.h"
 
 namespace jackdaw::bench {
 namespace {
@@ -20,15 +18,6 @@ sigset_t StopSignals() {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   return stop;
-}
-
-bpf_link* AttachAtCgroupRoot(bpf_program* prog) {
-  const std::string root = capture::CgroupV2Mount();
-  const int fd = root.empty() ? -1 : open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  bpf_link* l = bpf_program__attach_cgroup(prog, fd);  // the link holds the cgroup
-  close(fd);
-  return l;
 }
 
 }  // namespace
@@ -48,7 +37,7 @@ int HoldAttached(bpf_object* obj, const char* tool, FILE* ready_to, const char* 
   bpf_program* prog;
   bpf_object__for_each_program(prog, obj) {
     if (!bpf_program__autoload(prog)) continue;
-    bpf_link* l = strncmp(bpf_program__section_name(prog), "cgroup/", 7) == 0 ? AttachAtCgroupRoot(prog)
+    bpf_link* l = strncmp(bpf_program__section_name(prog), "cgroup/", 7) == 0 ? capture::AttachToCgroupRoot(prog)
                                                                                : bpf_program__attach(prog);
     if (!l) {
       fprintf(stderr, "%s: cannot attach %s (run as root): %s\n", tool, bpf_program__name(prog), strerror(errno));

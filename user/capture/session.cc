@@ -158,9 +158,8 @@ void ZeroArrayMap(bpf_map* map) {
 
 bool HasPrefix(const char* s, const char* prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
 
-// A cgroup program (the interact group's socket-release hook) attached to
-// the root of the cgroup v2 hierarchy, which every process descends from;
-// nullptr when there is no cgroup2 mount or the kernel refuses.
+}  // namespace
+
 bpf_link* AttachToCgroupRoot(bpf_program* prog) {
   const std::string root = CgroupV2Mount();
   if (root.empty()) return nullptr;
@@ -170,8 +169,6 @@ bpf_link* AttachToCgroupRoot(bpf_program* prog) {
   close(fd);
   return l;
 }
-
-}  // namespace
 
 Status CheckPrivileges() {
   __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};

@@ -30,6 +30,9 @@ struct bpf_object;
 struct bpf_link;
 struct ring_buffer;
 
+struct bpf_link;
+struct bpf_program;
+
 namespace jackdaw::capture {
 
 struct UsdtTarget {
@@ -182,6 +185,11 @@ class CaptureSession : public CaptureBackend {
 // Root, or CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN): returns an error with
 // exit code 2 naming what is missing.
 Status CheckPrivileges();
+
+// A cgroup program (the interact group's socket-release hook) attached to
+// the root of the cgroup v2 hierarchy, which every process descends from;
+// nullptr when there is no cgroup2 mount or the kernel refuses.
+bpf_link* AttachToCgroupRoot(bpf_program* prog);
 // Mounts tracefs at /sys/kernel/tracing if nothing is mounted there.
 Status EnsureTracefs();
 
