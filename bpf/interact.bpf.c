@@ -562,11 +562,10 @@ int BPF_PROG(ia_sock_send_length, struct sock *sk, int ret, int flags)
  * the filters apply at the first application touch, as before. */
 static __always_inline void on_open(const struct sock *sk, __u64 key, int oldstate)
 {
-	__u16 family = sk->__sk_common.skc_family;
 	struct conn *n, *c;
 	long err;
 
-	if (sk->sk_protocol != IPPROTO_TCP || (family != AF_INET && family != AF_INET6) || !group_on())
+	if (sk->sk_protocol != IPPROTO_TCP || !tracked_sock(sk) || !group_on())
 		return;
 	n = new_conn(sk, oldstate == TCP_SYN_RECV ? JDW_ROLE_SERVER : JDW_ROLE_CLIENT, bpf_ktime_get_ns());
 	if (!n)

@@ -184,20 +184,26 @@ static __always_inline void jdw_net_mark_port(struct sock *sk)
 		*jdw_net_port_slot(ports, lport) = 1;
 }
 
+/* A flow learned from a traced socket: the port's hint first, the hash
+ * only when a flow was ever learned on that local port. */
+static __always_inline bool jdw_net_flow_learned(struct jdw_net_hints *h, const struct jdw_flow_key *key)
+{
+	if (h && !*jdw_flow_lport_slot(h, key->lport))
+		return false;
+	return bpf_map_lookup_elem(&jdw_traced_flows, key) != NULL;
+}
+
 /* A connection on a traced local port, or a learned flow of a traced
  * socket: the array first, the hash only when it says no. */
 static __always_inline bool jdw_net_flow_traced(__u16 lport, __u16 rport, const __u8 *raddr)
 {
 	struct jdw_traced_ports *ports = jdw_net_ports();
-	struct jdw_net_hints *h = jdw_net_hints_get();
 	struct jdw_flow_key key = { .lport = lport, .rport = rport };
 
 	if (ports && *jdw_net_port_slot(ports, lport))
 		return true;
-	if (h && !*jdw_flow_lport_slot(h, lport))
-		return false;
 	__builtin_memcpy(key.raddr, raddr, 16);
-	return bpf_map_lookup_elem(&jdw_traced_flows, &key) != NULL;
+	return jdw_net_flow_learned(jdw_net_hints_get(), &key);
 }
 
 /* Whether a parsed packet is to be recorded. xmit: sport/saddr are local. */
@@ -238,9 +244,7 @@ static __always_inline bool jdw_net_packet_traced(const struct jdw_net_packet *p
 			bpf_map_update_elem(&jdw_traced_flows, &key, &one, BPF_ANY);
 		return true;
 	}
-	if (!*jdw_flow_lport_slot(h, p->sport))
-		return false;
-	return bpf_map_lookup_elem(&jdw_traced_flows, &key) != NULL;
+	return jdw_net_flow_learned(h, &key);
 }
 
 #endif /* JACKDAW_NET_FILTER_BPF_H */
