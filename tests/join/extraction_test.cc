@@ -231,9 +231,12 @@ class RealTraceExtraction : public ::testing::Test {
 //    sched_chain_breaks) can cost one request;
 //  - long: on a VM the time the hypervisor steals from a vCPU is on-CPU time
 //    for sched_switch but not thread CPU time for the server (a 7 ms slice
-//    measured as 3 ms): at most one in ten (or two), and never by more than
-//    35% or than the time stolen from the machine while the run was
-//    recorded (15 ms of one 30 ms spin was seen under a loaded host).
+//    measured as 3 ms). A burst of steal lengthens every request running
+//    through it, so the bound is on the time, not only the count: at most
+//    one in ten (or two), or more when their excess over the server's
+//    figure together fits in the time stolen from the machine while the run
+//    was recorded; and never one by more than 35% or than that stolen time
+//    (15 ms of one 30 ms spin was seen under a loaded host).
 class CpuCheck {
  public:
   CpuCheck(std::string what, const join::Stats& st, uint64_t run_steal_ns)
@@ -244,8 +247,12 @@ class CpuCheck {
     EXPECT_LE(uint64_t(short_), losses_) << what_ << ": " << short_ << " of " << n_
                                           << " short of the server's figure by more than 10%, with " << losses_
                                           << " switch-ins missing from the capture";
-    EXPECT_LE(long_, std::max(2, n_ / 10)) << what_ << ": " << long_ << " of " << n_
-                                            << " over the server's figure by more than 10%";
+    if (long_ > std::max(2, n_ / 10)) {
+      EXPECT_LE(long_excess_ms_, run_steal_ms_)
+          << what_ << ": " << long_ << " of " << n_ << " over the server's figure by more than 10%, by "
+          << long_excess_ms_ << " ms together, more than the " << run_steal_ms_
+          << " ms stolen from the machine during the run";
+    }
   }
   void Add(double got_ms, double want_ms, const std::string& detail) {
     n_++;
@@ -255,6 +262,7 @@ class CpuCheck {
       return;
     }
     long_++;
+    long_excess_ms_ += got_ms - want_ms;
     EXPECT_LE(got_ms, std::max(want_ms * 1.35, want_ms + run_steal_ms_))
         << what_ << ": " << detail << " (" << run_steal_ms_ << " ms stolen from the machine during the run)";
   }
@@ -270,6 +278,7 @@ class CpuCheck {
   uint64_t losses_;
   double run_steal_ms_;
   int n_ = 0, short_ = 0, long_ = 0;
+  double long_excess_ms_ = 0;
 };
 
 // Goal of issue 4: every request extracted, none merged or split, with both
