@@ -100,17 +100,18 @@ class Reorderer {
     // even it is inside the window, nothing is ready).
     if (queued_ == 0) return false;
     if (!flushing_ && (watermark_ < opts_.window || min_queued_ts_ > watermark_ - opts_.window)) return false;
-    // One run and no derived entries (sorted input between two derived
-    // entries): its head is the minimum, and it is ready (min_queued_ts_ is
-    // exact whenever the refusal above does not refuse: PopReady() and the
-    // fast Push() keep it so).
-    if (misc_.empty() && active_.size() == 1) {
+    // One run whose head comes before every derived entry (sorted input;
+    // a derived entry waits in the heap for the window like the records):
+    // the head is the minimum, and it is ready (min_queued_ts_ is exact
+    // whenever the refusal above does not refuse: PopReady() and the
+    // inline Push() keep it so).
+    if (active_.size() == 1) {
       Fifo& f = fifos_[active_[0]];
-      if (f.size() > 1 && f.front().ts == min_queued_ts_) {
+      if (f.size() > 1 && f.front().ts == min_queued_ts_ && (misc_.empty() || misc_.front().ts > min_queued_ts_)) {
         const RunEntry e = f.front();
         f.pop_front();
         *out = SortedRecord{e.ts, e.rec, 0};
-        min_queued_ts_ = f.front().ts;
+        min_queued_ts_ = misc_.empty() ? f.front().ts : std::min(f.front().ts, misc_.front().ts);
         queued_--;
         stats_.emitted++;
         last_emitted_ = e.ts;
