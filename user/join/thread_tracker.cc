@@ -208,7 +208,7 @@ void ThreadTracker::Woken(Thread* t, uint64_t ts) {
   }
 }
 
-void ThreadTracker::TakesCpu(Thread* t, uint16_t cpu) {
+void ThreadTracker::TakesCpuSlow(Thread* t, uint16_t cpu) {
   t->last_cpu = cpu;
   CpuState& cs = Cpu(cpu);
   if (cs.cur_tid == t->tid) return;

@@ -179,7 +179,15 @@ class ThreadTracker {
   // its switch-out (the capture dropped it, or tracing stopped before it
   // came): its run ends at its last record, not whenever it is next seen,
   // nor at the end of the trace.
-  void TakesCpu(Thread* t, uint16_t cpu);
+  void TakesCpu(Thread* t, uint16_t cpu) {
+    // Inline: the thread already current there, what nearly every task
+    // record of a running thread finds.
+    if (cpu < cpus_.size() && cpus_[cpu].cur_tid == t->tid) {
+      t->last_cpu = cpu;
+      return;
+    }
+    TakesCpuSlow(t, cpu);
+  }
 
   // Per-CPU state; Cpu() grows the table, FindCpu() does not.
   CpuState& Cpu(uint16_t cpu) {
@@ -259,6 +267,7 @@ class ThreadTracker {
   };
   Thread* LookUp(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now);
   ProcessAccount& AccountSlow(uint32_t tgid);
+  void TakesCpuSlow(Thread* t, uint16_t cpu);
 
   Stats& stats_;
   FlatMap<uint64_t, uint32_t, U64Hash> index_;  // tid -> threads_ slot
