@@ -42,7 +42,9 @@ Extractor::Impl::ConnLife& Extractor::Impl::Life(uint64_t sk, uint64_t ts) {
     l.c.id = next_conn_id_++;
     l.c.start_ns = l.c.end_ns = ts;
   }
-  if (l.c.endpoint.local.empty()) {
+  // The endpoints are for the connection sink only (`analyze --requests`):
+  // without one (`jackdaw live`) they are not formatted.
+  if (conn_sink_ && l.c.endpoint.local.empty()) {
     if (const SockEntry* e = socks_.Current(sk); e && e->family) {
       l.c.endpoint.local = FormatAddr(e->family, e->saddr, e->sport);
       l.c.endpoint.remote = FormatAddr(e->family, e->daddr, e->dport);

@@ -76,7 +76,11 @@ uint32_t* SymbolTable::KnownSlot(schema::EventKind kind, uint16_t type, const ui
       return probe < usdt_.size() ? &usdt_[probe] : nullptr;
     }
     case schema::EventKind::kRecord: {
-      if (type != JDW_EVENT_SYS_ENTER && type != JDW_EVENT_SYS_EXIT) return nullptr;
+      if (type != JDW_EVENT_SYS_ENTER && type != JDW_EVENT_SYS_EXIT) {
+        // KeyOf's plain case: the type is the whole key.
+        if (type == JDW_EVENT_BLOCK_COMPLETE || type == JDW_EVENT_BLOCK_ISSUE || type >= plain_.size()) return nullptr;
+        return &plain_[type];
+      }
       static_assert(offsetof(jdw_sys_enter, nr) == offsetof(jdw_sys_exit, nr));
       const auto nr = Load<uint16_t>(payload, offsetof(jdw_sys_enter, nr));
       std::vector<uint32_t>& table = type == JDW_EVENT_SYS_ENTER ? sys_enter_ : sys_exit_;

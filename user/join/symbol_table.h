@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "jackdaw/abi.h"
 #include "join/flat_map.h"
 #include "request/symbol.h"
 #include "schema/schema.h"
@@ -51,8 +52,10 @@ class SymbolTable {
   std::array<CacheEntry, 64> cache_{};
   // In front of both, for the kinds of event that make up nearly all of a
   // trace (1 + symbol id, 0 = not seen yet): syscall enters and exits by nr,
-  // USDT probes by id, switches out (preempted, blocked) and in.
+  // USDT probes by id, switches out (preempted, blocked) and in, and the
+  // record types named by their type alone (packets, above all).
   std::vector<uint32_t> sys_enter_, sys_exit_, usdt_;
+  std::array<uint32_t, JDW_EVENT_MAX> plain_{};
   std::array<uint32_t, 3> switch_{};
 };
 

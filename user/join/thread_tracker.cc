@@ -44,7 +44,7 @@ void ThreadTracker::Remove(uint32_t tid) {
   threads_[slot] = Thread{};  // a free slot: not on CPU, charges nothing
 }
 
-ProcessAccount& ThreadTracker::Account(uint32_t tgid) {
+ProcessAccount& ThreadTracker::AccountSlow(uint32_t tgid) {
   bool inserted;
   uint32_t* idx = account_index_.FindOrInsert(tgid, &inserted);
   if (inserted) {
@@ -208,7 +208,7 @@ void ThreadTracker::Woken(Thread* t, uint64_t ts) {
   }
 }
 
-void ThreadTracker::TakesCpu(Thread* t, uint16_t cpu) {
+void ThreadTracker::TakesCpuSlow(Thread* t, uint16_t cpu) {
   t->last_cpu = cpu;
   CpuState& cs = Cpu(cpu);
   if (cs.cur_tid == t->tid) return;

@@ -179,7 +179,15 @@ class ThreadTracker {
   // its switch-out (the capture dropped it, or tracing stopped before it
   // came): its run ends at its last record, not whenever it is next seen,
   // nor at the end of the trace.
-  void TakesCpu(Thread* t, uint16_t cpu);
+  void TakesCpu(Thread* t, uint16_t cpu) {
+    // Inline: the thread already current there, what nearly every task
+    // record of a running thread finds.
+    if (cpu < cpus_.size() && cpus_[cpu].cur_tid == t->tid) {
+      t->last_cpu = cpu;
+      return;
+    }
+    TakesCpuSlow(t, cpu);
+  }
 
   // Per-CPU state; Cpu() grows the table, FindCpu() does not.
   CpuState& Cpu(uint16_t cpu) {
@@ -189,7 +197,15 @@ class ThreadTracker {
   CpuState* FindCpu(uint16_t cpu) { return cpu < cpus_.size() ? &cpus_[cpu] : nullptr; }
 
   // The process' account (created on first use; references stay valid).
-  ProcessAccount& Account(uint32_t tgid);
+  // The last one asked for is kept: a request's events, charged one after
+  // the other when it is emitted, are mostly one process'.
+  ProcessAccount& Account(uint32_t tgid) {
+    if (tgid != last_acct_tgid_ || !last_acct_) {
+      last_acct_ = &AccountSlow(tgid);
+      last_acct_tgid_ = tgid;
+    }
+    return *last_acct_;
+  }
   // The thread's process' account, without the hash lookup (hot: every
   // sched_switch).
   ProcessAccount& Account(Thread* t) {
@@ -250,6 +266,8 @@ class ThreadTracker {
     Thread* t = nullptr;
   };
   Thread* LookUp(uint32_t tid, uint32_t tgid, uint64_t ts, bool running_now);
+  ProcessAccount& AccountSlow(uint32_t tgid);
+  void TakesCpuSlow(Thread* t, uint16_t cpu);
 
   Stats& stats_;
   FlatMap<uint64_t, uint32_t, U64Hash> index_;  // tid -> threads_ slot
@@ -259,6 +277,8 @@ class ThreadTracker {
   std::vector<CpuState> cpus_;
   FlatMap<uint64_t, uint32_t, U64Hash> account_index_;  // tgid -> accounts_ index
   std::deque<ProcessAccount> accounts_;  // deque: references stay valid as processes are added
+  uint32_t last_acct_tgid_ = 0;
+  ProcessAccount* last_acct_ = nullptr;  // Account(last_acct_tgid_); accounts are never removed
 };
 
 }  // namespace jackdaw::join

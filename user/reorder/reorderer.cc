@@ -80,7 +80,7 @@ void Reorderer::Insert(const Entry& e) {
   last_run_ = best;
 }
 
-bool Reorderer::Push(uint64_t ts, const jdw_record_header* rec, uint8_t tag) {
+bool Reorderer::PushSlow(uint64_t ts, const jdw_record_header* rec, uint8_t tag) {
   stats_.pushed++;
   if (emitted_any_ && ts < last_emitted_) {
     (tag ? stats_.late_derived : stats_.late_records)++;

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -74,7 +75,24 @@ class Reorderer {
   bool Push(const jdw_record_header* rec) { return Push(rec->ts, rec, 0); }
   // An entry at `ts` for `rec`, tagged (tag != 0: derived from `rec`, goes
   // before records of the same ts). False if it is late (dropped).
-  bool Push(uint64_t ts, const jdw_record_header* rec, uint8_t tag);
+  bool Push(uint64_t ts, const jdw_record_header* rec, uint8_t tag) {
+    // Inline: a record that extends the run the previous one extended, what
+    // sorted input does every time. It cannot be late (the run's tail is
+    // queued, so not before the last record returned) and cannot lower the
+    // queued minimum (the tail is at or above it).
+    if (tag == 0 && last_run_ != UINT32_MAX) {
+      Fifo& f = fifos_[last_run_];
+      if (!f.empty() && f.back().ts <= ts) {
+        stats_.pushed++;
+        watermark_ = std::max(watermark_, ts);
+        order_++;
+        if (++queued_ > stats_.max_queued) stats_.max_queued = queued_;
+        f.push_back(RunEntry{ts, rec});
+        return true;
+      }
+    }
+    return PushSlow(ts, rec, tag);
+  }
   // Next record in global order, if one is ready (see Window above).
   bool Pop(SortedRecord* out) {
     // The refusal is inline: callers drain after every push, so every other
@@ -82,6 +100,25 @@ class Reorderer {
     // even it is inside the window, nothing is ready).
     if (queued_ == 0) return false;
     if (!flushing_ && (watermark_ < opts_.window || min_queued_ts_ > watermark_ - opts_.window)) return false;
+    // One run whose head comes before every derived entry (sorted input;
+    // a derived entry waits in the heap for the window like the records):
+    // the head is the minimum, and it is ready (min_queued_ts_ is exact
+    // whenever the refusal above does not refuse: PopReady() and the
+    // inline Push() keep it so).
+    if (active_.size() == 1) {
+      Fifo& f = fifos_[active_[0]];
+      if (f.size() > 1 && f.front().ts == min_queued_ts_ && (misc_.empty() || misc_.front().ts > min_queued_ts_)) {
+        const RunEntry e = f.front();
+        f.pop_front();
+        *out = SortedRecord{e.ts, e.rec, 0};
+        min_queued_ts_ = misc_.empty() ? f.front().ts : std::min(f.front().ts, misc_.front().ts);
+        queued_--;
+        stats_.emitted++;
+        last_emitted_ = e.ts;
+        emitted_any_ = true;
+        return true;
+      }
+    }
     return PopReady(out);
   }
   // End of input: every queued record becomes ready.
@@ -129,6 +166,7 @@ class Reorderer {
     size_t head_ = 0, size_ = 0;
   };
   static bool MiscLater(const Entry& a, const Entry& b);
+  bool PushSlow(uint64_t ts, const jdw_record_header* rec, uint8_t tag);
   void Insert(const Entry& e);
   void PushMisc(const Entry& e);
   uint32_t MinFifo(uint64_t* second_ts) const;
