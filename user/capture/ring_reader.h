@@ -37,8 +37,9 @@ class RingReader {
   static StatusOr<RingReader> Map(int fd, uint32_t size);
 
   // Hands every complete record to sink (as `cpu`'s) and frees its space.
-  // Returns the bytes consumed, headers included.
-  uint64_t Consume(RecordSink& sink, uint32_t cpu);
+  // Returns the bytes consumed, headers included; *records (if given)
+  // receives how many records reached the sink.
+  uint64_t Consume(RecordSink& sink, uint32_t cpu, uint64_t* records = nullptr);
   // Bytes written by producers and not yet consumed.
   uint64_t Pending() const;
   uint32_t size() const { return size_; }

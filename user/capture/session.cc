@@ -648,13 +648,19 @@ StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
   } counting;
   counting.inner = &sink;
   counting.expand = !sink.TakesWireRecords();
+  // A sink that keeps wire records (the recorder) gets them straight from
+  // the ring: one virtual call per record, not two; the reader counts.
+  RecordSink& target = counting.expand ? static_cast<RecordSink&>(counting) : sink;
   double fill = 0;
+  uint64_t direct = 0;
   for (uint32_t cpu = 0; cpu < readers_.size(); ++cpu) {
-    const uint64_t bytes = readers_[cpu].Consume(counting, cpu);
+    uint64_t n = 0;
+    const uint64_t bytes = readers_[cpu].Consume(target, cpu, &n);
+    direct += n;
     fill = std::max(fill, double(bytes) / double(readers_[cpu].size()));
   }
   last_fill_ = fill;
-  return counting.n;
+  return counting.expand ? counting.n : static_cast<int>(direct);
 }
 
 StatusOr<int> CaptureSession::Drain(RecordSink& sink) { return Poll(sink, 0); }
