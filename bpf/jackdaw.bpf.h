@@ -336,10 +336,8 @@ static __always_inline void jdw_stage_flush_now(void)
 	if (!targ_batch_records)
 		return;
 	s = jdw_stage_of_cpu();
-	if (!s || s->depth)
+	if (!s || s->depth || __sync_val_compare_and_swap(&s->depth, 0, 1) != 0)
 		return;
-	s->depth = 1;
-	barrier();
 	jdw_stage_flush(s);
 	barrier();
 	s->depth = 0;
@@ -362,21 +360,26 @@ static __always_inline void *jdw_ring_reserve_raw(__u32 group, __u32 size, void 
 		s = jdw_stage_of_cpu();
 		if (!s)
 			return NULL;
+		/* Claimed in one instruction: a program that interrupted a plain
+		 * read and write of depth would see the stage free, and the two
+		 * would write the same bytes (an interrupt's program runs to its
+		 * end before the interrupted one goes on, so the depth it finds
+		 * is back to what it was: the exchange fails only for that). */
 		d = s->depth;
-		if (d == 0) {
+		if (d == 0 && __sync_val_compare_and_swap(&s->depth, 0, 1) == 0) {
 			off = s->len;
-			if (off >= JDW_STAGE_BYTES)
+			if (off >= JDW_STAGE_BYTES) {
+				s->depth = 0;
 				return NULL; /* never: a full stage is flushed at its commit */
+			}
 			off &= JDW_STAGE_BYTES - 1; /* the same, for the verifier */
 			barrier_var(off);
 			s->group[0] = group;
-			s->depth = 1;
 			return s->data + off;
 		}
-		if (d > JDW_STAGE_NEST)
+		if (d == 0 || d > JDW_STAGE_NEST || __sync_val_compare_and_swap(&s->depth, d, d + 1) != d)
 			return NULL;
 		s->group[d & (JDW_STAGE_GROUP_SLOTS - 1)] = group;
-		s->depth = d + 1;
 		return s->nested[(d - 1) & (JDW_STAGE_NEST - 1)]; /* this program's slot */
 	}
 	rb = jdw_this_ring();

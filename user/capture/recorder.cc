@@ -121,10 +121,20 @@ Status Recorder::Start() {
 }
 
 void Recorder::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
+  // A record whose header does not give its own size cannot be stored:
+  // every later walk of the chunk steps by that size. No producer writes
+  // one; dropped and counted, never trusted.
+  uint16_t hsize = 0;
+  if (size >= sizeof(jdw_record_header))
+    memcpy(&hsize, data + offsetof(jdw_record_header, size), sizeof(hsize));
+  if (size < sizeof(jdw_record_header) || hsize != size || cpu >= stages_.size()) {
+    ++malformed_;
+    return;
+  }
   CpuStage& s = stages_[cpu];
   s.buf.insert(s.buf.end(), data, data + size);
   ++s.count;
-  if (size >= sizeof(jdw_record_header)) {
+  {
     uint16_t type;
     uint64_t ts;
     memcpy(&type, data + offsetof(jdw_record_header, type), sizeof(type));
@@ -309,6 +319,7 @@ Status Recorder::Stop() {
                            {"lost", losses},
                            {"lost_total", lost},
                            {"late_records", late_.load()},
+                           {"malformed_records", malformed_.load()},
                            {"clock", ClockJson(clock_.Mapping())}};
   RETURN_IF_ERROR(writer_->Finish(footer));
   bytes_ = writer_->bytes_written();

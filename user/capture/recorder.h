@@ -145,6 +145,7 @@ class Recorder : RecordSink {
   ClockFit clock_;
   uint64_t last_clock_ns_ = 0;
   std::atomic<uint64_t> records_{0}, bytes_{0}, lost_{0}, late_{0}, wire_{0};
+  std::atomic<uint64_t> malformed_{0};  // records dropped: size not their header's
   std::thread thread_;
   std::atomic<bool> running_{false};
   Status thread_status_;
