@@ -8,6 +8,15 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* A CPU switching to its idle task stages nothing more for a while: its
+ * staged records (jackdaw.bpf.h, "the record stage") go now, traced or
+ * not, instead of waiting for the reader's periodic flush. */
+static __always_inline void flush_if_idle(__u32 next_tid)
+{
+	if (next_tid == 0)
+		jdw_stage_flush_now();
+}
+
 static __always_inline void emit_switch(struct jdw_control *ctl, __u32 prev_tid, __u32 prev_tgid,
 					__u32 next_tid, __u32 next_tgid, __u64 prev_state, __u8 ck)
 {
@@ -126,6 +135,7 @@ int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev, struct ta
 	/* A preempted task is still runnable whatever prev_state says. */
 	emit_switch(jdw_ctl(), prev->pid, prev->tgid, next->pid, next->tgid,
 		    preempt ? 0 : prev_state, JDW_CTX_TASK);
+	flush_if_idle(next->pid);
 	return 0;
 }
 
@@ -180,6 +190,7 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev, struct ta
 
 	emit_switch(jdw_ctl(), BPF_CORE_READ(prev, pid), BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, pid),
 		    BPF_CORE_READ(next, tgid), preempt ? 0 : state, JDW_CTX_TASK);
+	flush_if_idle(BPF_CORE_READ(next, pid));
 	return 0;
 }
 

@@ -265,7 +265,7 @@ static __always_inline bool emit_combined(struct jdw_control *ctl, long nr, long
 	 * succeeds, the slot still holds what was just checked. */
 	if (__sync_val_compare_and_swap(&p->state, JDW_PENDING_FULL, JDW_PENDING_BUSY) != JDW_PENDING_FULL)
 		return false;
-	r = jdw_ring_reserve_raw(sizeof(*r), &rb);
+	r = jdw_ring_reserve_raw(JDW_GROUP_SYSCALL, sizeof(*r), &rb);
 	if (!r) {
 		p->state = JDW_PENDING_EMPTY;
 		/* both events are gone: count both */
@@ -404,5 +404,6 @@ SEC("raw_tp")
 int flush_pending(void *ctx)
 {
 	jdw_flush_pending();
+	jdw_stage_flush_now();
 	return 0;
 }

@@ -412,6 +412,30 @@ struct jdw_admit {
 	char comm[JDW_COMM_LEN]; /* NUL-padded, as the kernel keeps task->comm */
 };
 
+/* ---- the record stage ----------------------------------------------------
+ * One element per CPU of the "jdw_stage" per-CPU array: records staged on
+ * that CPU before they go to its ring as one batch (bpf/jackdaw.bpf.h, "the
+ * record stage"). A batch in the ring is the records back to back, each
+ * with its header and size, so a reader splits every ring record by the
+ * headers' sizes; a lone record is a batch of one. User space reads the
+ * stage only to find one that has not moved (first_ts) and to count what a
+ * stop leaves in it. */
+#define JDW_STAGE_BYTES 4096
+#define JDW_STAGE_REC_MAX 128 /* larger records go to the ring directly */
+#define JDW_STAGE_NEST 4      /* programs nested in the stage's writer (softirq, hardirq, NMI: 3 needed); a power of two */
+#define JDW_STAGE_GROUP_SLOTS 8 /* >= JDW_STAGE_NEST + 1, a power of two */
+
+struct jdw_stage {
+	__u32 len;      /* bytes staged */
+	__u32 depth;    /* programs on this CPU between their reserve and commit */
+	__u64 first_ts; /* of the oldest staged record */
+	__u32 count[JDW_GROUP_MAX]; /* staged events per group, for loss accounting (a
+				     * combined syscall record counts two) */
+	__u8 group[JDW_STAGE_GROUP_SLOTS]; /* of the record being written at each depth */
+	__u8 data[JDW_STAGE_BYTES + JDW_STAGE_REC_MAX];
+	__u8 nested[JDW_STAGE_NEST][JDW_STAGE_REC_MAX]; /* a nested program's record */
+};
+
 #ifdef __cplusplus
 #define JDW_STATIC_ASSERT static_assert
 #else

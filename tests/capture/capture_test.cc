@@ -413,6 +413,29 @@ TEST_F(SelfTrace, DisabledGroupRecordsNothingAndReenabledRecordsAgain) {
   std::filesystem::remove(path);
 }
 
+// Records staged on a CPU (bpf/jackdaw.bpf.h, "the record stage") that
+// nothing pushes out — too few to fill a stage, no sched group to flush it
+// when the CPU idles — still reach the reader while the recording runs:
+// the reader flushes a stage that has not moved for a period.
+TEST_F(SelfTrace, StagedRecordsReachTheReaderWithoutAStop) {
+  const std::string path = testing::TempPath("staged.jdw");
+  auto rec = Make(path, 8u << 20);
+  ASSERT_NE(rec, nullptr);
+  ASSERT_TRUE(rec->Start().ok());
+  for (int i = 0; i < 10; ++i) syscall(SYS_getppid);
+  uint64_t seen = 0;
+  for (int i = 0; i < 300 && seen < 20; ++i) {
+    ASSERT_TRUE(rec->Step().ok());
+    seen = rec->group_records()[JDW_GROUP_SYSCALL];
+  }
+  EXPECT_EQ(seen, 20u) << "10 getppid calls, 2 events each, before the stop";
+  ASSERT_TRUE(rec->Stop().ok());
+  uint64_t lost = 0;
+  EXPECT_EQ(CountGetppid(path, &lost), 20u);
+  EXPECT_EQ(lost, 0u);
+  std::filesystem::remove(path);
+}
+
 TEST_F(SelfTrace, TinyBufferUnderStormCapturedPlusLostEqualsProduced) {
   const std::string path = testing::TempPath("storm.jdw");
   auto rec = Make(path, 16384);  // ~340 records per CPU

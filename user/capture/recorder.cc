@@ -121,12 +121,27 @@ Status Recorder::Start() {
 }
 
 void Recorder::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
+  // A record whose header does not give its own size cannot be stored:
+  // every later walk of the chunk steps by that size. No producer writes
+  // one; dropped and counted, never trusted.
+  uint16_t hsize = 0;
+  if (size >= sizeof(jdw_record_header))
+    memcpy(&hsize, data + offsetof(jdw_record_header, size), sizeof(hsize));
+  if (size < sizeof(jdw_record_header) || hsize != size || cpu >= stages_.size()) {
+    ++malformed_;
+    return;
+  }
   CpuStage& s = stages_[cpu];
   s.buf.insert(s.buf.end(), data, data + size);
   ++s.count;
-  if (size >= sizeof(jdw_record_header)) {
+  {
     uint16_t type;
+    uint64_t ts;
     memcpy(&type, data + offsetof(jdw_record_header, type), sizeof(type));
+    memcpy(&ts, data + offsetof(jdw_record_header, ts), sizeof(ts));
+    if (ts < s.max_ts) s.sorted = false;
+    s.max_ts = std::max(s.max_ts, ts);
+    s.min_ts = std::min(s.min_ts, ts);
     if (trace::IsWireRecord(type)) {
       ++type_records_[JDW_EVENT_SYS_ENTER];
       ++type_records_[JDW_EVENT_SYS_EXIT];
@@ -145,21 +160,16 @@ Status Recorder::FlushCpu(uint32_t cpu) {
   CpuStage& s = stages_[cpu];
   s.last_flush_ns = MonotonicNs();
   if (s.count == 0) return Status::Ok();
-  // Check order; sort through an index only when needed (rare).
+  // Sort through an index only when a record arrived out of order (rare:
+  // OnRecord tracked it).
   struct Ref {
     uint64_t ts;
     uint32_t off, size;
   };
-  bool sorted = true;
-  uint64_t prev = 0;
-  for (size_t off = 0; off < s.buf.size();) {
-    const auto* h = reinterpret_cast<const jdw_record_header*>(s.buf.data() + off);
-    if (h->ts < prev) sorted = false;
-    prev = std::max<uint64_t>(prev, h->ts);
-    off += h->size;
-  }
+  const bool sorted = s.sorted;
+  const uint64_t prev = s.max_ts;
   const uint8_t* out = s.buf.data();
-  uint64_t first_ts = reinterpret_cast<const jdw_record_header*>(out)->ts;
+  const uint64_t first_ts = s.min_ts;
   if (!sorted) {
     std::vector<Ref> refs;
     refs.reserve(s.count);
@@ -176,7 +186,6 @@ Status Recorder::FlushCpu(uint32_t cpu) {
       w += r.size;
     }
     out = sort_scratch_.data();
-    first_ts = refs.front().ts;
   }
   if (first_ts < s.last_written_ts) {
     uint64_t late = 0;
@@ -203,6 +212,9 @@ Status Recorder::FlushCpu(uint32_t cpu) {
   wire_ += s.wire;
   s.count = s.wire = 0;
   s.last_written_ts = std::max(s.last_written_ts, prev);
+  s.max_ts = 0;
+  s.min_ts = ~0ull;
+  s.sorted = true;
   RETURN_IF_ERROR(writer_->Submit(cpu, std::move(chunk), count));
   bytes_ = writer_->bytes_written();
   return Status::Ok();
@@ -229,20 +241,31 @@ Status Recorder::SyncClock() {
 
 Status Recorder::Step() {
   // The rings never wake the reader (a wakeup per record costs more than
-  // the record), so the reader sleeps between sweeps, for less the fuller
-  // the last sweep found the fullest ring: at 1/16 or more it sweeps again
-  // at once, so a burst is drained at the reader's full speed; above 1/256
-  // it naps 1 ms; an idle machine is swept every poll_timeout_ms.
+  // the record), so the reader sleeps between sweeps: as long as the
+  // fullest ring, filling at the rate the last sweep found, takes to reach
+  // 1/16, never longer than poll_timeout_ms. From 1/16 on it sweeps again
+  // at once, so a burst is drained at the reader's full speed; a steady
+  // load (nginx under wrk fills 1/250 of a ring in 10 ms) is drained every
+  // poll_timeout_ms in batches instead of every millisecond.
+  constexpr double kSweepFill = 1.0 / 16;
   double fill = session_->last_fill();
   // Without the backend's figure: records of about 48 bytes, all CPUs'
   // counted against one ring, which errs towards sweeping again.
   if (fill < 0) fill = double(last_records_) * 48 / double(opts_.capture.ring_bytes_per_cpu);
-  const int timeout = fill >= 1.0 / 16 ? 0 : fill >= 1.0 / 256 ? std::min(1, opts_.poll_timeout_ms)
-                                                                : opts_.poll_timeout_ms;
+  int timeout = opts_.poll_timeout_ms;
+  if (fill >= kSweepFill) {
+    timeout = 0;
+  } else if (fill > 0 && sweep_interval_ns_ > 0) {
+    // what the last sweep found had piled up over the interval before it
+    const double ms_to_target = double(sweep_interval_ns_) * (kSweepFill / fill) / 1e6;
+    timeout = static_cast<int>(std::clamp(ms_to_target, 1.0, double(std::max(1, opts_.poll_timeout_ms))));
+  }
   ASSIGN_OR_RETURN(int n, session_->Poll(*this, timeout));
   last_records_ = static_cast<uint64_t>(std::max(n, 0));
   if (!deferred_.ok()) return deferred_;
   const uint64_t now = MonotonicNs();
+  sweep_interval_ns_ = last_sweep_ns_ ? now - last_sweep_ns_ : 0;
+  last_sweep_ns_ = now;
   for (uint32_t c = 0; c < stages_.size(); ++c)
     if (now - stages_[c].last_flush_ns >= opts_.flush_interval_ns) RETURN_IF_ERROR(FlushCpu(c));
   if (now - last_clock_ns_ >= opts_.clock_interval_ns) RETURN_IF_ERROR(SyncClock());
@@ -296,6 +319,7 @@ Status Recorder::Stop() {
                            {"lost", losses},
                            {"lost_total", lost},
                            {"late_records", late_.load()},
+                           {"malformed_records", malformed_.load()},
                            {"clock", ClockJson(clock_.Mapping())}};
   RETURN_IF_ERROR(writer_->Finish(footer));
   bytes_ = writer_->bytes_written();

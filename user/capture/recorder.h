@@ -13,9 +13,11 @@
 // unless the writer falls max_queued_bytes behind.
 //
 // Draining: each CPU's ring is consumed in place (capture/ring_reader.h);
-// the reader sleeps between sweeps for less the fuller the last sweep found
-// the fullest ring (none at 1/16), and its thread runs at nice -10 so
-// producers on every CPU cannot starve it.
+// the reader sleeps between sweeps as long as the rings, filling at the
+// rate the last sweep found, take to reach 1/16 (none once there; at most
+// poll_timeout_ms), so a steady load is drained in batches rather than
+// every millisecond; its thread runs at nice -10 so producers on every CPU
+// cannot starve it.
 //
 // Clock pairs (rdtsc, CLOCK_MONOTONIC) are taken at Start, every
 // clock_interval and at Stop; the current mapping and the cumulative loss
@@ -49,7 +51,12 @@ struct RecorderOptions {
   size_t flush_bytes = 1u << 20;
   uint64_t flush_interval_ns = 200'000'000;
   uint64_t clock_interval_ns = 1'000'000'000;
-  int poll_timeout_ms = 10;
+  // The longest the reader sleeps between sweeps (Step() shortens it as
+  // the rings fill faster). Bounded so that a burst starting right after a
+  // sweep cannot fill a ring before the next: at the fastest drain measured
+  // (bench_capture, about 130 MB/s into one CPU's ring) 30 ms is 4 MB, half
+  // the default 8 MB ring.
+  int poll_timeout_ms = 30;
   // Record chunks compressed on the writer thread (trace/async_writer.h).
   trace::Compression compression = trace::Compression::kZstd;
   std::vector<std::string> command;  // recorded in the header
@@ -110,6 +117,11 @@ class Recorder : RecordSink {
     std::vector<uint8_t> buf;
     uint64_t count = 0;  // records staged
     uint64_t wire = 0;   // wire records among them
+    // Kept as records arrive (their header is read anyway), so a flush
+    // need not walk the stage to learn whether it must sort.
+    uint64_t max_ts = 0;     // newest staged timestamp
+    uint64_t min_ts = ~0ull;  // oldest
+    bool sorted = true;       // staged in timestamp order
     uint64_t last_written_ts = 0;
     uint64_t last_flush_ns = 0;
   };
@@ -133,12 +145,15 @@ class Recorder : RecordSink {
   ClockFit clock_;
   uint64_t last_clock_ns_ = 0;
   std::atomic<uint64_t> records_{0}, bytes_{0}, lost_{0}, late_{0}, wire_{0};
+  std::atomic<uint64_t> malformed_{0};  // records dropped: size not their header's
   std::thread thread_;
   std::atomic<bool> running_{false};
   Status thread_status_;
   bool stopped_ = false;
   Status deferred_;
   uint64_t last_records_ = 0;  // delivered by the last Poll (reader thread)
+  uint64_t last_sweep_ns_ = 0;      // when the last Poll had swept the rings
+  uint64_t sweep_interval_ns_ = 0;  // between the last two sweeps
 };
 
 // Thread/process names of tgids (all processes if empty) from /proc:

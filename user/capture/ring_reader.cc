@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <utility>
+
+#include "jackdaw/abi.h"
 
 namespace jackdaw::capture {
 namespace {
@@ -20,6 +23,23 @@ uint64_t LoadAcquire(const uint8_t* p) {
 }
 
 }  // namespace
+
+uint64_t RingReader::SplitBatch(RecordSink& sink, uint32_t cpu, const uint8_t* p, uint32_t n) {
+  uint64_t records = 0;
+  uint32_t off = 0;
+  while (off < n) {
+    uint32_t size = n - off;
+    if (size >= sizeof(jdw_record_header)) {
+      uint16_t s;
+      memcpy(&s, p + off + offsetof(jdw_record_header, size), sizeof(s));
+      if (s >= sizeof(jdw_record_header) && s <= size) size = s;
+    }
+    sink.OnRecord(cpu, p + off, size);
+    ++records;
+    off += size;
+  }
+  return records;
+}
 
 RingReader::~RingReader() { Unmap(); }
 
@@ -61,11 +81,11 @@ uint64_t RingReader::Pending() const {
   return LoadAcquire(producer_) - LoadAcquire(consumer_page_);
 }
 
-uint64_t RingReader::Consume(RecordSink& sink, uint32_t cpu) {
+uint64_t RingReader::Consume(RecordSink& sink, uint32_t cpu, uint64_t* records) {
   const uint8_t* data = producer_ + page_;
   const uint64_t mask = size_ - 1;
   const uint64_t start = LoadAcquire(consumer_page_);
-  uint64_t cons = start, published = start;
+  uint64_t cons = start, published = start, n_records = 0;
   auto* cons_pos = reinterpret_cast<uint64_t*>(consumer_page_);
   // At most one ring's worth per call: producers at full speed must not
   // keep the reader here past its flush and clock duties.
@@ -77,7 +97,7 @@ uint64_t RingReader::Consume(RecordSink& sink, uint32_t cpu) {
       const uint32_t len = __atomic_load_n(reinterpret_cast<const uint32_t*>(hdr), __ATOMIC_ACQUIRE);
       if (len & kBusyBit) goto done;  // still being written: the next sweep takes it
       const uint32_t n = len & ~(kBusyBit | kDiscardBit);
-      if (!(len & kDiscardBit)) sink.OnRecord(cpu, hdr + kHeaderSize, n);
+      if (!(len & kDiscardBit)) n_records += SplitBatch(sink, cpu, hdr + kHeaderSize, n);
       cons += (uint64_t{n} + kHeaderSize + 7) & ~uint64_t{7};
       if (cons - published >= kPublishBytes) {
         __atomic_store_n(cons_pos, cons, __ATOMIC_RELEASE);
@@ -87,6 +107,7 @@ uint64_t RingReader::Consume(RecordSink& sink, uint32_t cpu) {
   }
 done:
   if (cons != published) __atomic_store_n(cons_pos, cons, __ATOMIC_RELEASE);
+  if (records) *records = n_records;
   return cons - start;
 }
 

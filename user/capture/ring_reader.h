@@ -12,6 +12,8 @@
 // surely (producers only need it before the ring is full) at a fraction of
 // the cost.
 //
+// A ring record may hold several jackdaw records back to back (a batch
+// from a CPU's record stage, abi.h): each reaches the sink on its own.
 // Records are handed to the sink where they lie in the mapping; the sink
 // copies what it keeps before Consume() returns.
 #pragma once
@@ -37,8 +39,15 @@ class RingReader {
   static StatusOr<RingReader> Map(int fd, uint32_t size);
 
   // Hands every complete record to sink (as `cpu`'s) and frees its space.
-  // Returns the bytes consumed, headers included.
-  uint64_t Consume(RecordSink& sink, uint32_t cpu);
+  // Returns the bytes consumed, headers included; *records (if given)
+  // receives how many records reached the sink.
+  uint64_t Consume(RecordSink& sink, uint32_t cpu, uint64_t* records = nullptr);
+  // Hands the jackdaw records of one ring record (a batch from a CPU's
+  // record stage, or a lone record) to sink one by one, by their headers'
+  // sizes; a size that does not fit what is left (no jackdaw producer
+  // writes one) hands the rest over as one record, for the sink's own
+  // checks to refuse. Returns how many reached the sink.
+  static uint64_t SplitBatch(RecordSink& sink, uint32_t cpu, const uint8_t* data, uint32_t size);
   // Bytes written by producers and not yet consumed.
   uint64_t Pending() const;
   uint32_t size() const { return size_; }

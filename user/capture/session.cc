@@ -42,7 +42,7 @@ namespace {
 constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "jdw_lost",
                                        "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
                                        "jdw_traced_flows", "jdw_admit",        "jdw_pending",
-                                       "jdw_traced_ports", "jdw_net_hints"};
+                                       "jdw_traced_ports", "jdw_net_hints",    "jdw_stage"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -103,33 +103,40 @@ struct OpenedObject {
   std::function<void()> destroy;
 };
 
+// Batching needs the flush program of the syscall group (bpf/syscall.bpf.c),
+// which the reader runs to bound how long a staged record waits.
+bool BatchRecords(const CaptureOptions& opts) {
+  return opts.batch_records && opts.combine_syscalls && (opts.groups & (1u << JDW_GROUP_SYSCALL));
+}
+
 // One entry per probe group; the only place that names the skeletons.
 // Session constants go into each object's rodata before load (every object
 // shares them through jackdaw.bpf.h), so the verifier prunes on them.
 template <typename Skel, Skel* (*OpenFn)(), void (*DestroyFn)(Skel*)>
-OpenedObject OpenSkel(const CaptureOptions& opts) {
+OpenedObject OpenSkel(const CaptureOptions& opts, bool batch) {
   Skel* s = OpenFn();
   if (!s) return {};
   s->rodata->targ_filter_tgid = opts.filter_tgid;
   s->rodata->targ_wakeup_bytes = opts.wakeup_bytes;
   s->rodata->targ_combine_syscalls = opts.combine_syscalls;
+  s->rodata->targ_batch_records = batch;
   return {s->obj, s->rodata->jdw_abi_version, [s] { DestroyFn(s); }};
 }
 
-OpenedObject OpenGroup(uint32_t group, const CaptureOptions& o) {
+OpenedObject OpenGroup(uint32_t group, const CaptureOptions& o, bool batch) {
   switch (group) {
     case JDW_GROUP_SCHED:
-      return OpenSkel<jdw_sched_bpf, jdw_sched_bpf__open, jdw_sched_bpf__destroy>(o);
+      return OpenSkel<jdw_sched_bpf, jdw_sched_bpf__open, jdw_sched_bpf__destroy>(o, batch);
     case JDW_GROUP_SYSCALL:
-      return OpenSkel<jdw_syscall_bpf, jdw_syscall_bpf__open, jdw_syscall_bpf__destroy>(o);
+      return OpenSkel<jdw_syscall_bpf, jdw_syscall_bpf__open, jdw_syscall_bpf__destroy>(o, batch);
     case JDW_GROUP_BLOCK:
-      return OpenSkel<jdw_block_bpf, jdw_block_bpf__open, jdw_block_bpf__destroy>(o);
+      return OpenSkel<jdw_block_bpf, jdw_block_bpf__open, jdw_block_bpf__destroy>(o, batch);
     case JDW_GROUP_NET:
-      return OpenSkel<jdw_net_bpf, jdw_net_bpf__open, jdw_net_bpf__destroy>(o);
+      return OpenSkel<jdw_net_bpf, jdw_net_bpf__open, jdw_net_bpf__destroy>(o, batch);
     case JDW_GROUP_APP:
-      return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>(o);
+      return OpenSkel<jdw_app_bpf, jdw_app_bpf__open, jdw_app_bpf__destroy>(o, batch);
     case JDW_GROUP_INTERACT:
-      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>(o);
+      return OpenSkel<jdw_interact_bpf, jdw_interact_bpf__open, jdw_interact_bpf__destroy>(o, batch);
   }
   return {};
 }
@@ -256,12 +263,15 @@ Status CaptureSession::CreateSharedMaps() {
   traced_flows_fd_ = bpf_map__fd(m->maps.jdw_traced_flows);
   admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
   pending_fd_ = bpf_map__fd(m->maps.jdw_pending);
+  stage_fd_ = bpf_map__fd(m->maps.jdw_stage);
+  batching_ = BatchRecords(opts_);
   traced_ports_fd_ = bpf_map__fd(m->maps.jdw_traced_ports);
   net_hints_fd_ = bpf_map__fd(m->maps.jdw_net_hints);
   void* ports = mmap(nullptr, sizeof(jdw_traced_ports), PROT_READ | PROT_WRITE, MAP_SHARED, traced_ports_fd_, 0);
   if (ports == MAP_FAILED) return ErrStatus("cannot map the packet filter's port table: %s", strerror(errno));
   traced_ports_ = static_cast<jdw_traced_ports*>(ports);
   unflushed_.assign(ncpus_, 0);
+  unstaged_.assign(ncpus_, std::vector<uint64_t>(JDW_GROUP_MAX, 0));
   for (uint32_t cpu = 0; cpu < ncpus_; ++cpu) {
     const std::string name = "jdw_ring" + std::to_string(cpu);
     int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name.c_str(), 0, 0, opts_.ring_bytes_per_cpu, nullptr);
@@ -313,14 +323,23 @@ Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
   const char* gname = trace::GroupName(group);
   // tp_btf first; raw_tp (the same hooks, untyped) when the kernel refuses
   // them. Neither needs tracefs.
-  for (const char* mode : {"tp_btf", "raw_tp"}) {
+  // Each mode with the record stage first when the session batches, then
+  // without it (a verifier that refuses the stage's code, as a kernel
+  // might, costs the batching, not the group).
+  const bool batch_wanted = BatchRecords(opts_) && !batch_refused_;
+  std::vector<std::pair<const char*, bool>> attempts;
+  for (const char* m : {"tp_btf", "raw_tp"}) {
+    if (batch_wanted) attempts.emplace_back(m, true);
+    attempts.emplace_back(m, false);
+  }
+  for (const auto& [mode, batch] : attempts) {
     if (group == JDW_GROUP_APP && strcmp(mode, "raw_tp") == 0) break;
     // The socket tracepoints it needs carry no fields worth an untyped
     // fallback: the interact group is tp_btf only.
     if (group == JDW_GROUP_INTERACT && strcmp(mode, "raw_tp") == 0)
       return ErrStatus("%s: disabled: needs BTF-typed tracepoints (tp_btf), which this kernel refused", gname);
     if (opts_.force_tracepoints && group != JDW_GROUP_APP && strcmp(mode, "tp_btf") == 0) continue;
-    OpenedObject o = OpenGroup(group, opts_);
+    OpenedObject o = OpenGroup(group, opts_, batch);
     if (!o.obj) return ErrStatus("%s: disabled: cannot open its BPF object", gname);
     if (o.abi != JDW_ABI_VERSION) {
       o.destroy();
@@ -344,7 +363,7 @@ Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
     }
     const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,   buckets_fd_,
                               traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_, traced_ports_fd_,
-                              net_hints_fd_};
+                              net_hints_fd_, stage_fd_};
     static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
@@ -358,6 +377,12 @@ Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
       if (conns) bpf_map__set_max_entries(conns, opts_.interact_max_conns);
     }
     if (bpf_object__load(o.obj) == 0) {
+      if (batch_wanted && !batch) {
+        batch_refused_ = true;  // the groups loaded after this one do not try
+        warnings_.push_back(std::string(gname) +
+                            ": records not batched (this kernel's verifier refused the record stage): "
+                            "one ring reserve per record");
+      }
       if (follower) {
         *follower = Group{gname, mode, o.obj, o.destroy, {}};
         return Status::Ok();
@@ -369,6 +394,7 @@ Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
     }
     const std::string why = LastLibbpfLine();
     o.destroy();
+    if (batch) continue;  // again without the stage
     if (strcmp(mode, "raw_tp") == 0 || group == JDW_GROUP_APP)
       return ErrStatus("%s: disabled: the kernel refused its probes (%s)", gname, why.c_str());
   }
@@ -492,6 +518,15 @@ Status CaptureSession::Disable(uint32_t group) {
   return st;
 }
 
+bool CaptureSession::ReadStages(std::vector<jdw_stage>* stages) const {
+  static_assert(sizeof(jdw_stage) % 8 == 0, "per-CPU values are 8-byte aligned");
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0 || stage_fd_ < 0) return false;
+  stages->resize(static_cast<size_t>(ncpus));
+  uint32_t zero = 0;
+  return bpf_map_lookup_elem(stage_fd_, &zero, stages->data()) == 0;
+}
+
 bool CaptureSession::ReadPendingSlots(std::vector<PendingSlot>* slots) const {
   static_assert(sizeof(PendingSlot) % 8 == 0, "per-CPU values are 8-byte aligned");
   const int ncpus = libbpf_num_possible_cpus();
@@ -521,16 +556,22 @@ Status CaptureSession::FlushStalePending() {
   if (!opts_.combine_syscalls || flush_prog_fd_ < 0) return Status::Ok();
   if (!ReadPendingSlots(&pending_slots_)) return FlushPending();
   parked_seen_.resize(ncpus_, 0);
+  stage_seen_.resize(ncpus_, 0);
+  const bool stages = batching_ && ReadStages(&stages_);
   for (uint32_t cpu = 0; cpu < ncpus_ && cpu < pending_slots_.size(); ++cpu) {
     const PendingSlot& s = pending_slots_[cpu];
     // The same enter (by its timestamp) as a period ago: nothing has
     // reserved a record on that CPU since, so nothing else will flush it.
+    // Likewise a stage whose oldest record is the one it held a period ago
+    // has not been written out since: its records have waited a period.
     const uint64_t ts = s.state == kPendingFull ? s.rec.hdr.ts : 0;
-    if (ts != 0 && ts == parked_seen_[cpu]) {
+    const uint64_t sts = stages && cpu < stages_.size() && stages_[cpu].len ? stages_[cpu].first_ts : 0;
+    if ((ts != 0 && ts == parked_seen_[cpu]) || (sts != 0 && sts == stage_seen_[cpu])) {
       RETURN_IF_ERROR(FlushPendingOn(cpu));
-      parked_seen_[cpu] = 0;
+      parked_seen_[cpu] = stage_seen_[cpu] = 0;
     } else {
       parked_seen_[cpu] = ts;
+      stage_seen_[cpu] = sts;
     }
   }
   return Status::Ok();
@@ -544,6 +585,15 @@ Status CaptureSession::EnableAll() {
 
 void CaptureSession::DisableAll() {
   for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) (void)Disable(g);
+  if (!batching_) return;
+  // Nothing stages any more: write every stage out, and count what a
+  // failed flush leaves in one (it would reach no reader).
+  (void)FlushPending();
+  std::vector<jdw_stage> stages;
+  if (ReadStages(&stages))
+    for (uint32_t c = 0; c < ncpus_ && c < stages.size(); ++c)
+      if (stages[c].len)
+        for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) unstaged_[c][g] += stages[c].count[g];
 }
 
 Status CaptureSession::AddTgid(uint32_t tgid) {
@@ -648,13 +698,19 @@ StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
   } counting;
   counting.inner = &sink;
   counting.expand = !sink.TakesWireRecords();
+  // A sink that keeps wire records (the recorder) gets them straight from
+  // the ring: one virtual call per record, not two; the reader counts.
+  RecordSink& target = counting.expand ? static_cast<RecordSink&>(counting) : sink;
   double fill = 0;
+  uint64_t direct = 0;
   for (uint32_t cpu = 0; cpu < readers_.size(); ++cpu) {
-    const uint64_t bytes = readers_[cpu].Consume(counting, cpu);
+    uint64_t n = 0;
+    const uint64_t bytes = readers_[cpu].Consume(target, cpu, &n);
+    direct += n;
     fill = std::max(fill, double(bytes) / double(readers_[cpu].size()));
   }
   last_fill_ = fill;
-  return counting.n;
+  return counting.expand ? counting.n : static_cast<int>(direct);
 }
 
 StatusOr<int> CaptureSession::Drain(RecordSink& sink) { return Poll(sink, 0); }
@@ -667,6 +723,8 @@ std::vector<std::vector<uint64_t>> CaptureSession::ReadLosses() const {
     for (uint32_t c = 0; c < ncpus_; ++c) out[c][g] = vals[c];
   }
   for (uint32_t c = 0; c < ncpus_ && c < unflushed_.size(); ++c) out[c][JDW_GROUP_SYSCALL] += unflushed_[c];
+  for (uint32_t c = 0; c < ncpus_ && c < unstaged_.size(); ++c)
+    for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) out[c][g] += unstaged_[c][g];
   return out;
 }
 

@@ -66,6 +66,11 @@ struct CaptureOptions {
   // one CPU with nothing between them (bpf/jackdaw.bpf.h, "the pending
   // syscall enter"); false: an enter and an exit record for every call.
   bool combine_syscalls = true;
+  // Records staged per CPU and written to the ring in batches (struct
+  // jdw_stage in abi.h). Needs the syscall group's flush program, which
+  // bounds how long a record waits, so it is on only with combine_syscalls
+  // and the syscall group; false: a ring reserve per record.
+  bool batch_records = true;
 };
 
 class CaptureSession : public CaptureBackend {
@@ -155,6 +160,8 @@ class CaptureSession : public CaptureBackend {
   static constexpr uint32_t kPendingFull = 2;  // JDW_PENDING_FULL
   // Every possible CPU's slot, or false when the map cannot be read.
   bool ReadPendingSlots(std::vector<PendingSlot>* slots) const;
+  // Every possible CPU's record stage, or false when the map cannot be read.
+  bool ReadStages(std::vector<jdw_stage>* stages) const;
   Status FlushPendingOn(uint32_t cpu);
 
   CaptureOptions opts_;
@@ -177,8 +184,14 @@ class CaptureSession : public CaptureBackend {
   int flush_prog_fd_ = -1;     // syscall group's flush_pending, -1 if absent
   uint64_t last_pending_flush_ns_ = 0;
   std::vector<uint64_t> unflushed_;  // per CPU: enters still parked at a stop, counted lost
+  std::vector<std::vector<uint64_t>> unstaged_;  // [cpu][group]: records left in a stage at a stop, counted lost
   std::vector<uint64_t> parked_seen_;  // per CPU: the parked enter's ts at the last check, 0 if none
   std::vector<PendingSlot> pending_slots_;  // FlushStalePending's scratch
+  int stage_fd_ = -1;
+  bool batching_ = false;                  // the session batches records (BatchRecords)
+  bool batch_refused_ = false;             // a group's load refused the record stage
+  std::vector<jdw_stage> stages_;          // FlushStalePending's scratch
+  std::vector<uint64_t> stage_seen_;       // per CPU: the stage's first_ts at the last check, 0 if empty
   std::vector<std::string> warnings_;
 };
 
