@@ -59,23 +59,40 @@ class PrefixMemo {
     durability_ = o.durability_symbol_prefixes;
     block_write_ = o.block_write_symbol_prefixes;
     memo_.clear();
+    slots_.fill(Slot{});
   }
   uint8_t Of(const model::Symbol& symbol) {
     const std::string* key = &symbol.str();
-    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
-    uint8_t c = 0;
-    if (HasPrefix(*key, scheduling_)) c |= kScheduling;
-    if (HasPrefix(*key, durability_)) c |= kDurability;
-    if (HasPrefix(*key, block_write_)) c |= kBlockWrite;
-    if (memo_.size() >= kMaxSymbols) memo_.clear();
-    memo_.emplace(key, c);
+    // A direct-mapped slot per address in front of the map: a request's
+    // events repeat a handful of symbols, and the map's lookup cost ~90
+    // instructions an event.
+    Slot& slot = slots_[(reinterpret_cast<uintptr_t>(key) >> 4) & (kSlots - 1)];
+    if (slot.key == key) return slot.classes;
+    uint8_t c;
+    if (const auto it = memo_.find(key); it != memo_.end()) {
+      c = it->second;
+    } else {
+      c = 0;
+      if (HasPrefix(*key, scheduling_)) c |= kScheduling;
+      if (HasPrefix(*key, durability_)) c |= kDurability;
+      if (HasPrefix(*key, block_write_)) c |= kBlockWrite;
+      if (memo_.size() >= kMaxSymbols) memo_.clear();
+      memo_.emplace(key, c);
+    }
+    slot = Slot{key, c};
     return c;
   }
 
  private:
   static constexpr size_t kMaxSymbols = 1 << 14;
+  static constexpr size_t kSlots = 64;
+  struct Slot {
+    const std::string* key = nullptr;
+    uint8_t classes = 0;
+  };
   std::vector<std::string> scheduling_, durability_, block_write_;
   std::unordered_map<const std::string*, uint8_t> memo_;
+  std::array<Slot, kSlots> slots_{};
 };
 
 // Scheduling, or durability work (CanonicalOptions::durability_symbol_prefixes,
@@ -400,6 +417,23 @@ struct Scratch {
   std::vector<std::pair<uint32_t, uint32_t>> edges, node_edges;
   std::vector<std::vector<uint32_t>> sources_of;
   std::vector<uint32_t> roots, stack;
+  std::vector<char> idle;
+  // Nodes of the last request: the first `used` are this request's. A
+  // reused node keeps its edge vectors' capacity, so steady state allocates
+  // no node and no edge list.
+  std::vector<Node> nodes;
+  uint32_t used = 0;
+  Node& NewNode() {
+    if (used == nodes.size()) return nodes.emplace_back(), nodes[used++];
+    Node& node = nodes[used++];
+    std::vector<uint32_t> in_edges = std::move(node.in_edges), forks = std::move(node.forks);
+    in_edges.clear();
+    forks.clear();
+    node = Node{};
+    node.in_edges = std::move(in_edges);
+    node.forks = std::move(forks);
+    return node;
+  }
 };
 constexpr uint32_t kScratchKeep = 1u << 16;
 
@@ -428,7 +462,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   std::vector<char>& elided = scratch.elided;
   elided.assign(n, 0);
   std::vector<std::pair<uint32_t, uint32_t>> forks;
-  std::vector<char> idle(n, 0);
+  std::vector<char>& idle = scratch.idle;
+  idle.assign(n, 0);
   std::unordered_map<uint32_t, uint32_t> idle_fork_of;  // idle wakee tid -> its hand-off's Signal
   if (options.elide_wakeup_forks) {
     forks = ElidableForks(events, request_edges);
@@ -556,8 +591,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   // one thread becomes one node (its first event) carrying the run's demand.
   std::vector<int32_t>& pos = scratch.pos;
   pos.assign(n, -1);
-  std::vector<Node> nodes;
-  nodes.reserve(n);  // at most one per kept event: no regrowth (a Node is large)
+  std::vector<Node>& nodes = scratch.nodes;
+  scratch.used = 0;
   SmallTidMap<int32_t> last_on_thread;
   // Interrupt context: one node, not in program order with anything.
   int32_t interrupt_node = -1;
@@ -574,12 +609,11 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
         out.stats.merged_repeats++;
         continue;
       }
-      Node node;
+      interrupt_node = pos[i] = static_cast<int32_t>(scratch.used);
+      Node& node = scratch.NewNode();
       node.source = i;
       node.demand = demand[i];
       node.interrupt = true;
-      interrupt_node = pos[i] = static_cast<int32_t>(nodes.size());
-      nodes.push_back(std::move(node));
       continue;
     }
     const int32_t* last = last_on_thread.Find(events[i].tid);
@@ -599,13 +633,12 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
         continue;
       }
     }
-    Node node;
+    pos[i] = static_cast<int32_t>(scratch.used);
+    last_on_thread.Set(events[i].tid, pos[i]);
+    Node& node = scratch.NewNode();
     node.source = i;
     node.demand = demand[i];
     node.thread_prev = prev;
-    pos[i] = static_cast<int32_t>(nodes.size());
-    last_on_thread.Set(events[i].tid, pos[i]);
-    nodes.push_back(std::move(node));
   }
   // Edges between nodes: merged runs can make several edges one.
   std::vector<std::pair<uint32_t, uint32_t>>& node_edges = scratch.node_edges;
@@ -617,7 +650,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   node_edges.erase(std::unique(node_edges.begin(), node_edges.end()), node_edges.end());
   out.stats.merged_edges = static_cast<uint32_t>(edges.size() - node_edges.size());
   for (auto [from, to] : node_edges) nodes[to].in_edges.push_back(from);
-  const uint32_t m = static_cast<uint32_t>(nodes.size());
+  const uint32_t m = scratch.used;
 
   // Schedule on unlimited CPUs. Node positions are a topological order:
   // thread predecessors and edge sources both come earlier. The CPU charged
