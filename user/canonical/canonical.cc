@@ -342,6 +342,10 @@ class SmallTidMap {
     return value;
   }
   size_t size() const { return entries_.size(); }
+  void Clear() {
+    entries_.clear();
+    index_.clear();
+  }
 
  private:
   static constexpr size_t kScan = 32;
@@ -406,6 +410,14 @@ bool SubtreeLess(const std::vector<Node>& nodes, uint32_t a, uint32_t b) {
   return a < b;  // indistinguishable subtrees: any order serializes alike
 }
 
+// A thread's fold of dropped events' demand into its next kept event.
+struct ThreadFold {
+  uint32_t tid = 0;
+  Demand pending;
+  int32_t last_kept = -1;
+  int32_t last_any = -1;
+};
+
 // The per-request working arrays of Canonicalize(), kept between calls
 // (per thread) so that a request costs no allocation for them once the
 // arrays have grown to the usual size; a runaway request's are released
@@ -418,6 +430,8 @@ struct Scratch {
   std::vector<std::vector<uint32_t>> sources_of;
   std::vector<uint32_t> roots, stack;
   std::vector<char> idle;
+  std::vector<ThreadFold> fold;
+  SmallTidMap<uint32_t> fold_index;  // tid -> its entry in `fold`
   // Nodes of the last request: the first `used` are this request's. A
   // reused node keeps its edge vectors' capacity, so steady state allocates
   // no node and no edge list.
@@ -504,17 +518,24 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   keep.assign(n, 0);
   std::vector<Demand>& demand = scratch.demand;
   demand.assign(n, Demand{});
-  struct ThreadFold {
-    Demand pending;
-    int32_t last_kept = -1;
-    int32_t last_any = -1;
-  };
-  std::unordered_map<uint32_t, ThreadFold> fold;
+  // Per thread, in order of first event (the order the loop below takes
+  // them in does not matter: each writes its own events, or adds). The last
+  // hit is tried first: consecutive events are mostly on one thread.
+  std::vector<ThreadFold>& fold = scratch.fold;
+  fold.clear();
+  SmallTidMap<uint32_t>& fold_index = scratch.fold_index;
+  fold_index.Clear();
+  uint32_t fold_hint = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const model::RequestEvent& e = events[i];
     demand[i] = EventDemand(e, options);
     keep[i] = !elided[i] && !idle[i] && (endpoint[i] || !IsSchedulingArtefact(e, options));
-    ThreadFold& f = fold[e.tid];
+    if (fold_hint >= fold.size() || fold[fold_hint].tid != e.tid) {
+      const uint32_t* known = fold_index.Find(e.tid);
+      fold_hint = known ? *known : fold_index.Set(e.tid, static_cast<uint32_t>(fold.size()));
+      if (fold_hint == fold.size()) fold.emplace_back().tid = e.tid;
+    }
+    ThreadFold& f = fold[fold_hint];
     f.last_any = static_cast<int32_t>(i);
     if (keep[i]) {
       demand[i] += f.pending;
@@ -532,7 +553,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
       f.pending += demand[i];
     }
   }
-  for (auto& [tid, f] : fold) {
+  for (ThreadFold& f : fold) {
+    const uint32_t tid = f.tid;
     if (f.last_kept >= 0) {
       demand[f.last_kept] += f.pending;
       continue;
