@@ -432,6 +432,8 @@ struct Scratch {
   std::vector<char> idle;
   std::vector<ThreadFold> fold;
   SmallTidMap<uint32_t> fold_index;  // tid -> its entry in `fold`
+  SmallTidMap<int32_t> last_on_thread;
+  SmallTidMap<uint32_t> canonical_thread;
   // Nodes of the last request: the first `used` are this request's. A
   // reused node keeps its edge vectors' capacity, so steady state allocates
   // no node and no edge list.
@@ -615,7 +617,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   pos.assign(n, -1);
   std::vector<Node>& nodes = scratch.nodes;
   scratch.used = 0;
-  SmallTidMap<int32_t> last_on_thread;
+  SmallTidMap<int32_t>& last_on_thread = scratch.last_on_thread;
+  last_on_thread.Clear();
   // Interrupt context: one node, not in program order with anything.
   int32_t interrupt_node = -1;
   for (uint32_t i = 0; i < n; ++i) {
@@ -783,7 +786,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   // long chain of continuations.
   std::vector<int32_t>& out_index = scratch.out_index;
   out_index.assign(m, -1);
-  SmallTidMap<uint32_t> canonical_thread;  // tid -> canonical thread, numbered as first met
+  SmallTidMap<uint32_t>& canonical_thread = scratch.canonical_thread;  // tid -> canonical thread,
+  canonical_thread.Clear();                                             // numbered as first met
   std::vector<uint32_t>& stack = scratch.stack;
   stack.assign(roots.rbegin(), roots.rend());
   out.events.reserve(m);
