@@ -30,6 +30,22 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 
 const std::string kInterruptSymbolStr(kInterruptSymbol);
 
+// Fnv1a of a symbol that lives as long as the process (an interned
+// model::Symbol's string, kInterruptSymbolStr), through a direct-mapped
+// slot per address: every node of every request hashed its symbol, and a
+// request repeats a handful of them.
+uint64_t SymbolHash(const std::string& symbol) {
+  struct Slot {
+    const std::string* key = nullptr;
+    uint64_t hash = 0;
+  };
+  constexpr size_t kSlots = 64;
+  thread_local std::array<Slot, kSlots> slots{};
+  Slot& slot = slots[(reinterpret_cast<uintptr_t>(&symbol) >> 4) & (kSlots - 1)];
+  if (slot.key != &symbol) slot = Slot{&symbol, Fnv1a(symbol)};
+  return slot.hash;
+}
+
 bool HasPrefix(std::string_view symbol, const std::vector<std::string>& prefixes) {
   for (const std::string& p : prefixes)
     if (symbol.substr(0, p.size()) == p) return true;
@@ -737,12 +753,12 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     Node& node = nodes[k];
     std::sort(node.forks.begin(), node.forks.end(),
               [&](uint32_t a, uint32_t b) { return SubtreeLess(nodes, a, b); });
-    const std::string& sym = node.interrupt ? kInterruptSymbolStr : events[node.source].symbol;
+    const std::string& sym = node.interrupt ? kInterruptSymbolStr : events[node.source].symbol.str();
     node.prefix.s[0] = &sym;
     node.prefix.n = 1;
     node.subtree_demand = node.demand;
     node.size = 1;
-    uint64_t h = Fnv1a(sym);
+    uint64_t h = SymbolHash(sym);
     auto absorb = [&](uint32_t c, uint64_t role_tag) {
       const Node& child = nodes[c];
       for (uint32_t i = 0; i < child.prefix.n && node.prefix.n < kOrderPrefix; ++i)
