@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 #include <unordered_map>
@@ -67,7 +68,10 @@ class PrefixMemo {
     thread_local PrefixMemo memo;
     return memo;
   }
-  void Bind(const CanonicalOptions& o) {
+  // `id`: a Canonicalizer's (its options never change), or 0 (compare).
+  void Bind(const CanonicalOptions& o, uint64_t id) {
+    if (id != 0 && id == bound_id_) return;
+    bound_id_ = id;
     if (o.scheduling_symbol_prefixes == scheduling_ && o.durability_symbol_prefixes == durability_ &&
         o.block_write_symbol_prefixes == block_write_)
       return;
@@ -107,6 +111,7 @@ class PrefixMemo {
     uint8_t classes = 0;
   };
   std::vector<std::string> scheduling_, durability_, block_write_;
+  uint64_t bound_id_ = 0;  // the lists are this Canonicalizer's (0: none known)
   std::unordered_map<const std::string*, uint8_t> memo_;
   std::array<Slot, kSlots> slots_{};
 };
@@ -471,7 +476,8 @@ constexpr uint32_t kScratchKeep = 1u << 16;
 
 }  // namespace
 
-CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOptions& options) {
+static CanonicalRequest CanonicalizeBound(const model::Request& request, const CanonicalOptions& options,
+                                          uint64_t bind_id) {
   CanonicalRequest out;
   out.request_id = request.id;
   if (request.has_message) {
@@ -479,7 +485,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     out.msg_out_bytes = request.msg_out_bytes;
   }
   if (request.events.empty()) return out;
-  PrefixMemo::Get().Bind(options);
+  PrefixMemo::Get().Bind(options, bind_id);
   Augmented aug;
   const bool augmented = options.infer_unobserved_joins && InferUnobservedJoins(request, options, &aug);
   out.stats.inferred_joins = aug.inferred;
@@ -835,6 +841,19 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   out.num_threads = static_cast<uint32_t>(canonical_thread.size());
   if (n > kScratchKeep) scratch = Scratch{};
   return out;
+}
+
+CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOptions& options) {
+  return CanonicalizeBound(request, options, 0);
+}
+
+Canonicalizer::Canonicalizer(CanonicalOptions options) : options_(std::move(options)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+}
+
+CanonicalRequest Canonicalizer::operator()(const model::Request& request) const {
+  return CanonicalizeBound(request, options_, id_);
 }
 
 }  // namespace jackdaw::canonical
