@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 #include <unordered_map>
@@ -30,6 +31,22 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 
 const std::string kInterruptSymbolStr(kInterruptSymbol);
 
+// Fnv1a of a symbol that lives as long as the process (an interned
+// model::Symbol's string, kInterruptSymbolStr), through a direct-mapped
+// slot per address: every node of every request hashed its symbol, and a
+// request repeats a handful of them.
+uint64_t SymbolHash(const std::string& symbol) {
+  struct Slot {
+    const std::string* key = nullptr;
+    uint64_t hash = 0;
+  };
+  constexpr size_t kSlots = 64;
+  thread_local std::array<Slot, kSlots> slots{};
+  Slot& slot = slots[(reinterpret_cast<uintptr_t>(&symbol) >> 4) & (kSlots - 1)];
+  if (slot.key != &symbol) slot = Slot{&symbol, Fnv1a(symbol)};
+  return slot.hash;
+}
+
 bool HasPrefix(std::string_view symbol, const std::vector<std::string>& prefixes) {
   for (const std::string& p : prefixes)
     if (symbol.substr(0, p.size()) == p) return true;
@@ -51,7 +68,10 @@ class PrefixMemo {
     thread_local PrefixMemo memo;
     return memo;
   }
-  void Bind(const CanonicalOptions& o) {
+  // `id`: a Canonicalizer's (its options never change), or 0 (compare).
+  void Bind(const CanonicalOptions& o, uint64_t id) {
+    if (id != 0 && id == bound_id_) return;
+    bound_id_ = id;
     if (o.scheduling_symbol_prefixes == scheduling_ && o.durability_symbol_prefixes == durability_ &&
         o.block_write_symbol_prefixes == block_write_)
       return;
@@ -59,23 +79,41 @@ class PrefixMemo {
     durability_ = o.durability_symbol_prefixes;
     block_write_ = o.block_write_symbol_prefixes;
     memo_.clear();
+    slots_.fill(Slot{});
   }
   uint8_t Of(const model::Symbol& symbol) {
     const std::string* key = &symbol.str();
-    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
-    uint8_t c = 0;
-    if (HasPrefix(*key, scheduling_)) c |= kScheduling;
-    if (HasPrefix(*key, durability_)) c |= kDurability;
-    if (HasPrefix(*key, block_write_)) c |= kBlockWrite;
-    if (memo_.size() >= kMaxSymbols) memo_.clear();
-    memo_.emplace(key, c);
+    // A direct-mapped slot per address in front of the map: a request's
+    // events repeat a handful of symbols, and the map's lookup cost ~90
+    // instructions an event.
+    Slot& slot = slots_[(reinterpret_cast<uintptr_t>(key) >> 4) & (kSlots - 1)];
+    if (slot.key == key) return slot.classes;
+    uint8_t c;
+    if (const auto it = memo_.find(key); it != memo_.end()) {
+      c = it->second;
+    } else {
+      c = 0;
+      if (HasPrefix(*key, scheduling_)) c |= kScheduling;
+      if (HasPrefix(*key, durability_)) c |= kDurability;
+      if (HasPrefix(*key, block_write_)) c |= kBlockWrite;
+      if (memo_.size() >= kMaxSymbols) memo_.clear();
+      memo_.emplace(key, c);
+    }
+    slot = Slot{key, c};
     return c;
   }
 
  private:
   static constexpr size_t kMaxSymbols = 1 << 14;
+  static constexpr size_t kSlots = 64;
+  struct Slot {
+    const std::string* key = nullptr;
+    uint8_t classes = 0;
+  };
   std::vector<std::string> scheduling_, durability_, block_write_;
+  uint64_t bound_id_ = 0;  // the lists are this Canonicalizer's (0: none known)
   std::unordered_map<const std::string*, uint8_t> memo_;
+  std::array<Slot, kSlots> slots_{};
 };
 
 // Scheduling, or durability work (CanonicalOptions::durability_symbol_prefixes,
@@ -325,6 +363,10 @@ class SmallTidMap {
     return value;
   }
   size_t size() const { return entries_.size(); }
+  void Clear() {
+    entries_.clear();
+    index_.clear();
+  }
 
  private:
   static constexpr size_t kScan = 32;
@@ -389,6 +431,14 @@ bool SubtreeLess(const std::vector<Node>& nodes, uint32_t a, uint32_t b) {
   return a < b;  // indistinguishable subtrees: any order serializes alike
 }
 
+// A thread's fold of dropped events' demand into its next kept event.
+struct ThreadFold {
+  uint32_t tid = 0;
+  Demand pending;
+  int32_t last_kept = -1;
+  int32_t last_any = -1;
+};
+
 // The per-request working arrays of Canonicalize(), kept between calls
 // (per thread) so that a request costs no allocation for them once the
 // arrays have grown to the usual size; a runaway request's are released
@@ -400,12 +450,34 @@ struct Scratch {
   std::vector<std::pair<uint32_t, uint32_t>> edges, node_edges;
   std::vector<std::vector<uint32_t>> sources_of;
   std::vector<uint32_t> roots, stack;
+  std::vector<char> idle;
+  std::vector<ThreadFold> fold;
+  SmallTidMap<uint32_t> fold_index;  // tid -> its entry in `fold`
+  SmallTidMap<int32_t> last_on_thread;
+  SmallTidMap<uint32_t> canonical_thread;
+  // Nodes of the last request: the first `used` are this request's. A
+  // reused node keeps its edge vectors' capacity, so steady state allocates
+  // no node and no edge list.
+  std::vector<Node> nodes;
+  uint32_t used = 0;
+  Node& NewNode() {
+    if (used == nodes.size()) return nodes.emplace_back(), nodes[used++];
+    Node& node = nodes[used++];
+    std::vector<uint32_t> in_edges = std::move(node.in_edges), forks = std::move(node.forks);
+    in_edges.clear();
+    forks.clear();
+    node = Node{};
+    node.in_edges = std::move(in_edges);
+    node.forks = std::move(forks);
+    return node;
+  }
 };
 constexpr uint32_t kScratchKeep = 1u << 16;
 
 }  // namespace
 
-CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOptions& options) {
+static CanonicalRequest CanonicalizeBound(const model::Request& request, const CanonicalOptions& options,
+                                          uint64_t bind_id) {
   CanonicalRequest out;
   out.request_id = request.id;
   if (request.has_message) {
@@ -413,7 +485,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     out.msg_out_bytes = request.msg_out_bytes;
   }
   if (request.events.empty()) return out;
-  PrefixMemo::Get().Bind(options);
+  PrefixMemo::Get().Bind(options, bind_id);
   Augmented aug;
   const bool augmented = options.infer_unobserved_joins && InferUnobservedJoins(request, options, &aug);
   out.stats.inferred_joins = aug.inferred;
@@ -428,7 +500,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   std::vector<char>& elided = scratch.elided;
   elided.assign(n, 0);
   std::vector<std::pair<uint32_t, uint32_t>> forks;
-  std::vector<char> idle(n, 0);
+  std::vector<char>& idle = scratch.idle;
+  idle.assign(n, 0);
   std::unordered_map<uint32_t, uint32_t> idle_fork_of;  // idle wakee tid -> its hand-off's Signal
   if (options.elide_wakeup_forks) {
     forks = ElidableForks(events, request_edges);
@@ -469,17 +542,24 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   keep.assign(n, 0);
   std::vector<Demand>& demand = scratch.demand;
   demand.assign(n, Demand{});
-  struct ThreadFold {
-    Demand pending;
-    int32_t last_kept = -1;
-    int32_t last_any = -1;
-  };
-  std::unordered_map<uint32_t, ThreadFold> fold;
+  // Per thread, in order of first event (the order the loop below takes
+  // them in does not matter: each writes its own events, or adds). The last
+  // hit is tried first: consecutive events are mostly on one thread.
+  std::vector<ThreadFold>& fold = scratch.fold;
+  fold.clear();
+  SmallTidMap<uint32_t>& fold_index = scratch.fold_index;
+  fold_index.Clear();
+  uint32_t fold_hint = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const model::RequestEvent& e = events[i];
     demand[i] = EventDemand(e, options);
     keep[i] = !elided[i] && !idle[i] && (endpoint[i] || !IsSchedulingArtefact(e, options));
-    ThreadFold& f = fold[e.tid];
+    if (fold_hint >= fold.size() || fold[fold_hint].tid != e.tid) {
+      const uint32_t* known = fold_index.Find(e.tid);
+      fold_hint = known ? *known : fold_index.Set(e.tid, static_cast<uint32_t>(fold.size()));
+      if (fold_hint == fold.size()) fold.emplace_back().tid = e.tid;
+    }
+    ThreadFold& f = fold[fold_hint];
     f.last_any = static_cast<int32_t>(i);
     if (keep[i]) {
       demand[i] += f.pending;
@@ -497,7 +577,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
       f.pending += demand[i];
     }
   }
-  for (auto& [tid, f] : fold) {
+  for (ThreadFold& f : fold) {
+    const uint32_t tid = f.tid;
     if (f.last_kept >= 0) {
       demand[f.last_kept] += f.pending;
       continue;
@@ -556,9 +637,10 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   // one thread becomes one node (its first event) carrying the run's demand.
   std::vector<int32_t>& pos = scratch.pos;
   pos.assign(n, -1);
-  std::vector<Node> nodes;
-  nodes.reserve(n);  // at most one per kept event: no regrowth (a Node is large)
-  SmallTidMap<int32_t> last_on_thread;
+  std::vector<Node>& nodes = scratch.nodes;
+  scratch.used = 0;
+  SmallTidMap<int32_t>& last_on_thread = scratch.last_on_thread;
+  last_on_thread.Clear();
   // Interrupt context: one node, not in program order with anything.
   int32_t interrupt_node = -1;
   for (uint32_t i = 0; i < n; ++i) {
@@ -574,12 +656,11 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
         out.stats.merged_repeats++;
         continue;
       }
-      Node node;
+      interrupt_node = pos[i] = static_cast<int32_t>(scratch.used);
+      Node& node = scratch.NewNode();
       node.source = i;
       node.demand = demand[i];
       node.interrupt = true;
-      interrupt_node = pos[i] = static_cast<int32_t>(nodes.size());
-      nodes.push_back(std::move(node));
       continue;
     }
     const int32_t* last = last_on_thread.Find(events[i].tid);
@@ -599,13 +680,12 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
         continue;
       }
     }
-    Node node;
+    pos[i] = static_cast<int32_t>(scratch.used);
+    last_on_thread.Set(events[i].tid, pos[i]);
+    Node& node = scratch.NewNode();
     node.source = i;
     node.demand = demand[i];
     node.thread_prev = prev;
-    pos[i] = static_cast<int32_t>(nodes.size());
-    last_on_thread.Set(events[i].tid, pos[i]);
-    nodes.push_back(std::move(node));
   }
   // Edges between nodes: merged runs can make several edges one.
   std::vector<std::pair<uint32_t, uint32_t>>& node_edges = scratch.node_edges;
@@ -617,7 +697,7 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   node_edges.erase(std::unique(node_edges.begin(), node_edges.end()), node_edges.end());
   out.stats.merged_edges = static_cast<uint32_t>(edges.size() - node_edges.size());
   for (auto [from, to] : node_edges) nodes[to].in_edges.push_back(from);
-  const uint32_t m = static_cast<uint32_t>(nodes.size());
+  const uint32_t m = scratch.used;
 
   // Schedule on unlimited CPUs. Node positions are a topological order:
   // thread predecessors and edge sources both come earlier. The CPU charged
@@ -679,12 +759,12 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
     Node& node = nodes[k];
     std::sort(node.forks.begin(), node.forks.end(),
               [&](uint32_t a, uint32_t b) { return SubtreeLess(nodes, a, b); });
-    const std::string& sym = node.interrupt ? kInterruptSymbolStr : events[node.source].symbol;
+    const std::string& sym = node.interrupt ? kInterruptSymbolStr : events[node.source].symbol.str();
     node.prefix.s[0] = &sym;
     node.prefix.n = 1;
     node.subtree_demand = node.demand;
     node.size = 1;
-    uint64_t h = Fnv1a(sym);
+    uint64_t h = SymbolHash(sym);
     auto absorb = [&](uint32_t c, uint64_t role_tag) {
       const Node& child = nodes[c];
       for (uint32_t i = 0; i < child.prefix.n && node.prefix.n < kOrderPrefix; ++i)
@@ -728,7 +808,8 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   // long chain of continuations.
   std::vector<int32_t>& out_index = scratch.out_index;
   out_index.assign(m, -1);
-  SmallTidMap<uint32_t> canonical_thread;  // tid -> canonical thread, numbered as first met
+  SmallTidMap<uint32_t>& canonical_thread = scratch.canonical_thread;  // tid -> canonical thread,
+  canonical_thread.Clear();                                             // numbered as first met
   std::vector<uint32_t>& stack = scratch.stack;
   stack.assign(roots.rbegin(), roots.rend());
   out.events.reserve(m);
@@ -760,6 +841,19 @@ CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOpti
   out.num_threads = static_cast<uint32_t>(canonical_thread.size());
   if (n > kScratchKeep) scratch = Scratch{};
   return out;
+}
+
+CanonicalRequest Canonicalize(const model::Request& request, const CanonicalOptions& options) {
+  return CanonicalizeBound(request, options, 0);
+}
+
+Canonicalizer::Canonicalizer(CanonicalOptions options) : options_(std::move(options)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+}
+
+CanonicalRequest Canonicalizer::operator()(const model::Request& request) const {
+  return CanonicalizeBound(request, options_, id_);
 }
 
 }  // namespace jackdaw::canonical

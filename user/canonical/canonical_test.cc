@@ -328,6 +328,44 @@ TEST(CanonicalTest, IncidentalBlockingAndFutexCallsAreScheduling) {
   EXPECT_EQ(Canonicalize(make(true, true)).total.cpu_ns, 5'004'000u);
 }
 
+// A Canonicalizer binds the per-thread symbol memo to its own id; between
+// calls of another one, or of plain Canonicalize() on other lists, it must
+// still classify by its own lists.
+TEST(CanonicalTest, CanonicalizersInterleavedGiveCanonicalizesResults) {
+  RequestBuilder b(1);
+  b.Add(1, 0, "usdt:start", SyntheticKind::kNone, 1'000);
+  b.Add(1, 10'000, "sys_enter:futex", SyntheticKind::kNone, 3'000);
+  b.Add(1, 20'000, "sys_enter:sendto", SyntheticKind::kNone, 2'000, 0, 300);
+  const Request r = std::move(b).Build();
+  CanonicalOptions keep_futex;
+  keep_futex.scheduling_symbol_prefixes = {"sched_switch"};
+  CanonicalOptions drop_sendto;
+  drop_sendto.scheduling_symbol_prefixes = {"sys_enter:sendto"};
+  auto text = [](const CanonicalRequest& c) {
+    SymbolTable symbols;
+    return ToText(Serialize(c, &symbols), symbols);
+  };
+  const std::string want_default = text(Canonicalize(r));
+  const std::string want_keep = text(Canonicalize(r, keep_futex));
+  const std::string want_drop = text(Canonicalize(r, drop_sendto));
+  // The lists decide this request's form.
+  ASSERT_NE(want_default, want_keep);
+  ASSERT_NE(want_default, want_drop);
+  ASSERT_NE(want_keep, want_drop);
+  Canonicalizer a(CanonicalOptions{}), k(keep_futex);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(text(a(r)), want_default);
+    EXPECT_EQ(text(a(r)), want_default);
+    EXPECT_EQ(text(k(r)), want_keep);
+    EXPECT_EQ(text(Canonicalize(r, drop_sendto)), want_drop);
+    EXPECT_EQ(text(k(r)), want_keep);
+    EXPECT_EQ(text(Canonicalize(r)), want_default);
+    EXPECT_EQ(text(a(r)), want_default);
+    EXPECT_EQ(text(Canonicalize(r, keep_futex)), want_keep);
+    EXPECT_EQ(text(a(r)), want_default);
+  }
+}
+
 // Group commit: whether a request's thread flushes the log, and how much of
 // other requests' log that write carries, is decided by who came first. A
 // request that synced (its block write's issue and completion with it) and

@@ -292,6 +292,12 @@ class Extractor::Impl {
     bool closing = false;
   };
   ConnLife& Life(uint64_t sk, uint64_t ts);
+  // lives_.find through a one-entry cache: a record touches its socket's
+  // connection several times (Message*, Charge*, Life). Elements of an
+  // unordered_map keep their address until erased (ReportConnection clears
+  // the cache), and the map itself is untouched, so its iteration order,
+  // which orders MessagesGc's ends, is too.
+  ConnLife* FindLife(uint64_t sk);
   // The live connection `sk` if it is still connection `id`.
   ConnLife* LiveConnection(uint64_t sk, uint64_t id);
   void ReportConnection(uint64_t sk);
@@ -306,6 +312,8 @@ class Extractor::Impl {
   int msg_attr_ = -1;
   MessageTracker msgs_{schema_.setup_exchanges};
   std::unordered_map<uint64_t, ConnLife> lives_;   // sk -> its current connection
+  ConnLife* last_life_ = nullptr;                  // FindLife's cache: lives_[last_life_sk_]
+  uint64_t last_life_sk_ = 0;
   std::unordered_map<uint64_t, HeldPacket> held_;  // packet tag (its seq) -> packet
   std::vector<uint64_t> tags_;                     // scratch
   uint64_t next_conn_id_ = 1;

@@ -35,13 +35,24 @@ bool IsPacket(const RecordContext& c) {
 
 }  // namespace
 
+Extractor::Impl::ConnLife* Extractor::Impl::FindLife(uint64_t sk) {
+  if (last_life_ && last_life_sk_ == sk) return last_life_;
+  auto it = lives_.find(sk);
+  if (it == lives_.end()) return nullptr;
+  last_life_sk_ = sk;
+  return last_life_ = &it->second;
+}
+
 Extractor::Impl::ConnLife& Extractor::Impl::Life(uint64_t sk, uint64_t ts) {
-  auto [it, fresh] = lives_.try_emplace(sk);
-  ConnLife& l = it->second;
-  if (fresh) {
-    l.c.id = next_conn_id_++;
-    l.c.start_ns = l.c.end_ns = ts;
+  ConnLife* found = FindLife(sk);
+  if (!found) {
+    found = &lives_.try_emplace(sk).first->second;
+    found->c.id = next_conn_id_++;
+    found->c.start_ns = found->c.end_ns = ts;
+    last_life_sk_ = sk;
+    last_life_ = found;
   }
+  ConnLife& l = *found;
   // The endpoints are for the connection sink only (`analyze --requests`):
   // without one (`jackdaw live`) they are not formatted.
   if (conn_sink_ && l.c.endpoint.local.empty()) {
@@ -59,6 +70,7 @@ void Extractor::Impl::ReportConnection(uint64_t sk) {
   if (it == lives_.end()) return;
   stats_.connections_reported++;
   if (conn_sink_) conn_sink_(std::move(it->second.c));
+  if (last_life_ == &it->second) last_life_ = nullptr;
   lives_.erase(it);
 }
 
@@ -91,8 +103,8 @@ void Extractor::Impl::ChargeConnection(const Ctx& c, uint64_t sk) {
 }
 
 Extractor::Impl::ConnLife* Extractor::Impl::LiveConnection(uint64_t sk, uint64_t id) {
-  auto it = lives_.find(sk);
-  return it != lives_.end() && it->second.c.id == id ? &it->second : nullptr;
+  ConnLife* l = FindLife(sk);
+  return l && l->c.id == id ? l : nullptr;
 }
 
 bool Extractor::Impl::ChargeLifeTail(Thread* t, uint64_t ts) {
@@ -179,7 +191,7 @@ void Extractor::Impl::OnDiscard(Set& s) {
   uint64_t sk = s.conn_sk;
   if (!sk) {
     for (const SetSock& ss : s.socks) {
-      if (lives_.count(ss.sk)) {
+      if (FindLife(ss.sk)) {
         sk = ss.sk;
         break;
       }
@@ -273,7 +285,7 @@ bool Extractor::Impl::MessageSysEnter(Ctx& c, const jdw_sys_enter& e) {
   const uint8_t dir = cs_.SysDirection(e.nr);
   if (!dir) return true;
   // A data syscall on a socket whose last connection closed: a new one.
-  if (auto it = lives_.find(sk); it != lives_.end() && it->second.c.closed) ReportConnection(sk);
+  if (const ConnLife* l = FindLife(sk); l && l->c.closed) ReportConnection(sk);
   if (dir == CompiledSchema::kDirIn) {
     // The next message already arrived (the thread was away between its
     // response and this read): by the rule the exchange ended when that
@@ -302,7 +314,7 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
   const uint8_t op = cs_.SysConnOp(e.nr);
   if (op == CompiledSchema::kConnAccept) {
     if (e.ret < 0 || !e.obj) return true;
-    if (auto it = lives_.find(e.obj); it != lives_.end() && it->second.c.closed) ReportConnection(e.obj);
+    if (const ConnLife* l = FindLife(e.obj); l && l->c.closed) ReportConnection(e.obj);
     msgs_.OnAccept(e.obj, c.ts);
     ChargeConnection(c, e.obj);
     ConnLife& l = Life(e.obj, c.ts);
@@ -360,12 +372,12 @@ bool Extractor::Impl::MessagePacket(Ctx& c) {
   if (p->protocol != kIpProtoTcp) return true;
   const uint64_t sk = reader_.SockOf(c);
   if (!sk) return true;  // not a known connection yet: held as an early packet
-  auto it = lives_.find(sk);
+  const ConnLife* life = FindLife(sk);
   // A socket no traced process set up or used (the peer's end of a
   // loopback connection, whose sent packets name its own socket): not a
   // connection of the server's.
-  if (it == lives_.end() && !msgs_.Knows(sk) && !socks_.Current(sk)) return true;
-  const bool closed = it != lives_.end() && it->second.c.closed;
+  if (!life && !msgs_.Knows(sk) && !socks_.Current(sk)) return true;
+  const bool closed = life && life->c.closed;
   if (!closed && c.rec->type == JDW_EVENT_NET_RECV && p->payload_len > 0 &&
       held_.size() < kMaxHeldPackets) {
     Ev ev = EventOf(c);
@@ -394,7 +406,7 @@ bool Extractor::Impl::MessagePacket(Ctx& c) {
   }
   ChargeConnection(c, sk);
   if (out && (p->tcp_flags & kTcpFin)) {
-    if (auto l = lives_.find(sk); l != lives_.end() && l->second.closing) EndConnection(sk, c.ts);
+    if (const ConnLife* l = FindLife(sk); l && l->closing) EndConnection(sk, c.ts);
   }
   return false;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -70,6 +71,7 @@ class StreamingModel::Impl {
   };
 
   StreamingModelOptions options;
+  std::optional<canonical::Canonicalizer> canonicalize;  // options.model.canonical's
   AssignCallback on_assign;
   StreamingModelStats stats;
   std::vector<Request> buffer;  // warm-up
@@ -159,7 +161,7 @@ class StreamingModel::Impl {
 
   void AddStreaming(Request&& request) {
     Retained x;
-    x.canonical = canonical::Canonicalize(request, options.model.canonical);
+    x.canonical = (*canonicalize)(request);
     AddStats(&model_stats, x.canonical.stats);
     x.serialized = canonical::Serialize(x.canonical, &symbols);
     x.summary = Summarize(request, x.canonical);
@@ -199,6 +201,7 @@ StatusOr<std::unique_ptr<StreamingModel>> StreamingModel::Create(const Streaming
     return ErrStatus("model: the warm-up needs at least 2 requests (got %u)", options.warmup_requests);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->canonicalize.emplace(options.model.canonical);
   impl->on_assign = std::move(on_assign);
   return std::unique_ptr<StreamingModel>(new StreamingModel(std::move(impl)));
 }
