@@ -144,6 +144,43 @@ TEST(Live, MemoryStaysFlatAtSteadyLoad) {
   RecordProperty("requests_10s_to_70s", std::to_string(late["requests"].get<uint64_t>() - req_early));
 }
 
+// The naps between drains follow the rings: with --drain 1 and a 4 MiB
+// ring, the load fills the fullest ring's 1/16 well within a second, so the
+// session naps less than --drain while the load runs (and loses nothing),
+// and the full --drain again once the server is idle.
+TEST(Live, NapsBetweenDrainsShortenWhileTheRingsFillFast) {
+  JDW_REQUIRE_ROOT();
+  LiveSession s;
+  LiveSession::Options o;
+  o.mix = "D:1";
+  o.rate = "1000";
+  o.live_extra = {"--buffer-size", "4M", "--drain", "1"};
+  ASSERT_NO_FATAL_FAILURE(s.Start(5000, 40, o));
+  SleepMs(1500);
+  int shortest = 1 << 30;
+  std::string seen;
+  for (int i = 0; i < 10; ++i) {
+    nlohmann::json st = s.Ctl("status");
+    const int nap = st.value("drain_nap_ms", -1);
+    ASSERT_GE(nap, 0) << st.dump();
+    shortest = std::min(shortest, nap);
+    seen += std::to_string(nap) + " ";
+    SleepMs(300);
+  }
+  EXPECT_LT(shortest, 1000) << "naps under load: " << seen;
+  ASSERT_EQ(s.load_->Wait(60000), 0) << s.load_->Stderr();
+  SleepMs(3500);  // idle: a drain or two of empty rings
+  nlohmann::json st = s.Ctl("status");
+  EXPECT_EQ(st.value("drain_nap_ms", -1), 1000) << st.dump();
+  // The driver starts with the session, so its first requests can precede
+  // the probes; the rest are modelled.
+  EXPECT_GT(st["requests"].get<uint64_t>(), 3500u) << st.dump();
+  uint64_t lost = 0;
+  for (const auto& g : st["groups"]) lost += g["lost"].get<uint64_t>();
+  EXPECT_EQ(lost, 0u) << st.dump();
+  RecordProperty("naps_under_load_ms", seen);
+}
+
 // A private Prometheus (Debian's package) on loopback, with its own config
 // and data directory, scrapes `jackdaw live --metrics` while the load
 // driver runs at a fixed rate; the request rate Prometheus computes from

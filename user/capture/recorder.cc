@@ -62,6 +62,7 @@ nlohmann::json ScanTasks(const std::vector<uint32_t>& tgids) {
 StatusOr<std::unique_ptr<Recorder>> Recorder::Create(const RecorderOptions& opts) {
   std::unique_ptr<Recorder> r(new Recorder());
   r->opts_ = opts;
+  r->pacer_ = SweepPacer(1.0 / 16, opts.poll_timeout_ms);
   ASSIGN_OR_RETURN(r->session_, OpenBackend(opts.capture, opts.backend, BackendClock::kNative, &r->backend_choice_));
   r->stages_.resize(r->session_->ncpus());
   for (auto& s : r->stages_) s.buf.reserve(opts.flush_bytes + 4096);
@@ -240,32 +241,19 @@ Status Recorder::SyncClock() {
 }
 
 Status Recorder::Step() {
-  // The rings never wake the reader (a wakeup per record costs more than
-  // the record), so the reader sleeps between sweeps: as long as the
-  // fullest ring, filling at the rate the last sweep found, takes to reach
-  // 1/16, never longer than poll_timeout_ms. From 1/16 on it sweeps again
-  // at once, so a burst is drained at the reader's full speed; a steady
-  // load (nginx under wrk fills 1/250 of a ring in 10 ms) is drained every
-  // poll_timeout_ms in batches instead of every millisecond.
-  constexpr double kSweepFill = 1.0 / 16;
+  // The reader sleeps between sweeps (capture/sweep_pacer.h) until the
+  // fullest ring reaches 1/16, never longer than poll_timeout_ms: a burst
+  // is drained at the reader's full speed; a steady load (nginx under wrk
+  // fills 1/250 of a ring in 10 ms) every poll_timeout_ms in batches
+  // instead of every millisecond.
+  ASSIGN_OR_RETURN(int n, session_->Poll(*this, pacer_.NapMs()));
+  if (!deferred_.ok()) return deferred_;
+  const uint64_t now = MonotonicNs();
   double fill = session_->last_fill();
   // Without the backend's figure: records of about 48 bytes, all CPUs'
   // counted against one ring, which errs towards sweeping again.
-  if (fill < 0) fill = double(last_records_) * 48 / double(opts_.capture.ring_bytes_per_cpu);
-  int timeout = opts_.poll_timeout_ms;
-  if (fill >= kSweepFill) {
-    timeout = 0;
-  } else if (fill > 0 && sweep_interval_ns_ > 0) {
-    // what the last sweep found had piled up over the interval before it
-    const double ms_to_target = double(sweep_interval_ns_) * (kSweepFill / fill) / 1e6;
-    timeout = static_cast<int>(std::clamp(ms_to_target, 1.0, double(std::max(1, opts_.poll_timeout_ms))));
-  }
-  ASSIGN_OR_RETURN(int n, session_->Poll(*this, timeout));
-  last_records_ = static_cast<uint64_t>(std::max(n, 0));
-  if (!deferred_.ok()) return deferred_;
-  const uint64_t now = MonotonicNs();
-  sweep_interval_ns_ = last_sweep_ns_ ? now - last_sweep_ns_ : 0;
-  last_sweep_ns_ = now;
+  if (fill < 0) fill = double(std::max(n, 0)) * 48 / double(opts_.capture.ring_bytes_per_cpu);
+  pacer_.OnSweep(now, fill);
   for (uint32_t c = 0; c < stages_.size(); ++c)
     if (now - stages_[c].last_flush_ns >= opts_.flush_interval_ns) RETURN_IF_ERROR(FlushCpu(c));
   if (now - last_clock_ns_ >= opts_.clock_interval_ns) RETURN_IF_ERROR(SyncClock());

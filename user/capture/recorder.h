@@ -15,9 +15,9 @@
 // Draining: each CPU's ring is consumed in place (capture/ring_reader.h);
 // the reader sleeps between sweeps as long as the rings, filling at the
 // rate the last sweep found, take to reach 1/16 (none once there; at most
-// poll_timeout_ms), so a steady load is drained in batches rather than
-// every millisecond; its thread runs at nice -10 so producers on every CPU
-// cannot starve it.
+// poll_timeout_ms: capture/sweep_pacer.h), so a steady load is drained in
+// batches rather than every millisecond; its thread runs at nice -10 so
+// producers on every CPU cannot starve it.
 //
 // Clock pairs (rdtsc, CLOCK_MONOTONIC) are taken at Start, every
 // clock_interval and at Stop; the current mapping and the cumulative loss
@@ -38,6 +38,7 @@
 #include "capture/clock_sync.h"
 #include "capture/backend.h"
 #include "capture/session.h"
+#include "capture/sweep_pacer.h"
 #include "trace/async_writer.h"
 
 namespace jackdaw::capture {
@@ -151,9 +152,7 @@ class Recorder : RecordSink {
   Status thread_status_;
   bool stopped_ = false;
   Status deferred_;
-  uint64_t last_records_ = 0;  // delivered by the last Poll (reader thread)
-  uint64_t last_sweep_ns_ = 0;      // when the last Poll had swept the rings
-  uint64_t sweep_interval_ns_ = 0;  // between the last two sweeps
+  SweepPacer pacer_{1.0 / 16, 30};  // the reader's naps (reader thread), up to poll_timeout_ms
 };
 
 // Thread/process names of tgids (all processes if empty) from /proc:
