@@ -38,26 +38,8 @@ StatusOr<std::unique_ptr<LivePipeline>> LivePipeline::Create(const schema::Schem
   return p;
 }
 
-uint8_t* LivePipeline::Allocate(size_t bytes) {
-  if (blocks_.empty() || blocks_.back().used + bytes > kBlockBytes) {
-    Block b;
-    if (spare_.empty()) {
-      b.data.reset(new uint8_t[kBlockBytes]);
-    } else {
-      b.data = std::move(spare_.back());
-      spare_.pop_back();
-    }
-    blocks_.push_back(std::move(b));
-  }
-  Block& b = blocks_.back();
-  uint8_t* dst = b.data.get() + b.used;
-  b.used += bytes;
-  return dst;
-}
-
 void LivePipeline::Take(uint32_t cpu, jdw_record_header* h) {
-  Block& b = blocks_.back();
-  b.max_ts = std::max<uint64_t>(b.max_ts, h->ts);
+  window_.Took(h->ts);
   newest_ts_ = std::max<uint64_t>(newest_ts_, h->ts);
   ++records_;
   if (counter_) counter_->CountRecord(*h);
@@ -99,16 +81,17 @@ void LivePipeline::EndDrain() {
 }
 
 void LivePipeline::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
-  if (size < sizeof(jdw_record_header) || size > kBlockBytes) return;
+  if (size < sizeof(jdw_record_header) || size > RecordArena::kBlockBytes) return;
   constexpr size_t kEnterBytes = (sizeof(jdw_sys_enter_record) + 7) & ~size_t{7};
   constexpr size_t kExitBytes = (sizeof(jdw_sys_exit_record) + 7) & ~size_t{7};
   jdw_record_header in;
   memcpy(&in, data, sizeof(in));
+  flight_.AppendStreaming(data, size, in.ts);
   // A combined syscall becomes its two events, as the capture session
   // would deliver them (trace/record_decoder.h), in the same order. One
   // too short to hold its call is passed on as it is, as the session does.
   if (trace::IsWireRecord(in.type) && size >= sizeof(jdw_sys_call_record)) {
-    uint8_t* dst = Allocate(kEnterBytes + kExitBytes);
+    uint8_t* dst = window_.Allocate(kEnterBytes + kExitBytes);
     auto* enter = reinterpret_cast<jdw_sys_enter_record*>(dst);
     auto* exit = reinterpret_cast<jdw_sys_exit_record*>(dst + kEnterBytes);
     trace::ExpandSysCall(data, enter, exit);
@@ -116,22 +99,18 @@ void LivePipeline::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
     Take(cpu, &exit->hdr);
     return;
   }
-  uint8_t* dst = Allocate((size + 7) & ~size_t{7});
+  uint8_t* dst = window_.Allocate((size + 7) & ~size_t{7});
   memcpy(dst, data, size);
   Take(cpu, reinterpret_cast<jdw_record_header*>(dst));
 }
 
 void LivePipeline::Trim() {
   // Twice the window: the join pops a record once it is a window older than
-  // the newest; the slack covers CPUs whose rings drained late.
-  const uint64_t keep = std::max(2 * options_.reorder_window_ns, options_.flight_ns);
-  while (blocks_.size() > 1 && blocks_.front().max_ts + keep < newest_ts_) {
-    spare_.push_back(std::move(blocks_.front().data));
-    blocks_.pop_front();
-  }
-  // Keep as many spares as blocks in use: enough for the arena to grow
-  // back to its size, never more than twice its peak in all.
-  if (spare_.size() > blocks_.size()) spare_.resize(blocks_.size());
+  // the newest; the slack covers CPUs whose rings drained late. The flight
+  // recorder keeps at least as much, so a snapshot holds what the join
+  // still works on.
+  window_.Trim(2 * options_.reorder_window_ns, newest_ts_);
+  flight_.Trim(std::max(2 * options_.reorder_window_ns, options_.flight_ns), newest_ts_);
 }
 
 void LivePipeline::Finish() {
@@ -148,14 +127,7 @@ LivePipeline::Delay LivePipeline::TakeDelay() {
 
 StatusOr<uint64_t> LivePipeline::SaveSnapshot(const std::string& path, const nlohmann::json& header) const {
   std::map<uint32_t, std::vector<const jdw_record_header*>> per_cpu;
-  for (const Block& b : blocks_) {
-    for (size_t off = 0; off + sizeof(jdw_record_header) <= b.used;) {
-      const auto* h = reinterpret_cast<const jdw_record_header*>(b.data.get() + off);
-      if (h->size < sizeof(jdw_record_header)) break;
-      per_cpu[h->cpu].push_back(h);
-      off += (size_t{h->size} + 7) & ~size_t{7};
-    }
-  }
+  for (const jdw_record_header* h : flight_.Records()) per_cpu[h->cpu].push_back(h);
   ASSIGN_OR_RETURN(auto writer, trace::TraceWriter::Create(path, header));
   uint64_t total = 0;
   std::vector<uint8_t> buf;

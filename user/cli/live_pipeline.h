@@ -1,14 +1,16 @@
 // The live pipeline of `jackdaw live`: capture -> reorder -> join ->
 // canonicalize -> cluster, continuously, in bounded memory and delay.
 //
-// Records drained from the per-CPU rings are copied into an arena of fixed
-// blocks (a block is never reallocated, so a record's address is stable)
-// and pushed to the join (join::Extractor), whose reorder window holds
-// pointers into them. A block is freed once every record in it is older
-// than both the reorder window (the join is done with it) and the flight
-// recorder's span, measured against the newest record seen: the arena is
-// the flight recorder, and SaveSnapshot() writes the records it holds to a
-// .jdw trace, per CPU in time order. The records of one drain are handed
+// Records drained from the per-CPU rings are copied twice, into two arenas
+// of fixed blocks (cli/record_arena.h: a record's address is stable). The
+// join's arena holds them expanded (a combined syscall as its enter and
+// exit) for the join (join::Extractor), whose reorder window holds
+// pointers into them; a block is freed once every record in it is older
+// than twice the reorder window, measured against the newest record seen,
+// so this arena stays small and warm. The flight recorder's arena holds
+// them as the rings delivered them, over the flight recorder's span,
+// written around the cache; SaveSnapshot() writes what it holds to a .jdw
+// trace, per CPU in time order. The records of one drain are handed
 // to the join only when the drain is over (EndDrain()), merged across CPUs
 // by timestamp: the rings are read one CPU after the other, so pushed as
 // they came, a CPU read late in a long drain would bring records older
@@ -35,6 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/session.h"
+#include "cli/record_arena.h"
 #include "control/controller.h"
 #include "join/extractor.h"
 #include "model/streaming_model.h"
@@ -76,7 +79,7 @@ class LivePipeline : public capture::RecordSink {
   model::StreamingModel& model() { return *model_; }
   const join::Stats& join_stats() const { return extractor_->stats(); }
   uint64_t records() const { return records_; }
-  uint64_t arena_bytes() const { return blocks_.size() * kBlockBytes; }
+  uint64_t arena_bytes() const { return window_.bytes() + flight_.bytes(); }
   // Pipeline delay of the requests that arrived since the last call (max
   // and the count), then reset.
   struct Delay {
@@ -90,26 +93,15 @@ class LivePipeline : public capture::RecordSink {
   StatusOr<uint64_t> SaveSnapshot(const std::string& path, const nlohmann::json& header) const;
 
  private:
-  static constexpr size_t kBlockBytes = 1u << 20;
-  struct Block {
-    std::unique_ptr<uint8_t[]> data;
-    size_t used = 0;
-    uint64_t max_ts = 0;
-  };
   LivePipeline() = default;
-  // `bytes` (a multiple of 8) of arena, in one block.
-  uint8_t* Allocate(size_t bytes);
-  // A record now in the arena is counted and waits for EndDrain().
+  // A record now in the join's arena is counted and waits for EndDrain().
   void Take(uint32_t cpu, jdw_record_header* h);
 
   LivePipelineOptions options_;
   std::unique_ptr<model::StreamingModel> model_;
   std::unique_ptr<join::Extractor> extractor_;
-  std::deque<Block> blocks_;
-  // Blocks Trim() released, kept for the next ones: a fresh 1 MiB block is
-  // an mmap and 256 page faults, a recycled one neither. Bounded by the
-  // arena's own peak (the flight recorder's span at the peak rate).
-  std::vector<std::unique_ptr<uint8_t[]>> spare_;
+  RecordArena window_;  // expanded records for the join, twice the reorder window
+  RecordArena flight_;  // records as delivered, the flight recorder's span
   uint64_t newest_ts_ = 0;
   uint64_t records_ = 0;
   Delay delay_;
