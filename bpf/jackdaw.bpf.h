@@ -399,7 +399,11 @@ static __always_inline void jdw_commit(void *rec, void *ring, __u64 flags)
 	__u32 d, g, n, size;
 	void *rb;
 
-	if (ring) {
+	/* Without batching every record is on the ring: said with the constant
+	 * first, because a 6.1 verifier does not hold an inner map's pointer
+	 * (`ring`) non-null and would follow the stage path with the ring's
+	 * reservation still held ("Unreleased reference"). */
+	if (!targ_batch_records || ring) {
 		bpf_ringbuf_submit(rec, flags);
 		return;
 	}
