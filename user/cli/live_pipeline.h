@@ -100,12 +100,16 @@ class LivePipeline : public capture::RecordSink {
   // `bytes` (a multiple of 8) of arena, in one block.
   uint8_t* Allocate(size_t bytes);
   // A record now in the arena is counted and waits for EndDrain().
-  void Take(uint32_t cpu, jdw_record_header* h);
+  // Inline: once or twice per record.
+  [[gnu::always_inline]] inline void Take(uint32_t cpu, jdw_record_header* h);
 
   LivePipelineOptions options_;
   std::unique_ptr<model::StreamingModel> model_;
   std::unique_ptr<join::Extractor> extractor_;
   std::deque<Block> blocks_;
+  // blocks_.back(), the one being filled (Trim() never frees it; a deque's
+  // elements stay where they are as others come and go at either end).
+  Block* last_ = nullptr;
   // Blocks Trim() released, kept for the next ones: a fresh 1 MiB block is
   // an mmap and 256 page faults, a recycled one neither. Bounded by the
   // arena's own peak (the flight recorder's span at the peak rate).
@@ -117,6 +121,9 @@ class LivePipeline : public capture::RecordSink {
   // Records of the current drain, per CPU in ring order.
   std::vector<std::vector<jdw_record_header*>> drained_;
   std::vector<std::pair<uint64_t, uint32_t>> heads_;  // merge heap: (ts, cpu)
+  std::vector<size_t> next_;                          // merge: next record per CPU
+  // Up to this many CPUs EndDrain() finds the next head by a scan.
+  static constexpr uint32_t kScanMergeCpus = 8;
   RequestHook request_hook_;
 };
 

@@ -489,6 +489,10 @@ StatusOr<std::unique_ptr<Extractor>> Extractor::Create(const schema::Schema& sch
 
 void Extractor::SetConnectionSink(ConnectionSink sink) { impl_->SetConnectionSink(std::move(sink)); }
 void Extractor::Push(const jdw_record_header* rec) { impl_->Push(rec); }
+void Extractor::Push(const jdw_record_header* const* recs, size_t n) {
+  Impl& impl = *impl_;
+  for (size_t i = 0; i < n; i++) impl.Push(recs[i]);
+}
 void Extractor::Finish() { impl_->Finish(); }
 const Stats& Extractor::stats() const { return impl_->stats(); }
 
