@@ -14,6 +14,12 @@ uint32_t SymbolTable::Intern(std::string_view symbol) {
   return id;
 }
 
+uint32_t SymbolTable::Intern(const std::string& symbol) {
+  auto it = ids_.find(symbol);
+  if (it != ids_.end()) return it->second;
+  return Intern(std::string_view(symbol));
+}
+
 SerializedRequest Serialize(const CanonicalRequest& canonical, SymbolTable* symbols) {
   SerializedRequest out;
   out.request_id = canonical.request_id;

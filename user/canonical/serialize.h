@@ -24,6 +24,11 @@ namespace jackdaw::canonical {
 class SymbolTable {
  public:
   uint32_t Intern(std::string_view symbol);
+  // A symbol already held as a std::string is looked up as it is (no copy
+  // made for the lookup: a request's symbols are mostly longer than the
+  // small-string buffer, so the copy was an allocation per token).
+  uint32_t Intern(const std::string& symbol);
+  uint32_t Intern(const char* symbol) { return Intern(std::string_view(symbol)); }
   const std::string& Name(uint32_t id) const { return names_[id]; }
   size_t size() const { return names_.size(); }
 

@@ -38,7 +38,7 @@ StatusOr<std::unique_ptr<LivePipeline>> LivePipeline::Create(const schema::Schem
   return p;
 }
 
-void LivePipeline::Take(uint32_t cpu, jdw_record_header* h) {
+inline void LivePipeline::Take(uint32_t cpu, jdw_record_header* h) {
   window_.Took(h->ts);
   newest_ts_ = std::max<uint64_t>(newest_ts_, h->ts);
   ++records_;
@@ -48,33 +48,57 @@ void LivePipeline::Take(uint32_t cpu, jdw_record_header* h) {
 }
 
 void LivePipeline::EndDrain() {
-  // k-way merge of the CPUs' records by timestamp (a min-heap of the heads;
-  // ties: the lower CPU first), each CPU's own order kept.
-  heads_.clear();
-  std::vector<size_t> next(drained_.size(), 0);
-  for (uint32_t c = 0; c < drained_.size(); ++c)
-    if (!drained_[c].empty()) heads_.push_back({drained_[c][0]->ts, c});
-  const auto later = [](const std::pair<uint64_t, uint32_t>& a, const std::pair<uint64_t, uint32_t>& b) {
-    return a > b;
+  // k-way merge of the CPUs' records by timestamp (the head first in (ts,
+  // cpu) order: ties go to the lower CPU), each CPU's own order kept. Runs
+  // of one CPU that stay at or below the other CPUs' earliest head go to the
+  // join in one call: with few CPUs, most records.
+  const auto ncpu = static_cast<uint32_t>(drained_.size());
+  next_.assign(ncpu, 0);
+  const auto push_run = [&](uint32_t c, uint64_t bound) {
+    const std::vector<jdw_record_header*>& v = drained_[c];
+    const size_t from = next_[c];
+    size_t i = from + 1;
+    while (i < v.size() && v[i]->ts <= bound) ++i;
+    extractor_->Push(v.data() + from, i - from);
+    next_[c] = i;
+    return i < v.size();
   };
-  std::make_heap(heads_.begin(), heads_.end(), later);
-  while (!heads_.empty()) {
-    std::pop_heap(heads_.begin(), heads_.end(), later);
-    const uint32_t c = heads_.back().second;
-    heads_.pop_back();
-    // Runs of one CPU that stay below the next CPU's head go without the
-    // heap: with few CPUs, most records.
-    const uint64_t bound = heads_.empty() ? UINT64_MAX : heads_.front().first;
-    std::vector<jdw_record_header*>& v = drained_[c];
-    size_t i = next[c];
-    do {
-      extractor_->Push(v[i]);
-      ++i;
-    } while (i < v.size() && v[i]->ts <= bound);
-    next[c] = i;
-    if (i < v.size()) {
-      heads_.push_back({v[i]->ts, c});
-      std::push_heap(heads_.begin(), heads_.end(), later);
+  if (ncpu <= kScanMergeCpus) {
+    // Few CPUs: a scan of the heads costs less than a heap.
+    for (;;) {
+      uint32_t c = UINT32_MAX;
+      uint64_t first = UINT64_MAX, bound = UINT64_MAX;
+      for (uint32_t k = 0; k < ncpu; ++k) {
+        if (next_[k] == drained_[k].size()) continue;
+        const uint64_t ts = drained_[k][next_[k]]->ts;
+        if (c == UINT32_MAX || ts < first) {
+          bound = first;
+          first = ts;
+          c = k;
+        } else if (ts < bound) {
+          bound = ts;
+        }
+      }
+      if (c == UINT32_MAX) break;
+      push_run(c, bound);
+    }
+  } else {
+    // A min-heap of the heads.
+    heads_.clear();
+    for (uint32_t c = 0; c < ncpu; ++c)
+      if (!drained_[c].empty()) heads_.push_back({drained_[c][0]->ts, c});
+    const auto later = [](const std::pair<uint64_t, uint32_t>& a, const std::pair<uint64_t, uint32_t>& b) {
+      return a > b;
+    };
+    std::make_heap(heads_.begin(), heads_.end(), later);
+    while (!heads_.empty()) {
+      std::pop_heap(heads_.begin(), heads_.end(), later);
+      const uint32_t c = heads_.back().second;
+      heads_.pop_back();
+      if (push_run(c, heads_.empty() ? UINT64_MAX : heads_.front().first)) {
+        heads_.push_back({drained_[c][next_[c]]->ts, c});
+        std::push_heap(heads_.begin(), heads_.end(), later);
+      }
     }
   }
   for (auto& v : drained_) v.clear();

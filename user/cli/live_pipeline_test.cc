@@ -16,11 +16,11 @@ event end = usdt app:end { stop Req = arg0 }
 seed begin
 )";
 
-// One request every 10 ms on each of two CPUs for `span_ms`.
-join::testing::Stream TwoCpus(uint64_t span_ms, uint64_t* requests) {
+// One request every 10 ms on each of `cpus` CPUs for `span_ms`.
+join::testing::Stream Cpus(uint16_t cpus, uint64_t span_ms, uint64_t* requests) {
   join::testing::Stream s;
   *requests = 0;
-  for (uint16_t cpu = 0; cpu < 2; ++cpu)
+  for (uint16_t cpu = 0; cpu < cpus; ++cpu)
     for (uint64_t t = 10; t < span_ms; t += 10) {
       const uint64_t id = cpu * 100000 + t, ts = t * 1'000'000 + cpu * 1000;
       s.Usdt(ts, cpu, 10 + cpu, "app:begin", id);
@@ -29,6 +29,7 @@ join::testing::Stream TwoCpus(uint64_t span_ms, uint64_t* requests) {
     }
   return s;
 }
+join::testing::Stream TwoCpus(uint64_t span_ms, uint64_t* requests) { return Cpus(2, span_ms, requests); }
 
 // The rings are read one CPU after the other: in a long drain the CPU read
 // last brings records older than the other's newest by far more than the
@@ -75,6 +76,30 @@ TEST(LivePipeline, SuccessiveDrainsJoinEveryRequest) {
   EXPECT_EQ((*p)->records(), s.records().size());
   EXPECT_EQ((*p)->join_stats().late_records, 0u);
   EXPECT_EQ((*p)->model().stats().requests, requests);
+}
+
+// The merge takes the next head by a scan with few CPUs and from a heap
+// with many: either way one long drain, read CPU after CPU, reaches the
+// join in time order (nothing late for a window a sixth of the drain).
+TEST(LivePipeline, ManyCpusMergeInTimeOrder) {
+  for (uint16_t cpus : {3, 12}) {
+    uint64_t requests = 0;
+    auto s = Cpus(cpus, 600, &requests);
+    auto schema = schema::ParseSchema(kSchema, "test.schema");
+    ASSERT_TRUE(schema.ok()) << schema.status().message();
+    LivePipelineOptions o;
+    o.reorder_window_ns = 100'000'000;
+    auto p = LivePipeline::Create(*schema, s.meta(), o);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    for (uint16_t cpu = cpus; cpu-- > 0;)  // the last CPU first: its records are the latest
+      for (const jdw_record_header* h : s.records())
+        if (h->cpu == cpu) (*p)->OnRecord(cpu, reinterpret_cast<const uint8_t*>(h), h->size);
+    (*p)->EndDrain();
+    (*p)->Finish();
+    EXPECT_EQ((*p)->records(), s.records().size()) << cpus;
+    EXPECT_EQ((*p)->join_stats().late_records, 0u) << cpus;
+    EXPECT_EQ((*p)->model().stats().requests, requests) << cpus;
+  }
 }
 
 }  // namespace

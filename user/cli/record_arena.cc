@@ -8,21 +8,18 @@
 
 namespace jackdaw::cli {
 
-uint8_t* RecordArena::Allocate(size_t bytes) {
-  if (blocks_.empty() || blocks_.back().used + bytes > kBlockBytes) {
-    Block b;
-    if (spare_.empty()) {
-      b.data.reset(new uint8_t[kBlockBytes]);
-    } else {
-      b.data = std::move(spare_.back());
-      spare_.pop_back();
-    }
-    blocks_.push_back(std::move(b));
+uint8_t* RecordArena::AllocateInNewBlock(size_t bytes) {
+  Block b;
+  if (spare_.empty()) {
+    b.data.reset(new uint8_t[kBlockBytes]);
+  } else {
+    b.data = std::move(spare_.back());
+    spare_.pop_back();
   }
-  Block& b = blocks_.back();
-  uint8_t* dst = b.data.get() + b.used;
-  b.used += bytes;
-  return dst;
+  blocks_.push_back(std::move(b));
+  last_ = &blocks_.back();
+  last_->used = bytes;
+  return last_->data.get();
 }
 
 void RecordArena::AppendStreaming(const uint8_t* data, size_t size, uint64_t ts) {

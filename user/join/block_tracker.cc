@@ -2,13 +2,6 @@
 
 namespace jackdaw::join {
 
-bool BlockTracker::IssueTime(const jdw_record_header& rec, uint64_t* issue_ts) {
-  if (rec.type != JDW_EVENT_BLOCK_COMPLETE || rec.size < sizeof(jdw_block_complete_record)) return false;
-  const auto& bc = reinterpret_cast<const jdw_block_complete_record&>(rec);
-  *issue_ts = bc.body.issue_ts;
-  return *issue_ts != 0 && *issue_ts <= rec.ts;  // 0: the issue was not seen
-}
-
 void BlockTracker::Issue(uint64_t rq, uint64_t ts) {
   bool fresh;
   *inflight_.FindOrInsert(rq, &fresh) = ts;

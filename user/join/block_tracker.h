@@ -27,7 +27,13 @@ class BlockTracker {
   // Where a block completion's request began: its issue time, if the capture
   // saw the issue (the completion carries it). The join places a synthetic
   // io_start there, so the request's start is charged to its submitter.
-  static bool IssueTime(const jdw_record_header& rec, uint64_t* issue_ts);
+  // Inline: the join asks for every record.
+  static bool IssueTime(const jdw_record_header& rec, uint64_t* issue_ts) {
+    if (rec.type != JDW_EVENT_BLOCK_COMPLETE || rec.size < sizeof(jdw_block_complete_record)) return false;
+    const auto& bc = reinterpret_cast<const jdw_block_complete_record&>(rec);
+    *issue_ts = bc.body.issue_ts;
+    return *issue_ts != 0 && *issue_ts <= rec.ts;  // 0: the issue was not seen
+  }
 
   void Issue(uint64_t rq, uint64_t ts);
   void Complete(uint64_t rq) { inflight_.Erase(rq); }

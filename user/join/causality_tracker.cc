@@ -2,7 +2,7 @@
 
 namespace jackdaw::join {
 
-void CausalityTracker::NoteBindings(Thread* t, std::span<const IKey> keys) const {
+void CausalityTracker::NoteSyncBindings(Thread* t, std::span<const IKey> keys) const {
   for (const IKey& k : keys) {
     if (!cs_.IsSyncAttr(k.attr)) continue;
     bool found = false;

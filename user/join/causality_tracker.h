@@ -51,7 +51,9 @@ class CausalityTracker {
 
   // A joined event of thread `t` bound `keys`: remembers the values of SYNC
   // attributes among them as the thread's latest.
-  void NoteBindings(Thread* t, std::span<const IKey> keys) const;
+  void NoteBindings(Thread* t, std::span<const IKey> keys) const {
+    if (!cs_.schema().syncs.empty()) NoteSyncBindings(t, keys);  // inline: most schemas have none
+  }
   // Definition `def`'s SYNC statements for the event `self` that bound
   // `keys` on thread `t` (may be null): edge candidates into `edges`.
   void Sync(uint16_t def, std::span<const IKey> keys, const Thread* t, const Source& self,
@@ -86,6 +88,7 @@ class CausalityTracker {
   size_t pending() const { return pending_.size(); }
 
  private:
+  void NoteSyncBindings(Thread* t, std::span<const IKey> keys) const;
   void SyncStatements(uint16_t def, std::span<const IKey> keys, const Thread* t, const Source& self,
                       std::vector<EdgeCand>* edges);
 

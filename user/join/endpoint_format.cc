@@ -16,17 +16,18 @@ bool IsV4Mapped(const uint8_t* a) {
 }
 
 uint64_t ConnKey(uint16_t family, const uint8_t* laddr, uint16_t lport, const uint8_t* raddr, uint16_t rport) {
-  uint8_t l[16], r[16];
+  // The addresses are read in place (no copy: a variable-length memcpy
+  // per packet was most of this function's cost).
+  const uint8_t* l = laddr;
+  const uint8_t* r = raddr;
   size_t n = 16;
   if (family == kAfInet6 && IsV4Mapped(laddr) && IsV4Mapped(raddr)) {
     family = kAfInet;
-    memcpy(l, laddr + 12, 4);
-    memcpy(r, raddr + 12, 4);
+    l = laddr + 12;
+    r = raddr + 12;
     n = 4;
   } else {
     n = family == kAfInet ? 4 : 16;
-    memcpy(l, laddr, n);
-    memcpy(r, raddr, n);
   }
   uint64_t h = Mix64(family ^ (uint64_t{lport} << 16) ^ (uint64_t{rport} << 32));
   for (size_t i = 0; i < n; i += 4) {

@@ -104,14 +104,11 @@ void Extractor::Impl::NoteSock(Set& s, const Ctx& c, uint64_t sk) {
 // the join
 
 void Extractor::Impl::RunEvent(Ctx& c, const std::vector<uint16_t>* defs) {
-  if (!defs) return;
-  for (uint16_t d : *defs) {
-    if (reader_.Matches(schema_.events[d], c)) {
-      stats_.events_matched++;
-      Join(c, d);
-      return;
-    }
-  }
+  if (!defs || defs->empty()) return;
+  const int d = reader_.FirstMatch(*defs, c);
+  if (d < 0) return;
+  stats_.events_matched++;
+  Join(c, static_cast<uint16_t>(d));
 }
 
 void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
@@ -119,13 +116,15 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   IntervalJoin::Bound bs[kMaxBindings];
   IKey keys[kMaxBindings];  // bs' keys, for the causality tracker
   size_t n = 0;
-  for (const schema::AttrBinding& b : def.bindings) {
-    bool ok = true;
-    const uint64_t v = reader_.Read(b.value, c, &ok);
-    if (!ok || v == 0) {
+  uint64_t values[kMaxBindings];
+  reader_.ReadBindings(def_idx, c, values);
+  for (size_t i = 0; i < def.bindings.size(); i++) {
+    const uint64_t v = values[i];
+    if (v == 0) {
       stats_.bindings_skipped++;
       continue;
     }
+    const schema::AttrBinding& b = def.bindings[i];
     keys[n] = IKey{v, b.attr, 0};
     bs[n] = IntervalJoin::Bound{keys[n], b.type};
     n++;
@@ -300,7 +299,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
       const auto* e = reinterpret_cast<const jdw_sys_exit*>(c.payload);
       if (messages_on() && !MessageSysExit(c, *e)) c.conn_owned = true;
       RunEvent(c, cs_.ForSysExit(e->nr));
-      if (messages_on()) JoinReadPackets(c);
+      if (messages_on() && !tags_.empty()) JoinReadPackets(c);
       if (t && e->nr == cs_.futex_nr() && t->sys_nr == cs_.futex_nr() && e->ret > 0 && FutexTracker::IsWake(t->sys_arg))
         FutexWoke(c, t, t->sys_obj);
       if (t) ThreadTracker::ExitSyscall(t, *e, ts);
@@ -345,7 +344,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
     case JDW_EVENT_NET_XMIT:
     case JDW_EVENT_NET_RECV:
       if (!messages_on() || MessagePacket(c)) RunEvent(c, &cs_.ForType(rec->type));
-      if (messages_on()) MessagePacketDone(c);
+      if (messages_on() && pending_end_) MessagePacketDone(c);
       break;
     case JDW_EVENT_USDT: {
       const auto* u = reinterpret_cast<const jdw_usdt*>(c.payload);
@@ -419,25 +418,6 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   if (sink_) sink_(std::move(r));
 }
 
-void Extractor::Impl::ChargeEvent(const Ev& ev, Charge to) {
-  if (!ev.cpu_ns) return;
-  const bool irq = ev.flags & kEvIrq;
-  if (irq && to != Charge::kNobody) irq_charged_ns_ += ev.cpu_ns;
-  if (!ev.tgid) return;  // an interrupt on an idle CPU: no process' time
-  ProcessAccount& a = threads_.Account(ev.tgid);
-  switch (to) {
-    case Charge::kRequest:
-      (irq ? a.req_irq_ns : a.req_task_ns) += ev.cpu_ns;
-      break;
-    case Charge::kConnection:
-      (irq ? a.conn_irq_ns : a.conn_task_ns) += ev.cpu_ns;
-      break;
-    case Charge::kNobody:
-      a.Unattributed(ev.cpu_ns, ev.ts);
-      break;
-  }
-}
-
 void Extractor::Impl::Push(const jdw_record_header* rec) {
   stats_.records_in++;
   // A block completion's request began at its issue: a synthetic io_start
@@ -509,6 +489,10 @@ StatusOr<std::unique_ptr<Extractor>> Extractor::Create(const schema::Schema& sch
 
 void Extractor::SetConnectionSink(ConnectionSink sink) { impl_->SetConnectionSink(std::move(sink)); }
 void Extractor::Push(const jdw_record_header* rec) { impl_->Push(rec); }
+void Extractor::Push(const jdw_record_header* const* recs, size_t n) {
+  Impl& impl = *impl_;
+  for (size_t i = 0; i < n; i++) impl.Push(recs[i]);
+}
 void Extractor::Finish() { impl_->Finish(); }
 const Stats& Extractor::stats() const { return impl_->stats(); }
 

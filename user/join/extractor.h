@@ -87,6 +87,8 @@ class Extractor {
 
   void SetConnectionSink(ConnectionSink sink);
   void Push(const jdw_record_header* rec);
+  // Push() of each of `n` records in turn (one call for a run of them).
+  void Push(const jdw_record_header* const* recs, size_t n);
   // End of input: drains the reorder window and closes every live set.
   void Finish();
   const Stats& stats() const;

@@ -239,7 +239,25 @@ class Extractor::Impl {
   // time (kEvIrq) the interrupted task's (Ev::tgid, 0 if the CPU idled),
   // counted in irq_charged_ns_ whichever task it was.
   enum class Charge : uint8_t { kRequest, kConnection, kNobody };
-  void ChargeEvent(const Ev& ev, Charge to);
+  // Inline: once per event of every set that finishes.
+  void ChargeEvent(const Ev& ev, Charge to) {
+    if (!ev.cpu_ns) return;
+    const bool irq = ev.flags & kEvIrq;
+    if (irq && to != Charge::kNobody) irq_charged_ns_ += ev.cpu_ns;
+    if (!ev.tgid) return;  // an interrupt on an idle CPU: no process' time
+    ProcessAccount& a = threads_.Account(ev.tgid);
+    switch (to) {
+      case Charge::kRequest:
+        (irq ? a.req_irq_ns : a.req_task_ns) += ev.cpu_ns;
+        break;
+      case Charge::kConnection:
+        (irq ? a.conn_irq_ns : a.conn_task_ns) += ev.cpu_ns;
+        break;
+      case Charge::kNobody:
+        a.Unattributed(ev.cpu_ns, ev.ts);
+        break;
+    }
+  }
   uint64_t irq_charged_ns_ = 0;
 
   std::vector<uint32_t> request_tgids_;
@@ -316,6 +334,7 @@ class Extractor::Impl {
   uint64_t last_life_sk_ = 0;
   std::unordered_map<uint64_t, HeldPacket> held_;  // packet tag (its seq) -> packet
   std::vector<uint64_t> tags_;                     // scratch
+  std::vector<Exchange> exchanges_;                // EndExchanges()' buffer (scratch)
   uint64_t next_conn_id_ = 1;
   ConnectionSink conn_sink_;
 };

@@ -133,7 +133,12 @@ void Extractor::Impl::DropHeld(const std::vector<uint64_t>& tags) {
 }
 
 void Extractor::Impl::EndExchanges() {
-  for (const Exchange& e : msgs_.TakeFinished()) {
+  if (!msgs_.HasFinished()) return;
+  // Two buffers take turns (the tracker's and this one), so ending an
+  // exchange allocates nothing; taken out of the member for the loop.
+  std::vector<Exchange> done = std::move(exchanges_);
+  msgs_.TakeFinished(&done);
+  for (const Exchange& e : done) {
     ConnLife& l = Life(e.conn, std::max(e.last_out_ns, e.start_ns));
     switch (e.kind) {
       case Exchange::Kind::kRequest:
@@ -170,6 +175,8 @@ void Extractor::Impl::EndExchanges() {
     }
     join_.CloseInterval(k);
   }
+  done.clear();
+  exchanges_ = std::move(done);
 }
 
 // A set without a seed: a one-way exchange's resources go to its

@@ -18,6 +18,10 @@ void Extractor::Impl::Wakeup(Ctx& c, Thread* wakee) {
                           CausalityTracker::IsContention(*waker, *wakee, msgs_);
   if (contention) stats_.wakeups_contention++;
   const uint64_t before = seq_;
+  // The thread the record's wakee_tid names (Process() and FutexWoke()
+  // looked it up): the schema's wakee_* fields need not look again.
+  c.wakee_known = true;
+  c.wakee = wakee;
   if (!contention) RunEvent(c, &cs_.ForType(c.rec->type));
   const bool joined = seq_ != before;
   if (!wakee || wakee->on_cpu) return;

@@ -7,12 +7,62 @@
 
 namespace jackdaw::join {
 
-uint64_t FieldReader::SockOf(const RecordContext& c) const {
-  if (!c.sock_done) {
-    c.sock = ComputeSock(c);
-    c.sock_done = true;
+CompiledPredicate CompiledPredicate::Of(const schema::Predicate& p) {
+  constexpr uint64_t kMax = ~uint64_t{0};
+  CompiledPredicate c;
+  c.field = FieldSpec::Of(p.field);
+  if (p.mask) c.mask = p.mask;
+  c.flip = p.field.is_signed ? uint64_t{1} << 63 : 0;
+  const uint64_t v = static_cast<uint64_t>(p.value) ^ c.flip;
+  const auto never = [&] {
+    c.lo = 0;
+    c.span = kMax;
+    c.negate = true;
+  };
+  switch (p.op) {
+    case schema::CmpOp::kEq:
+      c.lo = v;
+      break;
+    case schema::CmpOp::kNe:
+      c.lo = v;
+      c.negate = true;
+      break;
+    case schema::CmpOp::kLt:
+      if (v == 0) {
+        never();
+      } else {
+        c.span = v - 1;
+      }
+      break;
+    case schema::CmpOp::kLe:
+      c.span = v;
+      break;
+    case schema::CmpOp::kGt:
+      if (v == kMax) {
+        never();
+      } else {
+        c.lo = v + 1;
+        c.span = kMax - c.lo;
+      }
+      break;
+    default:  // kGe
+      c.lo = v;
+      c.span = kMax - v;
+      break;
   }
-  return c.sock;
+  return c;
+}
+
+FieldReader::FieldReader(const CompiledSchema& cs, const SocketTracker& socks, const ThreadTracker& threads)
+    : cs_(cs), socks_(socks), threads_(threads) {
+  for (const schema::EventDef& def : cs_.schema().events) {
+    pred_at_.push_back(static_cast<uint32_t>(preds_.size()));
+    for (const schema::Predicate& p : def.where) preds_.push_back(CompiledPredicate::Of(p));
+    bind_at_.push_back(static_cast<uint32_t>(binds_.size()));
+    for (const schema::AttrBinding& b : def.bindings) binds_.push_back(FieldSpec::Of(b.value));
+  }
+  pred_at_.push_back(static_cast<uint32_t>(preds_.size()));
+  bind_at_.push_back(static_cast<uint32_t>(binds_.size()));
 }
 
 uint64_t FieldReader::ComputeSock(const RecordContext& c) const {
@@ -45,6 +95,15 @@ uint64_t FieldReader::ComputeSock(const RecordContext& c) const {
     default:
       return 0;
   }
+}
+
+int8_t FieldReader::ComputeNewSock(const RecordContext& c) const {
+  const uint64_t sk = SockOf(c);
+  if (!sk || !c.thread) return 0;
+  if (c.thread->last_sock != sk) return 1;
+  // The same struct sock address may be a new connection since the
+  // thread last used it (the kernel reuses a closed socket's memory).
+  return socks_.ConnectedSince(sk) > c.thread->last_sock_ts ? 1 : 0;
 }
 
 uint64_t FieldReader::ReadPayload(const RecordContext& c, uint16_t offset, uint8_t size, bool is_signed,
@@ -81,10 +140,10 @@ uint64_t FieldReader::ReadPayload(const RecordContext& c, uint16_t offset, uint8
 }
 
 uint64_t FieldReader::Read(const schema::FieldRef& f, const RecordContext& c, bool* ok) const {
-  return ReadField(f, c, ok);
+  return ReadField(FieldSpec::Of(f), c, ok);
 }
 
-inline uint64_t FieldReader::ReadField(const schema::FieldRef& f, const RecordContext& c, bool* ok) const {
+inline uint64_t FieldReader::ReadField(const FieldSpec& f, const RecordContext& c, bool* ok) const {
   using schema::FieldSource;
   switch (f.source) {
     case FieldSource::kPayload:
@@ -130,14 +189,9 @@ inline uint64_t FieldReader::ReadField(const schema::FieldRef& f, const RecordCo
       return c.thread && c.thread->sock_used ? 1 : 0;
     case FieldSource::kConnOpen:
       return c.thread && c.thread->conn_open ? 1 : 0;
-    case FieldSource::kNewSock: {
-      const uint64_t sk = SockOf(c);
-      if (!sk || !c.thread) return 0;
-      if (c.thread->last_sock != sk) return 1;
-      // The same struct sock address may be a new connection since the
-      // thread last used it (the kernel reuses a closed socket's memory).
-      return socks_.ConnectedSince(sk) > c.thread->last_sock_ts ? 1 : 0;
-    }
+    case FieldSource::kNewSock:
+      if (c.new_sock < 0) c.new_sock = ComputeNewSock(c);
+      return static_cast<uint64_t>(c.new_sock);
     case FieldSource::kNewMsg: {
       const auto* e = reinterpret_cast<const jdw_sys_enter*>(c.payload);
       if (e->obj_kind != JDW_OBJ_SOCKET || !e->obj || cs_.SysDirection(e->nr) != CompiledSchema::kDirIn)
@@ -152,7 +206,7 @@ inline uint64_t FieldReader::ReadField(const schema::FieldRef& f, const RecordCo
     case FieldSource::kWakeeObj:
     case FieldSource::kWakeeArg: {
       const auto* w = reinterpret_cast<const jdw_sched_wakeup*>(c.payload);
-      const Thread* wt = w->wakee_tid ? threads_.Find(w->wakee_tid) : nullptr;
+      const Thread* wt = c.wakee_known ? c.wakee : w->wakee_tid ? threads_.Find(w->wakee_tid) : nullptr;
       if (f.source == FieldSource::kWakeeSyscall)
         return static_cast<uint64_t>(static_cast<int64_t>(wt ? wt->sys_nr : -1));
       if (!wt || wt->sys_nr < 0) return 0;
@@ -160,7 +214,9 @@ inline uint64_t FieldReader::ReadField(const schema::FieldRef& f, const RecordCo
     }
     case FieldSource::kBlockReason: {
       if (!c.thread || !c.after_block) return 0;  // after_block: blocked (switch_out) / slept (switch_in)
-      return c.kind == schema::EventKind::kSwitchOut ? BlockReasonOf(c.thread) : c.thread->block_reason;
+      if (c.kind != schema::EventKind::kSwitchOut) return c.thread->block_reason;
+      if (c.block_reason < 0) c.block_reason = static_cast<int8_t>(BlockReasonOf(c.thread));
+      return static_cast<uint64_t>(c.block_reason);
     }
     case FieldSource::kBlocked: {
       const auto* sw = reinterpret_cast<const jdw_sched_switch*>(c.payload);
@@ -170,33 +226,35 @@ inline uint64_t FieldReader::ReadField(const schema::FieldRef& f, const RecordCo
   return 0;
 }
 
-namespace {
+bool FieldReader::Matches(const schema::EventDef& def, const RecordContext& c) const {
+  for (const schema::Predicate& p : def.where) {
+    const CompiledPredicate cp = CompiledPredicate::Of(p);
+    if (!Holds(&cp, &cp + 1, c)) return false;
+  }
+  return true;
+}
 
-// One comparison for signed and unsigned fields alike.
-template <typename T>
-bool Compare(schema::CmpOp op, T a, T b) {
-  switch (op) {
-    case schema::CmpOp::kEq: return a == b;
-    case schema::CmpOp::kNe: return a != b;
-    case schema::CmpOp::kLt: return a < b;
-    case schema::CmpOp::kLe: return a <= b;
-    case schema::CmpOp::kGt: return a > b;
-    default: return a >= b;
+int FieldReader::FirstMatch(const std::vector<uint16_t>& defs, const RecordContext& c) const {
+  for (uint16_t d : defs)
+    if (Holds(preds_.data() + pred_at_[d], preds_.data() + pred_at_[d + 1], c)) return d;
+  return -1;
+}
+
+void FieldReader::ReadBindings(uint16_t def, const RecordContext& c, uint64_t* out) const {
+  const FieldSpec* end = binds_.data() + bind_at_[def + 1];
+  for (const FieldSpec* b = binds_.data() + bind_at_[def]; b != end; ++b) {
+    bool ok = true;
+    const uint64_t v = ReadField(*b, c, &ok);
+    *out++ = ok ? v : 0;
   }
 }
 
-}  // namespace
-
-bool FieldReader::Matches(const schema::EventDef& def, const RecordContext& c) const {
-  for (const schema::Predicate& p : def.where) {
+inline bool FieldReader::Holds(const CompiledPredicate* p, const CompiledPredicate* end,
+                               const RecordContext& c) const {
+  for (; p != end; ++p) {
     bool ok = true;
-    uint64_t v = ReadField(p.field, c, &ok);
-    if (!ok) return false;
-    if (p.mask) v &= p.mask;
-    const bool r = p.field.is_signed
-                       ? Compare(p.op, static_cast<int64_t>(v), p.value)
-                       : Compare(p.op, v, static_cast<uint64_t>(p.value));
-    if (!r) return false;
+    const uint64_t v = ReadField(p->field, c, &ok);
+    if (!ok || !p->Holds(v)) return false;
   }
   return true;
 }

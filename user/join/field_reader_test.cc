@@ -180,5 +180,41 @@ TEST_F(FieldReaderTest, MatchesEveryPredicateWithSignAndMask) {
   EXPECT_FALSE(reader_->Matches(def, Context(JDW_EVENT_SYS_EXIT, e, nullptr)));
 }
 
+// The compiled range test agrees with the plain comparison for every
+// operator, signed and unsigned, masked or not, at the edges of the range.
+TEST(CompiledPredicate, AgreesWithTheComparisonItCompiles) {
+  const int64_t values[] = {INT64_MIN, INT64_MIN + 1, -2, -1, 0, 1, 2, 9, 127, 128, INT64_MAX - 1, INT64_MAX};
+  const schema::CmpOp ops[] = {schema::CmpOp::kEq, schema::CmpOp::kNe, schema::CmpOp::kLt,
+                               schema::CmpOp::kLe, schema::CmpOp::kGt, schema::CmpOp::kGe};
+  for (bool is_signed : {false, true})
+    for (uint64_t mask : {uint64_t{0}, uint64_t{127}})
+      for (schema::CmpOp op : ops)
+        for (int64_t value : values) {
+          schema::Predicate p;
+          p.field.is_signed = is_signed;
+          p.mask = mask;
+          p.op = op;
+          p.value = value;
+          const CompiledPredicate cp = CompiledPredicate::Of(p);
+          for (int64_t x : values) {
+            uint64_t v = static_cast<uint64_t>(x);
+            if (mask) v &= mask;
+            const auto cmp = [&](auto a, auto b) {
+              switch (op) {
+                case schema::CmpOp::kEq: return a == b;
+                case schema::CmpOp::kNe: return a != b;
+                case schema::CmpOp::kLt: return a < b;
+                case schema::CmpOp::kLe: return a <= b;
+                case schema::CmpOp::kGt: return a > b;
+                default: return a >= b;
+              }
+            };
+            const bool want = is_signed ? cmp(static_cast<int64_t>(v), value) : cmp(v, static_cast<uint64_t>(value));
+            EXPECT_EQ(cp.Holds(static_cast<uint64_t>(x)), want)
+                << "signed " << is_signed << " mask " << mask << " op " << int(op) << " value " << value << " x " << x;
+          }
+        }
+}
+
 }  // namespace
 }  // namespace jackdaw::join

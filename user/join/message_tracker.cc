@@ -13,10 +13,10 @@ void MessageTracker::OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payloa
 
 MessageAssignment MessageTracker::Current(uint64_t conn) const {
   MessageAssignment a;
-  auto it = conns_.find(conn);
-  if (it == conns_.end() || !it->second.has_exchange) return a;
-  a.exchange = it->second.cur.index;
-  a.key = ExchangeKey(it->second.serial, a.exchange);
+  const Conn* c = Find(conn);
+  if (!c || !c->has_exchange) return a;
+  a.exchange = c->cur.index;
+  a.key = ExchangeKey(c->serial, a.exchange);
   return a;
 }
 
@@ -26,9 +26,9 @@ void MessageTracker::OnOutboundPacket(uint64_t, uint64_t, uint32_t) {
 }
 
 MessageAssignment MessageTracker::ForAck(uint64_t conn) const {
-  auto it = conns_.find(conn);
-  if (it == conns_.end()) return MessageAssignment{};
-  const Conn& c = it->second;
+  const Conn* found = Find(conn);
+  if (!found) return MessageAssignment{};
+  const Conn& c = *found;
   if (!(c.has_exchange || c.greeting) || !c.last_out || c.received <= c.consumed) return Current(conn);
   MessageAssignment a;
   a.exchange = c.next_index;
@@ -103,9 +103,9 @@ MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint6
 }
 
 bool MessageTracker::EndBeforeNextRead(uint64_t conn) {
-  auto it = conns_.find(conn);
-  if (it == conns_.end()) return false;
-  Conn& c = it->second;
+  Conn* found = Find(conn);
+  if (!found) return false;
+  Conn& c = *found;
   if (!c.has_exchange || !c.last_out || c.cur.out_bytes == 0 || c.received <= c.consumed) return false;
   FinishExchange(c);
   return true;
@@ -139,6 +139,7 @@ MessageAssignment MessageTracker::OnClose(uint64_t conn, uint64_t, std::vector<u
       for (const Packet& p : it->second.unread)
         if (p.tag && !p.reported) unread->push_back(p.tag);
     Close(conn, it->second);
+    if (last_ == &it->second) last_ = nullptr;
     conns_.erase(it);
   }
   return MessageAssignment{};

@@ -48,7 +48,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -135,7 +134,7 @@ class MessageTracker {
   // the response, the next exchange (which the read returning them will
   // begin), else Current(). An ACK of request N+1's bytes is not request N's.
   MessageAssignment ForAck(uint64_t conn) const;
-  bool Knows(uint64_t conn) const { return conns_.count(conn) != 0; }
+  bool Knows(uint64_t conn) const { return Find(conn) != nullptr; }
   // A read entered on the connection after the response while the next
   // inbound message's first bytes have already arrived (a server preempted
   // after its answer, back after the client sent again): the exchange ended
@@ -147,6 +146,14 @@ class MessageTracker {
   // Ends every open exchange (end of the trace).
   void Finish();
   std::vector<Exchange> TakeFinished();
+  // The same into `out` (cleared first), whose buffer the tracker keeps for
+  // the next ones: a caller that hands back the same vector each time
+  // allocates nothing once both have grown.
+  void TakeFinished(std::vector<Exchange>* out) {
+    out->clear();
+    out->swap(finished_);
+  }
+  bool HasFinished() const { return !finished_.empty(); }
   const MessageStats& stats() const { return stats_; }
   size_t open_connections() const { return conns_.size(); }
 
@@ -159,8 +166,35 @@ class MessageTracker {
     bool push;
     bool reported;        // its tag went to a read already
   };
+  // A FIFO of packets that allocates nothing until the first push (a
+  // std::deque allocates its map and a block when made, and connections
+  // come and go once per request on servers that close after each): a
+  // vector read from `head`, compacted once the read part dominates.
+  class PacketQueue {
+   public:
+    bool empty() const { return head_ == v_.size(); }
+    size_t size() const { return v_.size() - head_; }
+    Packet& front() { return v_[head_]; }
+    void push_back(const Packet& p) { v_.push_back(p); }
+    void pop_front() {
+      if (++head_ == v_.size()) {
+        v_.clear();
+        head_ = 0;
+      } else if (head_ >= kCompactAt && head_ * 2 >= v_.size()) {
+        v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+    }
+    std::vector<Packet>::iterator begin() { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
+    std::vector<Packet>::iterator end() { return v_.end(); }
+
+   private:
+    static constexpr size_t kCompactAt = 64;
+    std::vector<Packet> v_;
+    size_t head_ = 0;
+  };
   struct Conn {
-    std::deque<Packet> unread;  // inbound packets not fully read yet
+    PacketQueue unread;  // inbound packets not fully read yet
     uint64_t received = 0;      // inbound payload bytes seen as packets
     uint64_t consumed = 0;      // inbound bytes returned by reads
     bool last_out = true;       // last bytes moved were outbound (or none yet)
@@ -173,9 +207,25 @@ class MessageTracker {
     uint64_t greeting_ts = 0;
   };
 
+  // The connection's state, through a one-entry cache of the last one
+  // reached: a socket event asks about its connection several times (the
+  // message rule, contention checks, packets of the same exchange), and an
+  // unordered_map's element keeps its address until erased (OnClose clears
+  // the cache). The map itself is unchanged, so is its iteration order
+  // (Finish() ends exchanges in it).
+  Conn* Find(uint64_t conn) const {
+    if (last_ && last_conn_ == conn) return last_;
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return nullptr;
+    last_conn_ = conn;
+    return last_ = const_cast<Conn*>(&it->second);
+  }
   Conn& Get(uint64_t conn) {
+    if (last_ && last_conn_ == conn) return *last_;
     Conn& c = conns_[conn];
     if (!c.serial) c.serial = ++serials_;
+    last_conn_ = conn;
+    last_ = &c;
     return c;
   }
   void Close(uint64_t conn, Conn& c);
@@ -184,6 +234,8 @@ class MessageTracker {
 
   const uint32_t setup_exchanges_;
   std::unordered_map<uint64_t, Conn> conns_;
+  mutable uint64_t last_conn_ = 0;  // Find()'s and Get()'s cache: conns_[last_conn_]
+  mutable Conn* last_ = nullptr;
   std::vector<Exchange> finished_;
   MessageStats stats_;
   uint64_t serials_ = 0;

@@ -29,6 +29,10 @@ struct RecordContext {
   // FieldReader::SockOf() result, computed at most once per record.
   mutable bool sock_done = false;
   mutable uint64_t sock = 0;
+  // Derived fields several definitions may test (new_sock; a switch-out's
+  // block_reason), computed at most once per record: -1 until then.
+  mutable int8_t new_sock = -1;
+  mutable int8_t block_reason = -1;
   // `ctx` as the schema sees it, where the join knows better than the
   // header (a remote wakeup attributed to its waker): -1 = the header's.
   int16_t ctx = -1;
@@ -39,6 +43,10 @@ struct RecordContext {
   // The connection's event (its resources went to the connection): its
   // bindings still start and stop intervals, but it joins no set.
   bool conn_owned = false;
+  // A wakeup's wakee, where the join has looked it up already (the wakee_*
+  // fields read it instead of looking it up again): wakee_known.
+  bool wakee_known = false;
+  const Thread* wakee = nullptr;
 };
 
 }  // namespace jackdaw::join

@@ -54,18 +54,6 @@ ProcessAccount& ThreadTracker::AccountSlow(uint32_t tgid) {
   return accounts_[*idx];
 }
 
-void ThreadTracker::ChargeRun(Thread* t, uint64_t ts) {
-  if (!t->on_cpu || ts <= t->acct_from) return;
-  const uint64_t d = ts - t->acct_from;
-  t->acct_from = ts;
-  Account(t).cpu_ns += d;
-  // Interrupt work already charged as softirq CPU elsewhere is not the task's.
-  const uint64_t steal = std::min(d, t->irq_steal);
-  t->irq_steal -= steal;
-  if (!t->cpu_pending) t->pending_since = ts - d;
-  t->cpu_pending += d - steal;
-}
-
 uint64_t ThreadTracker::CumCpu(uint32_t tgid, uint64_t now) const {
   const uint32_t* idx = account_index_.Find(tgid);
   uint64_t ns = idx ? accounts_[*idx].cpu_ns : 0;
@@ -77,30 +65,6 @@ uint64_t ThreadTracker::CumCpu(uint32_t tgid, uint64_t now) const {
     if (t.tgid == tgid && t.on_cpu && now > t.acct_from) ns += now - t.acct_from;
   }
   return ns;
-}
-
-void ThreadTracker::StartRunning(Thread* t, uint64_t ts) {
-  if (t->off != Off::kNone) {
-    OffCpu o{};
-    o.off_from = t->off_since;
-    o.wake = t->off == Off::kBlocked ? ts : std::min(t->wake_ts, ts);  // never woken: blocked until now
-    o.run = ts;
-    o.reason = t->block_reason;
-    if (t->has_off) {
-      // fold the previous, never-charged period into the early sums
-      const OffCpu& p = t->pend_off;
-      o.early_from = p.early_from ? std::min(p.early_from, p.off_from) : p.off_from;
-      o.early_runq = p.early_runq + (p.run - p.wake);
-      for (int r = 0; r < kBlockReasons; r++) o.early_blocked[r] = p.early_blocked[r];
-      o.early_blocked[p.reason % kBlockReasons] += p.wake - p.off_from;
-    }
-    t->pend_off = o;
-    t->has_off = true;
-  }
-  t->off = Off::kNone;
-  t->on_cpu = true;
-  t->acct_from = ts;
-  t->wake_synth = false;
 }
 
 uint64_t ThreadTracker::RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts, bool infer) {
@@ -129,33 +93,6 @@ uint64_t ThreadTracker::RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t
     }
   }
   return from;
-}
-
-namespace {
-void UseSocket(Thread* t, uint8_t obj_kind, uint64_t obj, uint64_t ts) {
-  if (obj_kind != JDW_OBJ_SOCKET || !obj) return;
-  t->last_sock = obj;
-  t->last_sock_ts = ts;
-  t->sock_used = true;
-}
-}  // namespace
-
-void ThreadTracker::EnterSyscall(Thread* t, const jdw_sys_enter& e, uint64_t ts) {
-  t->sys_nr = e.nr;
-  t->sys_ts = ts;
-  t->sys_obj_kind = e.obj_kind;
-  t->sys_obj = e.obj;
-  t->sys_fd = e.fd;
-  t->sys_arg = e.arg;
-  UseSocket(t, e.obj_kind, e.obj, ts);
-}
-
-void ThreadTracker::ExitSyscall(Thread* t, const jdw_sys_exit& e, uint64_t ts) {
-  UseSocket(t, e.obj_kind, e.obj, ts);
-  t->sys_nr = -1;
-  t->sys_obj_kind = 0;
-  t->sys_obj = 0;
-  t->sys_fd = -1;
 }
 
 void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids, uint64_t irq_total_ns) {
@@ -197,17 +134,6 @@ uint64_t ThreadTracker::TakeIrqCpu(uint16_t cpu, uint32_t tid, uint32_t tgid, ui
   return ns;
 }
 
-void ThreadTracker::Woken(Thread* t, uint64_t ts) {
-  if (t->off == Off::kBlocked) {
-    t->off = Off::kRunnable;
-    t->wake_ts = ts;
-  } else if (t->off == Off::kNone) {
-    t->off = Off::kRunnable;
-    t->off_since = ts;
-    t->wake_ts = ts;
-  }
-}
-
 void ThreadTracker::TakesCpuSlow(Thread* t, uint16_t cpu) {
   t->last_cpu = cpu;
   CpuState& cs = Cpu(cpu);
@@ -218,15 +144,6 @@ void ThreadTracker::TakesCpuSlow(Thread* t, uint16_t cpu) {
     Account(x).switch_outs_lost++;
   }
   cs.cur_tid = t->tid;
-}
-
-void ThreadTracker::SwitchedOut(Thread* t, uint64_t ts, bool blocked, uint8_t block_reason) {
-  t->on_cpu = false;
-  t->last_out_blocked = blocked;
-  t->off = blocked ? Off::kBlocked : Off::kRunnable;
-  t->off_since = ts;
-  t->wake_ts = ts;
-  t->block_reason = block_reason;
 }
 
 }  // namespace jackdaw::join

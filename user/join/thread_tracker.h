@@ -33,6 +33,8 @@ struct SyncVal {
   uint64_t value;
 };
 
+struct ProcessAccount;
+
 struct Thread {
   uint32_t tid = 0, tgid = 0;
   bool on_cpu = false;
@@ -67,7 +69,8 @@ struct Thread {
   // Extractor::Impl::OnDiscard). life_conn is that connection's id, so a
   // socket whose memory now serves another connection is not charged.
   uint64_t life_sk = 0, life_conn = 0;
-  uint32_t acct_tgid = 0, acct_idx = 0;  // cache of Account(tgid): 1 + index
+  uint32_t acct_tgid = 0;                // cache of Account(tgid): the account of acct_tgid
+  ProcessAccount* acct = nullptr;
   bool wake_synth = false;               // woken on its waker's behalf; the kernel's record is still to come
   // wakeup edge pending for this thread's next joined event
   bool wake_edge = false;
@@ -209,18 +212,41 @@ class ThreadTracker {
   // The thread's process' account, without the hash lookup (hot: every
   // sched_switch).
   ProcessAccount& Account(Thread* t) {
-    if (t->acct_tgid != t->tgid || !t->acct_idx) {
-      Account(t->tgid);
-      t->acct_idx = *account_index_.Find(t->tgid) + 1;
-      t->acct_tgid = t->tgid;
-    }
-    return accounts_[t->acct_idx - 1];
+    if (t->acct && t->acct_tgid == t->tgid) return *t->acct;
+    t->acct = &Account(t->tgid);  // accounts are never removed: the address holds
+    t->acct_tgid = t->tgid;
+    return *t->acct;
   }
 
   // The thread is on CPU from `ts` (a switch-in, or an inferred one): its
   // off-CPU period closes and becomes its pending one, folding in an earlier
   // pending period no joined event has taken yet.
-  void StartRunning(Thread* t, uint64_t ts);
+  // Inline (every switch-in), and in place: the new period is written over
+  // the pending one it folds in.
+  void StartRunning(Thread* t, uint64_t ts) {
+    if (t->off != Off::kNone) {
+      OffCpu& o = t->pend_off;
+      if (t->has_off) {
+        // fold the previous, never-charged period into the early sums
+        o.early_from = o.early_from ? std::min(o.early_from, o.off_from) : o.off_from;
+        o.early_runq += o.run - o.wake;
+        o.early_blocked[o.reason % kBlockReasons] += o.wake - o.off_from;
+      } else {
+        o.early_from = 0;
+        o.early_runq = 0;
+        for (int r = 0; r < kBlockReasons; r++) o.early_blocked[r] = 0;
+      }
+      o.off_from = t->off_since;
+      o.wake = t->off == Off::kBlocked ? ts : std::min(t->wake_ts, ts);  // never woken: blocked until now
+      o.run = ts;
+      o.reason = t->block_reason;
+      t->has_off = true;
+    }
+    t->off = Off::kNone;
+    t->on_cpu = true;
+    t->acct_from = ts;
+    t->wake_synth = false;
+  }
   // A record of `t` on `cpu` at `ts` while the sched records have it off
   // CPU: its switch-in was lost. Counts it and bounds the run time lost;
   // returns when it is taken to have started running: `ts`, or with `infer`
@@ -229,8 +255,22 @@ class ThreadTracker {
 
   // The syscall the thread is in (its block reason if it sleeps, the
   // object of events at its exit); a socket it names is its last socket.
-  static void EnterSyscall(Thread* t, const jdw_sys_enter& e, uint64_t ts);
-  static void ExitSyscall(Thread* t, const jdw_sys_exit& e, uint64_t ts);
+  static void EnterSyscall(Thread* t, const jdw_sys_enter& e, uint64_t ts) {
+    t->sys_nr = e.nr;
+    t->sys_ts = ts;
+    t->sys_obj_kind = e.obj_kind;
+    t->sys_obj = e.obj;
+    t->sys_fd = e.fd;
+    t->sys_arg = e.arg;
+    UseSocket(t, e.obj_kind, e.obj, ts);
+  }
+  static void ExitSyscall(Thread* t, const jdw_sys_exit& e, uint64_t ts) {
+    UseSocket(t, e.obj_kind, e.obj, ts);
+    t->sys_nr = -1;
+    t->sys_obj_kind = 0;
+    t->sys_obj = 0;
+    t->sys_fd = -1;
+  }
 
   // Sets the scheduling and CPU counters of Stats to the sums over the
   // accounts of `tgids` (the processes that served requests);
@@ -247,20 +287,53 @@ class ThreadTracker {
 
   // A thread off CPU is woken at `ts`: runnable from then (one never seen
   // switching out: only the run-queue part is known).
-  static void Woken(Thread* t, uint64_t ts);
+  static void Woken(Thread* t, uint64_t ts) {
+    if (t->off == Off::kBlocked) {
+      t->off = Off::kRunnable;
+      t->wake_ts = ts;
+    } else if (t->off == Off::kNone) {
+      t->off = Off::kRunnable;
+      t->off_since = ts;
+      t->wake_ts = ts;
+    }
+  }
   // `t` switches out at `ts`: blocked (in `block_reason`) or preempted,
   // runnable from now on.
-  static void SwitchedOut(Thread* t, uint64_t ts, bool blocked, uint8_t block_reason);
+  static void SwitchedOut(Thread* t, uint64_t ts, bool blocked, uint8_t block_reason) {
+    t->on_cpu = false;
+    t->last_out_blocked = blocked;
+    t->off = blocked ? Off::kBlocked : Off::kRunnable;
+    t->off_since = ts;
+    t->wake_ts = ts;
+    t->block_reason = block_reason;
+  }
 
   // Charges the thread's run time up to `ts` (if on CPU) to its process and
   // to its pending CPU, less interrupt time already charged elsewhere.
-  void ChargeRun(Thread* t, uint64_t ts);
+  void ChargeRun(Thread* t, uint64_t ts) {
+    if (!t->on_cpu || ts <= t->acct_from) return;
+    const uint64_t d = ts - t->acct_from;
+    t->acct_from = ts;
+    Account(t).cpu_ns += d;
+    // Interrupt work already charged as softirq CPU elsewhere is not the task's.
+    const uint64_t steal = std::min(d, t->irq_steal);
+    t->irq_steal -= steal;
+    if (!t->cpu_pending) t->pending_since = ts - d;
+    t->cpu_pending += d - steal;
+  }
   // On-CPU time of `tgid` up to `now`, including the current slices of its
   // threads on CPU, which ChargeRun has not charged yet.
   uint64_t CumCpu(uint32_t tgid, uint64_t now) const;
 
  private:
   static constexpr uint32_t kCacheMask = 255;
+  // A syscall's socket (enter or exit) is the thread's last one.
+  static void UseSocket(Thread* t, uint8_t obj_kind, uint64_t obj, uint64_t ts) {
+    if (obj_kind != JDW_OBJ_SOCKET || !obj) return;
+    t->last_sock = obj;
+    t->last_sock_ts = ts;
+    t->sock_used = true;
+  }
   struct CacheEntry {
     uint32_t tid = 0;
     Thread* t = nullptr;
