@@ -27,39 +27,21 @@
 #include "model/streaming_model.h"
 #include "schema/schema.h"
 #include "trace/trace_reader.h"
+#include "bench_trace.h"
 
 namespace jackdaw {
 namespace {
 
-struct LoadedTrace {
-  std::unique_ptr<trace::TraceReader> reader;
-  schema::Schema schema;
+struct LoadedTrace : bench::BenchTrace {
   std::vector<uint8_t> bytes;            // every record, 8-byte aligned, in time order
   std::vector<size_t> offsets;           // of each record in bytes
-  std::string error;
 };
 
 const LoadedTrace& Trace() {
   static LoadedTrace* t = [] {
     auto* t = new LoadedTrace();
-    const char* path = getenv("JDW_BENCH_TRACE");
-    if (!path || !*path) {
-      t->error = "set JDW_BENCH_TRACE to a .jdw recording (e.g. jackdaw record of the test server)";
-      return t;
-    }
-    const char* name = getenv("JDW_BENCH_SCHEMA");
-    auto schema = schema::LoadSchema(name && *name ? name : "tcp-threadpool", {JDW_SOURCE_DIR "/user/schemas"});
-    if (!schema.ok()) {
-      t->error = schema.status().message();
-      return t;
-    }
-    t->schema = std::move(*schema);
-    auto reader = trace::TraceReader::Open(path);
-    if (!reader.ok()) {
-      t->error = reader.status().message();
-      return t;
-    }
-    t->reader = std::move(*reader);
+    bench::OpenBenchTrace(t);
+    if (!t->error.empty()) return t;
     // The CPUs' records merged by timestamp (ties: the lower CPU), as
     // LivePipeline::EndDrain() and ExtractRequests() hand them over.
     std::vector<trace::RecordCursor> cursors = t->reader->CursorsByCpu(/*retain=*/false);

@@ -23,41 +23,23 @@
 #include "cli/live_pipeline.h"
 #include "schema/schema.h"
 #include "trace/trace_reader.h"
+#include "bench_trace.h"
 
 namespace jackdaw {
 namespace {
 
-struct LoadedTrace {
-  std::unique_ptr<trace::TraceReader> reader;
-  schema::Schema schema;
+struct LoadedTrace : bench::BenchTrace {
   // Per CPU: its records back to back (8-byte aligned), in ring order.
   std::vector<std::vector<uint8_t>> bytes;
   std::vector<std::vector<size_t>> offsets;
   uint64_t records = 0, first_ts = UINT64_MAX, last_ts = 0;
-  std::string error;
 };
 
 const LoadedTrace& Trace() {
   static LoadedTrace* t = [] {
     auto* t = new LoadedTrace();
-    const char* path = getenv("JDW_BENCH_TRACE");
-    if (!path || !*path) {
-      t->error = "set JDW_BENCH_TRACE to a .jdw recording (e.g. jackdaw record of the test server)";
-      return t;
-    }
-    const char* name = getenv("JDW_BENCH_SCHEMA");
-    auto schema = schema::LoadSchema(name && *name ? name : "tcp-threadpool", {JDW_SOURCE_DIR "/user/schemas"});
-    if (!schema.ok()) {
-      t->error = schema.status().message();
-      return t;
-    }
-    t->schema = std::move(*schema);
-    auto reader = trace::TraceReader::Open(path);
-    if (!reader.ok()) {
-      t->error = reader.status().message();
-      return t;
-    }
-    t->reader = std::move(*reader);
+    bench::OpenBenchTrace(t);
+    if (!t->error.empty()) return t;
     std::vector<trace::RecordCursor> cursors = t->reader->CursorsByCpu(/*retain=*/false);
     t->bytes.resize(cursors.size());
     t->offsets.resize(cursors.size());
