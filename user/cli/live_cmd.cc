@@ -200,7 +200,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     // A nap of --drain (0.5 s) between drains while the rings fill slowly:
     // each drain costs a pass over join and model state gone cold during
     // the nap, so fewer, larger drains cost less per request (measured: 0.5 s
-    // takes ~15 % less CPU than 0.25 s on the test server at 1,000 req/s)
+    // took 4-15 % less CPU than 0.25 s on the test server at 1,000 req/s)
     // and the pipeline delay stays under a second. The pacer shortens the
     // nap when a ring fills fast. The wait is on the control and metrics
     // sockets, so a `jackdaw ctl` request is taken at once (the rings
