@@ -272,8 +272,9 @@ static __always_inline void jdw_count_lost(__u32 group)
  * writes that one record to the ring at its commit. It reaches the reader
  * before the staged records older than it; user space re-sorts each CPU's
  * records (the same small disorder as any nested record, held longer).
- * No path holds a ring reservation (a verifier reference) except records
- * larger than JDW_STAGE_REC_MAX, whose size says so at compile time.
+ * With batching on, no path holds a ring reservation (a verifier
+ * reference) except records larger than JDW_STAGE_REC_MAX, whose size says
+ * so at compile time; with it off every record does (jdw_commit()).
  * Losses: a failed batch output loses every event in it, counted per
  * group; a record nested deeper than JDW_STAGE_NEST is lost, counted. */
 struct {

@@ -3,9 +3,12 @@
 // unset). On failure `error` says why and the benchmark skips with it.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
+
+#include <benchmark/benchmark.h>
 
 #include "schema/schema.h"
 #include "trace/trace_reader.h"
@@ -37,6 +40,17 @@ inline void OpenBenchTrace(BenchTrace* t) {
     return;
   }
   t->reader = std::move(*reader);
+}
+
+// The counters both benchmarks report: the recording's records and
+// requests, and the rate and cost per event over every iteration.
+inline void SetEventCounters(benchmark::State& state, uint64_t records, uint64_t requests) {
+  const double events = static_cast<double>(records) * static_cast<double>(state.iterations());
+  state.counters["records"] = static_cast<double>(records);
+  state.counters["requests"] = static_cast<double>(requests);
+  state.counters["events_per_s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);
+  state.counters["ns_per_event"] =
+      benchmark::Counter(events, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 }  // namespace jackdaw::bench

@@ -86,12 +86,7 @@ void BM_LivePath(benchmark::State& state) {
     (void)m.Finish();
     requests = m.stats().requests;
   }
-  const double events = static_cast<double>(t.offsets.size()) * static_cast<double>(state.iterations());
-  state.counters["records"] = static_cast<double>(t.offsets.size());
-  state.counters["requests"] = static_cast<double>(requests);
-  state.counters["events_per_s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);
-  state.counters["ns_per_event"] =
-      benchmark::Counter(events, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  bench::SetEventCounters(state, t.offsets.size(), requests);
 }
 BENCHMARK(BM_LivePath)->Unit(benchmark::kMillisecond);
 

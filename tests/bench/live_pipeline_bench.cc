@@ -102,12 +102,7 @@ void BM_LivePipeline(benchmark::State& state) {
     RunPipeline(**p, t, drain);
     requests = (*p)->model().stats().requests;
   }
-  const double events = static_cast<double>(t.records) * static_cast<double>(state.iterations());
-  state.counters["records"] = static_cast<double>(t.records);
-  state.counters["requests"] = static_cast<double>(requests);
-  state.counters["events_per_s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);
-  state.counters["ns_per_event"] =
-      benchmark::Counter(events, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  bench::SetEventCounters(state, t.records, requests);
 }
 BENCHMARK(BM_LivePipeline)->Unit(benchmark::kMillisecond);
 
