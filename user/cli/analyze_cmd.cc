@@ -231,12 +231,12 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   bar.Finish();
   if (!model.ok()) return PrintError(model.status().message()), 1;
   if (st.cpu_observed_ns)
-    model->accounted_cpu_fraction = double(st.cpu_charged_ns + st.softirq_charged_ns) / double(st.cpu_observed_ns);
+    model->accounted_cpu_fraction = join::AccountedCpuFraction(st);
   if (cc.connections)
     fprintf(stderr,
             "jackdaw: %llu connections: %llu requests, %llu one-way messages, %llu greetings, %llu set-up "
             "exchanges, %llu pipelined; their life (accept, set-up, idle and end-of-file reads, close) took %.3f ms "
-            "of CPU, not charged to requests\n",
+            "of CPU, apportioned to their requests (connection_cpu_ns), not in their totals\n",
             static_cast<unsigned long long>(cc.connections), static_cast<unsigned long long>(cc.requests),
             static_cast<unsigned long long>(cc.one_way), static_cast<unsigned long long>(cc.greetings),
             static_cast<unsigned long long>(cc.setups),

@@ -59,7 +59,7 @@ int Run(const std::string& out_dir, int requests) {
   model::ModelOptions mo;
   const auto& st = ex->stats;
   if (st.cpu_observed_ns)
-    mo.accounted_cpu_fraction = double(st.cpu_charged_ns + st.softirq_charged_ns) / double(st.cpu_observed_ns);
+    mo.accounted_cpu_fraction = join::AccountedCpuFraction(st);
   auto model = model::BuildModel(ex->requests, mo);
   if (!model.ok()) return PrintError(model.status().message()), 1;
   // Ground truth from the load driver, matched by client port.

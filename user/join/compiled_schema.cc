@@ -60,6 +60,7 @@ void CompiledSchema::ClassifySyscalls() {
     if (n == "close") sys_close_[nr] = kConnClose;
     if (n == "shutdown") sys_close_[nr] = kConnShutdown;
     if (n == "accept" || n == "accept4") sys_close_[nr] = kConnAccept;
+    if (n == "connect") sys_close_[nr] = kConnConnect;
     if (n == "futex") futex_nr_ = static_cast<int32_t>(nr);
     using model::BlockReason;
     BlockReason r = BlockReason::kOther;

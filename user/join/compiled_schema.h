@@ -62,10 +62,13 @@ class CompiledSchema {
 
   // By syscall number; 0 / false for numbers beyond the table.
   uint8_t SysDirection(uint32_t nr) const { return nr < sys_dir_.size() ? sys_dir_[nr] : 0; }
-  bool SysCloses(uint32_t nr) const { return nr < sys_close_.size() && sys_close_[nr] != 0 && sys_close_[nr] != kConnAccept; }
+  bool SysCloses(uint32_t nr) const {
+    return nr < sys_close_.size() && (sys_close_[nr] == kConnClose || sys_close_[nr] == kConnShutdown);
+  }
   // Connection life syscalls, for the message rule: kConnClose (close),
-  // kConnShutdown (shutdown: the socket stays open), kConnAccept; else 0.
-  static constexpr uint8_t kConnClose = 1, kConnShutdown = 2, kConnAccept = 3;
+  // kConnShutdown (shutdown: the socket stays open), kConnAccept, and for
+  // the call rule kConnConnect; else 0.
+  static constexpr uint8_t kConnClose = 1, kConnShutdown = 2, kConnAccept = 3, kConnConnect = 4;
   uint8_t SysConnOp(uint32_t nr) const { return nr < sys_close_.size() ? sys_close_[nr] : 0; }
   // model::BlockReason of sleeping in the syscall (its object aside).
   uint8_t SysBlockReason(uint32_t nr) const;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "join/flat_map.h"
+#include "request/request.h"
 
 namespace jackdaw::join {
 
@@ -138,6 +139,20 @@ struct Set {
   uint64_t msg_conn = 0;
   uint64_t msg_in = 0, msg_out = 0;
   uint64_t conn_sk = 0;
+  // The exchange whose start seeded the set (its message key; 0 when the
+  // seed was no exchange's start): the front of a request that crossed
+  // processes. Other exchanges in the set are the peers' parts of its calls.
+  uint64_t seed_msg = 0;
+  // Calls its threads made on connections they opened (call_tracker.h),
+  // and its share of its front connection's life.
+  std::vector<model::Call> calls;
+  // Calls begun in this set that have not ended yet (their connection's
+  // socket and key): a set emitted first takes them as they stand.
+  struct CallRef {
+    uint64_t conn, key;
+  };
+  std::vector<CallRef> open_calls;
+  uint64_t connection_cpu_ns = 0;
   // The connection whose life the first thread that joined this set had
   // just worked on (Thread::life_sk): a set that uses no socket and is
   // discarded is that thread's work on it, up to its sleep.

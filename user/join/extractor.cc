@@ -25,6 +25,11 @@ Extractor::Impl::Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options o
   gc_every_ns_ = std::max<uint64_t>(timeout_ns_ / kGcPerTimeout, 1'000'000);
   msg_attr_ = schema_.message_attr;
   join_.set_on_discard([this](Set& s) { OnDiscard(s); });
+  for (const auto& [tid, task] : meta.tasks) {
+    // The main thread names the process (a worker thread may rename itself).
+    if (tid == task.tgid || !comms_.count(task.tgid)) comms_[task.tgid] = task.comm;
+  }
+  builder_.SetProcessNames(&comms_);
 }
 
 // ---------------------------------------------------------------------------
@@ -52,6 +57,7 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
   const SockEntry* after = socks_.Current(si->sk);
   const bool same_connection = known && after && after->gen == gen;
   if (messages_on()) MessageSockInfo(si->sk, c.ts, same_connection);
+  if (calls_on()) CallSockInfo(*si, c.ts, known, same_connection);
 }
 
 // The event as a set stores it: what it is, and the bytes and interrupt
@@ -187,8 +193,10 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
 
   const uint64_t event_sk = reader_.SockOf(c);
   if (event_sk) NoteSock(s, c, event_sk);
+  if (c.call_start && event_sk) s.open_calls.push_back(Set::CallRef{event_sk, c.call});
   if (def.seed && !s.seed) {
     s.seed = true;
+    s.seed_msg = c.msg;
     s.seed_tgid = c.irq ? c.rec->tgid : c.tgid;
     if (s.seed_tgid) threads_.Account(s.seed_tgid).OpenWindow(c.ts);
   }
@@ -300,6 +308,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
       if (messages_on() && !MessageSysExit(c, *e)) c.conn_owned = true;
       RunEvent(c, cs_.ForSysExit(e->nr));
       if (messages_on() && !tags_.empty()) JoinReadPackets(c);
+      if (pending_call_close_) CallsAfterEvent(ts);
       if (t && e->nr == cs_.futex_nr() && t->sys_nr == cs_.futex_nr() && e->ret > 0 && FutexTracker::IsWake(t->sys_arg))
         FutexWoke(c, t, t->sys_obj);
       if (t) ThreadTracker::ExitSyscall(t, *e, ts);
@@ -380,6 +389,7 @@ void Extractor::Impl::Gc(uint64_t now) {
     causality_.ExpireBefore(horizon);
     futex_.ExpireWakesBefore(horizon);
     blocks_.ExpireBefore(horizon);
+    if (calls_on()) CallsGc(horizon);
     // Threads silent for long and off CPU: their state is stale anyway.
     if (now > kThreadSilence * timeout_ns_) {
       const uint64_t thread_horizon = now - kThreadSilence * timeout_ns_;
@@ -402,6 +412,7 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   // A request whose seed named no process (tgid 0: a damaged or crafted
   // trace) has no process account: its CPU is compared with none.
   for (const Ev& ev : s.events) ChargeEvent(ev, Charge::kRequest);
+  TakeOpenCalls(s);
   RequestBuilder::Charged charged;
   model::Request r = builder_.Build(s, timed_out, next_request_id_++, nullptr, &charged);
   stats_.requests_emitted++;
@@ -409,12 +420,19 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   stats_.events_in_requests += s.events.size();
   stats_.edges_wakeup += charged.wakeup_edges;
   stats_.edges_sync += charged.sync_edges;
-  if (r.tgid && std::find(request_tgids_.begin(), request_tgids_.end(), r.tgid) == request_tgids_.end())
-    request_tgids_.push_back(r.tgid);
-  // It finished now (the record being processed closed it): the process'
-  // request window extends to here. Sets cut by the GC or the end of the
-  // trace say nothing about when their request ended.
-  if (r.tgid && !timed_out) threads_.Account(r.tgid).RequestEnded(now_);
+  // Every process the request crossed served it: its CPU is compared with
+  // what its requests got. It finished now (the record being processed
+  // closed it): each process' request window extends to here. Sets cut by
+  // the GC or the end of the trace say nothing about when their request
+  // ended.
+  auto served = [&](uint32_t tgid) {
+    if (std::find(request_tgids_.begin(), request_tgids_.end(), tgid) == request_tgids_.end())
+      request_tgids_.push_back(tgid);
+    if (!timed_out) threads_.Account(tgid).RequestEnded(now_);
+  };
+  if (r.tgid) served(r.tgid);
+  for (const model::Call& call : r.calls)
+    if (call.peer_tgid && call.peer_tgid != r.tgid) served(call.peer_tgid);
   if (sink_) sink_(std::move(r));
 }
 
@@ -434,6 +452,7 @@ void Extractor::Impl::Finish() {
   reorder::SortedRecord sr;
   while (reorder_.Pop(&sr)) Process(sr);
   if (messages_on()) MessagesFinish();
+  if (calls_on()) CallsFinish();
   early_.DropAll();  // never used by a request
   blocks_.Finish(now_);
   // End of trace: whatever is still open is cut by the end of the trace.

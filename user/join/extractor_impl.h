@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "join/block_tracker.h"
+#include "join/call_tracker.h"
 #include "join/causality_tracker.h"
 #include "join/compiled_schema.h"
 #include "join/early_packets.h"
@@ -232,6 +233,7 @@ class Extractor::Impl {
 
   SymbolTable symbols_{cs_.syscall_names(), cs_.app_probes()};
   RequestBuilder builder_{symbols_, time_.clock};
+  std::unordered_map<uint32_t, std::string> comms_;  // tgid -> name, from the trace's task table
 
 
   // The CPU ledger (ProcessAccount): an event's CPU goes to a request, a
@@ -308,6 +310,8 @@ class Extractor::Impl {
     // application wrote ends the connection at its FIN (closing below).
     uint64_t written = 0, sent = 0;
     bool closing = false;
+    // Its life's CPU given to its requests so far (Set::connection_cpu_ns).
+    uint64_t apportioned_cpu_ns = 0;
   };
   ConnLife& Life(uint64_t sk, uint64_t ts);
   // lives_.find through a one-entry cache: a record touches its socket's
@@ -335,6 +339,36 @@ class Extractor::Impl {
   std::unordered_map<uint64_t, HeldPacket> held_;  // packet tag (its seq) -> packet
   std::vector<uint64_t> tags_;                     // scratch
   std::vector<Exchange> exchanges_;                // EndExchanges()' buffer (scratch)
+
+  // --- the call rule (extractor_calls.cc), for schemas with `calls`:
+  // connections a traced process opened carry calls (call_tracker.h).
+  bool calls_on() const { return cs_.schema().call_attr >= 0; }
+  void CallSockInfo(const jdw_sock_info& si, uint64_t ts, bool described_before, bool same_connection);
+  void CallSysEnter(Ctx& c, const jdw_sys_enter& e, uint64_t sk);
+  void CallSysExit(Ctx& c, const jdw_sys_exit& e, uint64_t sk, uint8_t op);
+  // connect() returned on `sk`: true if it is now a client connection.
+  bool CallConnect(const jdw_sys_exit& e, uint64_t sk, uint64_t ts);
+  void CallPacket(Ctx& c, const jdw_net_packet& p, uint64_t sk);
+  // An exchange begins on `sk` (served by `tgid`): the unanswered call of
+  // the traced socket at its far end that sent its bytes, 0 if none.
+  uint64_t PeerCall(uint64_t sk, uint32_t tgid, uint64_t ts);
+  // After the schema saw an event: a client connection's close takes
+  // effect (its call ends).
+  void CallsAfterEvent(uint64_t ts);
+  // Calls the tracker finished: their sets learn them, their intervals close.
+  void EndCalls();
+  void AttachCall(Set& s, const FinishedCall& f);
+  // At emission: the calls the set began that are still going on.
+  void TakeOpenCalls(Set& s);
+  void CallsFinish();
+  CallTracker calls_;
+  std::vector<FinishedCall> calls_done_;              // EndCalls()' buffer (scratch)
+  std::unordered_map<uint64_t, uint32_t> call_peer_;  // call key -> tgid of the traced process serving it
+  // Calls that ended after their interval closed, for their request to
+  // take when emitted (TakeOpenCalls); dropped by the GC after a timeout.
+  std::unordered_map<uint64_t, FinishedCall> ended_calls_;
+  void CallsGc(uint64_t horizon);
+  uint64_t pending_call_close_ = 0;
   uint64_t next_conn_id_ = 1;
   ConnectionSink conn_sink_;
 };

@@ -160,7 +160,19 @@ void Extractor::Impl::EndExchanges() {
     const uint32_t slot = join_.SetOf(k);
     if (slot == IntervalJoin::kNone) continue;  // the schema joined nothing through it
     Set& s = join_.set(slot);
+    if (s.seed_msg && s.seed_msg != k.value) {
+      // A peer's exchange for one of the request's calls: the request is
+      // its front exchange's, whatever this one was.
+      join_.CloseInterval(k);
+      continue;
+    }
     if (e.kind == Exchange::Kind::kRequest) {
+      // The connection's life so far (its accept and set-up, the idle reads
+      // before this exchange; for a connection per request its close too)
+      // is this request's share of it.
+      const uint64_t life_cpu = l.c.cpu_ns + l.c.softirq_cpu_ns;
+      s.connection_cpu_ns += life_cpu - l.apportioned_cpu_ns;
+      l.apportioned_cpu_ns = life_cpu;
       s.has_msg = true;
       s.msg_conn = l.c.id;
       s.msg_index = e.index;
@@ -281,6 +293,10 @@ void Extractor::Impl::MessageSockInfo(uint64_t sk, uint64_t ts, bool same_connec
 bool Extractor::Impl::MessageSysEnter(Ctx& c, const jdw_sys_enter& e) {
   if (e.obj_kind != JDW_OBJ_SOCKET || !e.obj) return true;
   const uint64_t sk = e.obj;
+  if (calls_on() && calls_.IsClient(sk)) {
+    CallSysEnter(c, e, sk);
+    return true;
+  }
   switch (cs_.SysConnOp(e.nr)) {
     case CompiledSchema::kConnClose:  // the connection ends at its return: CloseConnection()
     case CompiledSchema::kConnShutdown:
@@ -331,6 +347,16 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
   if (t->sys_obj_kind != JDW_OBJ_SOCKET) return true;
   const uint64_t sk = reader_.SockOf(c);
   if (!sk) return true;
+  if (calls_on()) {
+    if (op == CompiledSchema::kConnConnect) {
+      CallConnect(e, sk, c.ts);
+      return true;
+    }
+    if (calls_.IsClient(sk)) {
+      CallSysExit(c, e, sk, op);
+      return true;
+    }
+  }
   if (op == CompiledSchema::kConnClose || op == CompiledSchema::kConnShutdown) {
     ChargeConnection(c, sk);
     if (op == CompiledSchema::kConnClose) {
@@ -358,6 +384,7 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
     }
     c.msg = a.key;
     c.msg_start = a.starts_exchange;
+    if (a.starts_exchange && calls_on()) c.peer_call = PeerCall(sk, c.tgid, c.ts);
     CausalityTracker::NoteExchange(c.thread, sk, a.key);
     return true;
   }
@@ -379,6 +406,10 @@ bool Extractor::Impl::MessagePacket(Ctx& c) {
   if (p->protocol != kIpProtoTcp) return true;
   const uint64_t sk = reader_.SockOf(c);
   if (!sk) return true;  // not a known connection yet: held as an early packet
+  if (calls_on() && calls_.IsClient(sk)) {
+    CallPacket(c, *p, sk);
+    return true;
+  }
   const ConnLife* life = FindLife(sk);
   // A socket no traced process set up or used (the peer's end of a
   // loopback connection, whose sent packets name its own socket): not a

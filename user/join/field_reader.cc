@@ -202,6 +202,12 @@ inline uint64_t FieldReader::ReadField(const FieldSpec& f, const RecordContext& 
       return c.msg;
     case FieldSource::kMsgStart:
       return c.msg_start ? 1 : 0;
+    case FieldSource::kCall:
+      return c.call;
+    case FieldSource::kCallStart:
+      return c.call_start ? 1 : 0;
+    case FieldSource::kPeerCall:
+      return c.peer_call;
     case FieldSource::kWakeeSyscall:
     case FieldSource::kWakeeObj:
     case FieldSource::kWakeeArg: {

@@ -168,8 +168,25 @@ uint32_t IntervalJoin::Union(uint32_t a, uint32_t b) {
     }
   }
   big.open += small.open;
-  if (small.seed && !big.seed) big.seed_tgid = small.seed_tgid;
+  if (small.seed && !big.seed) {
+    big.seed_tgid = small.seed_tgid;
+    big.seed_msg = small.seed_msg;
+  }
   big.seed |= small.seed;
+  if (small.has_msg && !big.has_msg) {
+    big.has_msg = true;
+    big.pipelined = small.pipelined;
+    big.msg_index = small.msg_index;
+    big.msg_conn = small.msg_conn;
+    big.msg_in = small.msg_in;
+    big.msg_out = small.msg_out;
+  }
+  if (!small.calls.empty()) {
+    big.calls.insert(big.calls.end(), std::make_move_iterator(small.calls.begin()),
+                     std::make_move_iterator(small.calls.end()));
+  }
+  big.open_calls.insert(big.open_calls.end(), small.open_calls.begin(), small.open_calls.end());
+  big.connection_cpu_ns += small.connection_cpu_ns;
   if (!big.life_sk) {
     big.life_sk = small.life_sk;
     big.life_conn = small.life_conn;

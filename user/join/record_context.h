@@ -40,6 +40,12 @@ struct RecordContext {
   // 0 for the connection's events; whether this event begins the exchange.
   uint64_t msg = 0;
   bool msg_start = false;
+  // The call rule's verdict on a connection the process opened
+  // (call_tracker.h): the call's key, whether this write begins it; and on
+  // an exchange's start, the traced caller's call that sent its bytes.
+  uint64_t call = 0;
+  bool call_start = false;
+  uint64_t peer_call = 0;
   // The connection's event (its resources went to the connection): its
   // bindings still start and stop intervals, but it joins no set.
   bool conn_owned = false;

@@ -103,6 +103,21 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
       default: t.blocked_other_ns += ns; break;
     }
   };
+  // Each process's part: an event's resources go to its thread's process;
+  // interrupt work (tid 0) to the process of the task event before it.
+  std::vector<model::ProcessSegment>& segs = r.processes;
+  model::ProcessSegment* seg = nullptr;
+  auto segment_of = [&](uint32_t tgid, uint64_t ts) -> model::ProcessSegment* {
+    for (model::ProcessSegment& p : segs)
+      if (p.tgid == tgid) return &p;
+    model::ProcessSegment& p = segs.emplace_back();
+    p.tgid = tgid;
+    p.first_ns = p.last_ns = ts;
+    if (comms_) {
+      if (auto it = comms_->find(tgid); it != comms_->end()) p.comm = it->second;
+    }
+    return &p;
+  };
   size_t next_real = 0, next_synth = 0;
   for (size_t at = 0; at < r.events.size(); at++) {
     model::RequestEvent& out = r.events[at];
@@ -132,6 +147,8 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
     }
     const Ev& e = s.events[next_real++];
     end = std::max(end, e.ts);
+    if (e.tid || !seg) seg = segment_of(e.tid ? e.tgid : s.seed_tgid, e.ts);
+    const model::ResourceTotals before = t;
     out.ts_ns = e.ts;
     out.tsc = clock_.MonoToTsc(e.ts);
     out.tid = e.tid;
@@ -160,7 +177,10 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
       t.disk_bytes += e.bytes;
       t.disk_ios++;
     }
-    if (e.tid && std::find(r.threads.begin(), r.threads.end(), e.tid) == r.threads.end()) r.threads.push_back(e.tid);
+    if (e.tid && std::find(r.threads.begin(), r.threads.end(), e.tid) == r.threads.end()) {
+      r.threads.push_back(e.tid);
+      seg->threads++;
+    }
     if (e.off) {
       const OffCpu& o = s.offs[e.off - 1];
       if (o.early_from && o.early_from >= start) {
@@ -172,7 +192,43 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
       const uint64_t rfrom = std::max(o.wake, start);
       if (o.run > rfrom) t.runq_wait_ns += o.run - rfrom;
     }
+    seg->last_ns = std::max(seg->last_ns, e.ts);
+    seg->events++;
+    seg->cpu_ns += t.cpu_ns - before.cpu_ns;
+    seg->softirq_cpu_ns += t.softirq_cpu_ns - before.softirq_cpu_ns;
+    seg->disk_bytes += t.disk_bytes - before.disk_bytes;
+    seg->disk_ios += t.disk_ios - before.disk_ios;
+    seg->net_bytes_in += t.net_bytes_in - before.net_bytes_in;
+    seg->net_bytes_out += t.net_bytes_out - before.net_bytes_out;
+    seg->runq_wait_ns += t.runq_wait_ns - before.runq_wait_ns;
+    seg->blocked_ns += t.blocked_ns - before.blocked_ns;
   }
+  // The request's front process first (tier 0), then the others in order
+  // of their first event; a process is one call further than its caller.
+  if (segs.size() > 1) {
+    std::stable_sort(segs.begin(), segs.end(), [&](const model::ProcessSegment& a, const model::ProcessSegment& b) {
+      if ((a.tgid == s.seed_tgid) != (b.tgid == s.seed_tgid)) return a.tgid == s.seed_tgid;
+      return a.first_ns < b.first_ns;
+    });
+    for (model::ProcessSegment& p : segs) p.tier = p.tgid == s.seed_tgid ? 0 : UINT32_MAX;
+    for (size_t round = 0; round < segs.size(); round++) {
+      for (const model::Call& c : s.calls) {
+        if (!c.peer_tgid) continue;
+        uint32_t caller_tier = UINT32_MAX;
+        for (const model::ProcessSegment& p : segs)
+          if (p.tgid == c.caller_tgid) caller_tier = p.tier;
+        if (caller_tier == UINT32_MAX) continue;
+        for (model::ProcessSegment& p : segs)
+          if (p.tgid == c.peer_tgid) p.tier = std::min(p.tier, caller_tier + 1);
+      }
+    }
+    for (model::ProcessSegment& p : segs)
+      if (p.tier == UINT32_MAX) p.tier = 1;  // joined by other evidence (a pipe, a wake-up)
+  }
+  std::sort(s.calls.begin(), s.calls.end(),
+            [](const model::Call& a, const model::Call& b) { return a.start_ns < b.start_ns; });
+  r.calls = std::move(s.calls);
+  r.connection_cpu_ns = s.connection_cpu_ns;
   // Periods settled while the set was open (join/off_cpu.h): they lie after
   // the set's earliest event, so no clipping to this start changes them.
   t.runq_wait_ns += s.settled.runq;

@@ -17,6 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include <string>
+#include <unordered_map>
+
 #include "join/event_set.h"
 #include "join/symbol_table.h"
 #include "request/request.h"
@@ -39,6 +42,9 @@ class RequestBuilder {
   };
 
   RequestBuilder(const SymbolTable& symbols, const trace::ClockMapping& clock) : symbols_(symbols), clock_(clock) {}
+  // Process names by tgid, for the requests' process segments (not owned;
+  // nullptr: segments carry no names).
+  void SetProcessNames(const std::unordered_map<uint32_t, std::string>* comms) { comms_ = comms; }
 
   // Sorts the set's events and edges in place. `process`: the account of
   // the request's process (tgid), nullptr if it has none.
@@ -59,6 +65,7 @@ class RequestBuilder {
 
   const SymbolTable& symbols_;
   const trace::ClockMapping& clock_;
+  const std::unordered_map<uint32_t, std::string>* comms_ = nullptr;
   // The synthetic events' symbols, interned once.
   const model::Symbol resume_symbol_{"resume"}, signal_symbol_{"signal"}, wait_symbol_{"wait"};
   // Scratch, reused across requests.

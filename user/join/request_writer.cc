@@ -11,7 +11,12 @@
 //              "pipe":..,"other":..}},
 //    "events":[{"ts_ns":..,"tsc":..,"tid":..,"cpu":..,"type":10,
 //               "symbol":"sys_enter:read","cpu_ns":..}, ...],
-//    "edges":[[from,to], [from,to,"wakeup"], ...]}
+//    "edges":[[from,to], [from,to,"wakeup"], ...],
+//    "processes":[{"tgid":42,"comm":"nginx","tier":0,"cpu_ns":..,...}, ...],
+//    "calls":[{"local":..,"remote":..,"peer_tgid":43,"start_ns":..,"end_ns":..,
+//              "bytes_out":..,"bytes_in":..,"answered":true,"overlapped":false,...}],
+//    "connection_cpu_ns":..}
+// (keys of a line appear in byte order, as nlohmann's dump() writes them).
 // A request of a schema with `messages` also has
 //   "message":{"connection":3,"exchange":0,"in_bytes":..,"out_bytes":..,"pipelined":false}
 // and each connection whose life the join charged is one line of its own,
@@ -107,7 +112,33 @@ class JsonLine {
 
 void WriteRequestJson(std::string* out, const model::Request& r) {
   JsonLine j(out);
-  j.Raw("{\"connections\":[");
+  j.Raw("{\"calls\":[");
+  for (size_t i = 0; i < r.calls.size(); ++i) {
+    const model::Call& c = r.calls[i];
+    if (i) j.Char(',');
+    j.Raw("{\"answered\":");
+    j.Bool(c.answered);
+    j.Field("bytes_in", c.bytes_in);
+    j.Field("bytes_out", c.bytes_out);
+    j.Field("caller_tgid", c.caller_tgid);
+    j.Field("caller_tid", c.caller_tid);
+    j.Field("end_ns", c.end_ns);
+    j.Field("index", c.index);
+    j.Key("local");
+    j.Str(c.endpoint.local);
+    j.Key("overlapped");
+    j.Bool(c.overlapped);
+    j.Field("peer_tgid", c.peer_tgid);
+    j.Key("remote");
+    j.Str(c.endpoint.remote);
+    j.Field("seq_out_end", c.seq_out_end);
+    j.Field("seq_out_start", c.seq_out_start);
+    j.Field("start_ns", c.start_ns);
+    j.Char('}');
+  }
+  j.Char(']');
+  j.Field("connection_cpu_ns", r.connection_cpu_ns);
+  j.Raw(",\"connections\":[");
   for (size_t i = 0; i < r.connections.size(); ++i) {
     if (i) j.Char(',');
     j.Raw("{\"local\":");
@@ -162,6 +193,30 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
     j.Bool(r.pipelined);
     j.Char('}');
   }
+  j.Raw(",\"processes\":[");
+  for (size_t i = 0; i < r.processes.size(); ++i) {
+    const model::ProcessSegment& p = r.processes[i];
+    if (i) j.Char(',');
+    j.Raw("{\"blocked_ns\":");
+    j.U(p.blocked_ns);
+    j.Key("comm");
+    j.Str(p.comm);
+    j.Field("cpu_ns", p.cpu_ns);
+    j.Field("disk_bytes", p.disk_bytes);
+    j.Field("disk_ios", p.disk_ios);
+    j.Field("events", p.events);
+    j.Field("first_ns", p.first_ns);
+    j.Field("last_ns", p.last_ns);
+    j.Field("net_bytes_in", p.net_bytes_in);
+    j.Field("net_bytes_out", p.net_bytes_out);
+    j.Field("runq_wait_ns", p.runq_wait_ns);
+    j.Field("softirq_cpu_ns", p.softirq_cpu_ns);
+    j.Field("tgid", p.tgid);
+    j.Field("threads", p.threads);
+    j.Field("tier", p.tier);
+    j.Char('}');
+  }
+  j.Char(']');
   j.Field("start_ns", r.start_ns);
   j.Field("start_tsc", r.start_tsc);
   j.Field("start_wall_ns", r.start_wall_ns);

@@ -125,6 +125,26 @@ std::string TreeLine(const model::Request& r) {
     if (e.kind == model::EdgeKind::kWakeup) edges.push_back({e.from, e.to, "wakeup"});
     else edges.push_back({e.from, e.to});
   }
+  auto& procs = j["processes"] = nlohmann::json::array();
+  for (const model::ProcessSegment& p : r.processes)
+    procs.push_back({{"tgid", p.tgid},         {"comm", p.comm},
+                     {"tier", p.tier},         {"first_ns", p.first_ns},
+                     {"last_ns", p.last_ns},   {"events", p.events},
+                     {"threads", p.threads},   {"cpu_ns", p.cpu_ns},
+                     {"softirq_cpu_ns", p.softirq_cpu_ns}, {"disk_bytes", p.disk_bytes},
+                     {"disk_ios", p.disk_ios}, {"net_bytes_in", p.net_bytes_in},
+                     {"net_bytes_out", p.net_bytes_out}, {"runq_wait_ns", p.runq_wait_ns},
+                     {"blocked_ns", p.blocked_ns}});
+  auto& calls = j["calls"] = nlohmann::json::array();
+  for (const model::Call& c : r.calls)
+    calls.push_back({{"start_ns", c.start_ns},       {"end_ns", c.end_ns},
+                     {"caller_tgid", c.caller_tgid}, {"caller_tid", c.caller_tid},
+                     {"peer_tgid", c.peer_tgid},     {"local", c.endpoint.local},
+                     {"remote", c.endpoint.remote},  {"bytes_out", c.bytes_out},
+                     {"bytes_in", c.bytes_in},       {"seq_out_start", c.seq_out_start},
+                     {"seq_out_end", c.seq_out_end}, {"answered", c.answered},
+                     {"overlapped", c.overlapped},   {"index", c.index}});
+  j["connection_cpu_ns"] = r.connection_cpu_ns;
   return j.dump() + "\n";
 }
 
@@ -160,6 +180,25 @@ TEST(RequestWriter, BytesAreThoseOfTheJsonTree) {
   }
   r.totals = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
   r.threads.clear();
+  r.processes.push_back({42, "nginx", 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  r.processes.push_back({43, "php-fpm\"7", 1, UINT64_MAX, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  model::Call call;
+  call.start_ns = 5;
+  call.end_ns = UINT64_MAX;
+  call.caller_tgid = 42;
+  call.caller_tid = 44;
+  call.peer_tgid = 43;
+  call.endpoint = {"127.0.0.1:45000", "127.0.0.1:9000"};
+  call.bytes_out = 100;
+  call.bytes_in = 2000;
+  call.seq_out_start = UINT32_MAX;
+  call.seq_out_end = 99;
+  call.answered = true;
+  call.overlapped = true;
+  call.index = 7;
+  r.calls.push_back(call);
+  r.calls.push_back(model::Call{});
+  r.connection_cpu_ns = 12345;
   cases.push_back(r);
   for (const auto& c : cases) {
     std::string out = "prefix";

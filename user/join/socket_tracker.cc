@@ -66,6 +66,13 @@ uint64_t SocketTracker::OnSockInfo(const jdw_sock_info& si, uint64_t ts) {
   return key;
 }
 
+uint64_t SocketTracker::PeerOf(uint64_t sk) const {
+  const SockEntry* e = Current(sk);
+  if (!e || !e->family) return 0;
+  const uint64_t peer = SocketOf(ConnKey(e->family, e->daddr, e->dport, e->saddr, e->sport));
+  return peer != sk ? peer : 0;
+}
+
 void SocketTracker::Closed(uint64_t sk, uint64_t ts) {
   closed_.push_back(ClosedSock{ts, sk});
   dir_.Erase(sk);

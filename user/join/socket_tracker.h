@@ -36,6 +36,10 @@ class SocketTracker {
     const uint64_t* sk = conn_to_sock_.Find(conn_key);
     return sk ? *sk : 0;
   }
+  // The socket at the far end of `sk`'s connection, when the capture
+  // described it too (both ends on this host and traced: loopback); 0 if
+  // none.
+  uint64_t PeerOf(uint64_t sk) const;
   // When `sk` got its current connection; 0 for a socket never described.
   uint64_t ConnectedSince(uint64_t sk) const {
     const uint32_t* idx = index_.Find(sk);

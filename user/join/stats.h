@@ -121,6 +121,12 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   X(msg_packets_unread, kInfo, "inbound data packets never read: charged to their connection")               \
   X(connections_reported, kInfo, "connections reported (their life is not a request)")                      \
   X(cpu_conn_ns, kInfo, "on-CPU time charged to connections' life (ns)")                                     \
+  /* The call rule (schemas with `calls`): exchanges on connections a traced process opened. */              \
+  X(calls_begun, kInfo, "calls: messages sent on connections a traced process opened")                       \
+  X(calls_joined, kInfo, "exchanges of traced processes joined to the call that sent their bytes")           \
+  X(calls_unanswered, kInfo, "calls that ended without an answer read")                                       \
+  X(calls_overlapped, kDataLoss,                                                                               \
+    "calls written on while another was unanswered (pipelined or multiplexed): flagged, not merged")        \
   X(softirq_conn_ns, kInfo, "interrupt time of request processes charged to connections' life (ns)")        \
   /* memory high-water marks */                                                                              \
   X(peak_live_sets, kInfo, "most event sets open at once")                                                    \
@@ -149,6 +155,16 @@ inline constexpr StatInfo kStatsInfo[] = {
     JDW_JOIN_STATS(JDW_JOIN_STAT_INFO)
 #undef JDW_JOIN_STAT_INFO
 };
+
+// The share of the request processes' CPU, while they served requests,
+// that the join accounted for: charged to requests or to their
+// connections' life (which is the requests' too: Request::connection_cpu_ns
+// apportions it). 0 when nothing was observed.
+inline double AccountedCpuFraction(const Stats& st) {
+  if (!st.cpu_observed_ns) return 0;
+  return double(st.cpu_charged_ns + st.softirq_charged_ns + st.cpu_conn_ns + st.softirq_conn_ns) /
+         double(st.cpu_observed_ns);
+}
 
 inline const char* SeverityName(Severity s) {
   switch (s) {

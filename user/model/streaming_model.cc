@@ -21,6 +21,7 @@ RequestSummary Summarize(const Request& r, const canonical::CanonicalRequest& c)
   s.demand = c.total;
   s.num_events = static_cast<uint32_t>(c.events.size());
   s.num_threads = c.num_threads;
+  s.processes = r.processes;
   return s;
 }
 
@@ -96,6 +97,7 @@ class StreamingModel::Impl {
     Resources d = FromDemand(s.demand);
     for (int r = 0; r < cluster::kNumResources; ++r) c->demand_sum.set(r, c->demand_sum.get(r) + d.get(r));
     c->latency.Add(s.latency_ns);
+    c->processes.Add(s.processes);
     if (c->count == 1 || s.start_ns < c->first_ns) c->first_ns = s.start_ns;
     c->last_ns = std::max(c->last_ns, s.start_ns);
   }
@@ -330,6 +332,7 @@ StatusOr<WorkloadModel> StreamingModel::Snapshot(std::vector<Request>* requests_
     cs.latency_ms = Describe(std::move(lat));
     cs.latency_ms.mean = run.latency.sum_ns() / static_cast<double>(std::max<uint64_t>(run.count, 1)) / 1e6;
     cs.canonical_latency_ms = Describe(std::move(canon));
+    cs.processes = run.processes.Means(run.count);
     weighted_diameter += src.sum_distance;
     total += static_cast<double>(src.count);
     for (int d = 0; d < cluster::kNumResources; ++d) {

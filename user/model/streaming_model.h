@@ -64,6 +64,7 @@ struct ClusterRunning {
   uint64_t count = 0;
   Resources demand_sum;
   LatencyHistogram latency;
+  ProcessMix processes;  // per-process demand of its requests
   uint64_t first_ns = 0, last_ns = 0;
   std::string representative_text;
   bool anomalous = false;  // count <= anomaly_max_cluster_size

@@ -187,6 +187,7 @@ StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const Mode
     r.demand = m.canonical[i].total;
     r.num_events = static_cast<uint32_t>(m.canonical[i].events.size());
     r.num_threads = m.canonical[i].num_threads;
+    r.processes = requests[i].processes;
   }
 
   m.clusters.resize(c.clusters.size());
@@ -207,8 +208,10 @@ StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const Mode
     cs.representative_text = canonical::ToText(m.serialized[src.representative], m.symbols);
     cs.anomalous = cs.size <= options.anomaly_max_cluster_size;
     std::vector<double> cpu, disk, net, lat, canon;
+    ProcessMix mix;
     for (uint32_t i : src.members) {
       const RequestSummary& r = m.requests[i];
+      mix.Add(r.processes);
       cs.member_ids.push_back(r.id);
       cs.mean.cpu_ns += static_cast<double>(r.demand.cpu_ns);
       cs.mean.disk_bytes += static_cast<double>(r.demand.disk_bytes);
@@ -226,6 +229,7 @@ StatusOr<WorkloadModel> BuildModel(std::span<const Request> requests, const Mode
     cs.net_kb = Describe(std::move(net));
     cs.latency_ms = Describe(std::move(lat));
     cs.canonical_latency_ms = Describe(std::move(canon));
+    cs.processes = mix.Means(cs.size);
   }
 
   m.error = ComputeModelError(m.requests, m.clusters, m.normalization);

@@ -43,6 +43,7 @@
 #include "cluster/distance.h"
 #include "common/status.h"
 #include "request/request.h"
+#include "model/process_mix.h"
 
 namespace jackdaw::model {
 
@@ -78,6 +79,7 @@ struct RequestSummary {
   canonical::Demand demand;  // sum over events
   uint32_t num_events = 0;   // after canonicalization
   uint32_t num_threads = 0;  // canonical threads
+  std::vector<ProcessSegment> processes;  // its parts, per process (Request::processes)
 };
 
 struct Distribution {
@@ -101,6 +103,9 @@ struct ClusterSummary {
   Distribution cpu_ms, disk_kb, net_kb, latency_ms, canonical_latency_ms;
   std::string representative_text;  // canonical::ToText of the representative
   bool anomalous = false;           // size <= anomaly_max_cluster_size
+  // Mean demand per request by process, when its requests crossed
+  // processes (process_mix.h); empty otherwise.
+  std::vector<ProcessDemand> processes;
 };
 
 struct ModelError {

@@ -407,6 +407,7 @@ StatusOr<std::string> RenderHtmlReport(const model::WorkloadModel& m,
                      Esc(ClusterName(m, c.id, truth)), c.representative_id,
                      static_cast<double>(m.requests[c.representative].latency_ns) / 1e6,
                      static_cast<double>(m.requests[c.representative].canonical_latency_ns) / 1e6);
+    if (!c.processes.empty()) h += "<p>By process, per request: " + Esc(model::FormatProcessMix(c.processes)) + "</p>";
     h += RepresentativeChart(requests[c.representative], m.canonical[c.representative], c.id);
     h += "<p><code>" + Esc(c.representative_text) + "</code></p>";
   }

@@ -118,6 +118,21 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
     cj["net_kib"] = DistributionJson(c.net_kb);
     cj["latency_ms"] = DistributionJson(c.latency_ms);
     cj["canonical_latency_ms"] = DistributionJson(c.canonical_latency_ms);
+    // Mean demand per request by process (requests across processes).
+    ordered_json procs = ordered_json::array();
+    for (const model::ProcessDemand& d : c.processes) {
+      ordered_json pj;
+      pj["comm"] = d.comm;
+      pj["tier"] = d.tier;
+      pj["requests"] = d.requests;
+      pj["cpu_ns"] = d.cpu_ns;
+      pj["disk_bytes"] = d.disk_bytes;
+      pj["net_bytes"] = d.net_bytes;
+      pj["blocked_ns"] = d.blocked_ns;
+      pj["runq_wait_ns"] = d.runq_wait_ns;
+      procs.push_back(std::move(pj));
+    }
+    cj["processes"] = std::move(procs);
     cj["members"] = c.member_ids;
     clusters.push_back(std::move(cj));
   }

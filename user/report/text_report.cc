@@ -50,6 +50,7 @@ void WriteTextReport(const model::WorkloadModel& m, std::ostream& out,
         c.nearest_cluster >= 0 ? m.clusters[c.nearest_cluster].label : "-",
         model::FormatResource(0, c.mean.cpu_ns), model::FormatResource(1, c.mean.disk_bytes),
         model::FormatResource(2, c.mean.net_bytes), c.latency_ms.mean, c.canonical_latency_ms.mean);
+    if (!c.processes.empty()) out << fmt::format("{:<7} by process: {}\n", "", model::FormatProcessMix(c.processes));
   }
   out << fmt::format(
       "(\u2020 anomalous cluster; Dia. = mean distance to the representative; Min.Sep. = distance "

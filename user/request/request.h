@@ -95,6 +95,46 @@ struct ResourceTotals {
   uint64_t blocked_pipe_ns = 0;  // added by join: BlockReason::kPipe
 };
 
+// A process's part in a request (Magpie's request across components: a
+// proxy, the app server behind it, the database it calls). The segments of
+// one request are disjoint in events; their sums are the request's totals
+// (connection_cpu_ns aside, which is the front connection's).
+struct ProcessSegment {
+  uint32_t tgid = 0;
+  std::string comm;                 // the process's name where the trace named it
+  uint32_t tier = 0;                // 0: the process the request arrived at; n: n calls away
+  uint64_t first_ns = 0, last_ns = 0;  // its first and last event in the request
+  uint32_t events = 0;
+  uint32_t threads = 0;
+  uint64_t cpu_ns = 0;              // task CPU of its threads
+  uint64_t softirq_cpu_ns = 0;      // packet work joined to its events
+  uint64_t disk_bytes = 0, disk_ios = 0;
+  uint64_t net_bytes_in = 0, net_bytes_out = 0;
+  uint64_t runq_wait_ns = 0, blocked_ns = 0;
+};
+
+// A message the request's threads sent on a connection they opened (a
+// backend, a cache, a database; loopback, a unix socket or across the
+// wire) and the answer they read back: the call's exchange. When the peer's
+// process is in the trace its work for the exchange is part of the request
+// (`peer_tgid`); otherwise the call is remote, and `jackdaw stitch` joins it
+// to the far side's trace by its endpoint and TCP sequence ranges.
+struct Call {
+  uint64_t start_ns = 0;            // its first outbound byte (the write that began it)
+  uint64_t end_ns = 0;              // the last byte of the answer read (start_ns if none)
+  uint32_t caller_tgid = 0, caller_tid = 0;
+  uint32_t peer_tgid = 0;           // the traced process that served it, 0 = remote
+  Endpoint endpoint;                // local = the caller's end
+  uint64_t bytes_out = 0, bytes_in = 0;
+  uint32_t seq_out_start = 0, seq_out_end = 0;  // TCP sequence range of the outbound message, where packets were seen
+  bool answered = false;            // bytes came back
+  // Another request's thread wrote on the connection while this call was
+  // unanswered (pipelining, multiplexing): its messages could not be told
+  // apart by the connection alone; counted, never merged.
+  bool overlapped = false;
+  uint32_t index = 0;               // the call's number on its connection (0 = first seen)
+};
+
 struct Request {
   uint64_t id = 0;
   uint64_t start_ns = 0, end_ns = 0;      // CLOCK_MONOTONIC
@@ -120,6 +160,16 @@ struct Request {
   uint32_t exchange = 0;
   uint64_t msg_in_bytes = 0, msg_out_bytes = 0;
   bool pipelined = false;
+  // Requests across processes: each process's part (in order of first
+  // event; processes[0] is where the request arrived) and the calls its
+  // threads made on connections they opened.
+  std::vector<ProcessSegment> processes;
+  std::vector<Call> calls;
+  // The request's share of its front connection's life (accept, handshake,
+  // idle reads, close), apportioned when the exchange ends: the connection's
+  // CPU not yet given to an earlier request of it. Not in totals.cpu_ns, so
+  // the request's own work stays comparable across connection policies.
+  uint64_t connection_cpu_ns = 0;
 
   uint64_t latency_ns() const { return end_ns - start_ns; }
 };

@@ -98,6 +98,8 @@ std::vector<EventTypeSpec> BuildEventTypes() {
         e.fields.push_back(Derived("new_msg", FieldSource::kNewMsg));
         e.fields.push_back(Derived("msg", FieldSource::kMsg));
         e.fields.push_back(Derived("msg_start", FieldSource::kMsgStart));
+        e.fields.push_back(Derived("call", FieldSource::kCall));
+        e.fields.push_back(Derived("call_start", FieldSource::kCallStart));
         break;
       case JDW_EVENT_SYS_EXIT:
         e.takes_syscalls = true;
@@ -109,6 +111,8 @@ std::vector<EventTypeSpec> BuildEventTypes() {
         e.fields.push_back(Derived("new_sock", FieldSource::kNewSock));
         e.fields.push_back(Derived("msg", FieldSource::kMsg));
         e.fields.push_back(Derived("msg_start", FieldSource::kMsgStart));
+        e.fields.push_back(Derived("call", FieldSource::kCall));
+        e.fields.push_back(Derived("peer_call", FieldSource::kPeerCall));
         break;
       case JDW_EVENT_SCHED_WAKEUP:
       case JDW_EVENT_SCHED_WAKEUP_NEW:
@@ -123,6 +127,7 @@ std::vector<EventTypeSpec> BuildEventTypes() {
         if (e.record_type != JDW_EVENT_SOCK_INFO) {
           e.fields.push_back(Derived("msg", FieldSource::kMsg));
           e.fields.push_back(Derived("msg_start", FieldSource::kMsgStart));
+          e.fields.push_back(Derived("call", FieldSource::kCall));
         }
         break;
       default:

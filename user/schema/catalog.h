@@ -57,6 +57,9 @@ enum class FieldSource : uint8_t {
   kConnOpen,      // 1 if the thread's last socket read/write was on a socket it has not closed since
   kMsg,           // the message exchange the event belongs to (schemas with `messages`), 0 = the connection's
   kMsgStart,      // 1 if the event begins an exchange (the read returning its first inbound bytes)
+  kCall,          // the call the event belongs to, on a connection the process opened (schemas with `messages`), else 0
+  kCallStart,     // 1 if the event begins a call (the write of its first outbound bytes)
+  kPeerCall,      // an exchange's start whose bytes a traced process's call sent: that call, else 0
 };
 
 // What a sleeping thread waits for, judged from the syscall it sleeps in

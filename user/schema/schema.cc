@@ -51,7 +51,7 @@ class Parser {
   Status ParseStatements() {
     while (tok_.kind != Tok::kEnd) {
       if (tok_.kind != Tok::kIdent)
-        return Expected("a statement (event, seed, sync, wait, cascade, messages, setup, include, timeout)");
+        return Expected("a statement (event, seed, sync, wait, cascade, messages, calls, setup, include, timeout)");
       if (tok_.text == "event") {
         RETURN_IF_ERROR(ParseEvent());
       } else if (tok_.text == "seed") {
@@ -72,8 +72,12 @@ class Parser {
         RETURN_IF_ERROR(Advance());
         if (!messages_.text.empty()) return At(tok_, "messages: given twice (one message attribute per schema)");
         RETURN_IF_ERROR(ExpectIdent("the attribute whose values are message exchanges (messages Msg)", &messages_));
+      } else if (tok_.text == "calls") {
+        RETURN_IF_ERROR(Advance());
+        if (!calls_.text.empty()) return At(tok_, "calls: given twice (one call attribute per schema)");
+        RETURN_IF_ERROR(ExpectIdent("the attribute whose values are calls on connections a process opened (calls Call)", &calls_));
       } else {
-        return Expected("a statement (event, seed, sync, wait, cascade, messages, setup, include, timeout)");
+        return Expected("a statement (event, seed, sync, wait, cascade, messages, calls, setup, include, timeout)");
       }
     }
     return Status::Ok();
@@ -94,6 +98,7 @@ class Parser {
     std::vector<Token> attrs;  // trigger first
   };
   Token messages_;  // `messages ATTR`, resolved at the end
+  Token calls_;     // `calls ATTR`: needs `messages`
   Token setup_;     // `setup N`: needs `messages`
 
   Status Advance() {
@@ -119,7 +124,7 @@ class Parser {
   }
   static bool IsKeyword(std::string_view s) {
     return s == "event" || s == "seed" || s == "sync" || s == "wait" || s == "cascade" || s == "timeout" ||
-           s == "messages" || s == "setup" || s == "include" ||
+           s == "messages" || s == "calls" || s == "setup" || s == "include" ||
            s == "where" ||
            s == "and" || s == "start" || s == "stop" || s == "basic" || s == "usdt";
   }
@@ -489,6 +494,14 @@ class Parser {
       if (schema_.message_attr < 0)
         return At(messages_, "unknown attribute '" + messages_.text + "' in messages; attributes bound by events: " +
                                  (schema_.attributes.empty() ? std::string("none") : JoinNames(schema_.attributes)));
+    }
+    if (!calls_.text.empty()) {
+      if (messages_.text.empty())
+        return At(calls_, "calls pair with message exchanges: add `messages ATTR` to the schema");
+      schema_.call_attr = FindAttributeIndex(calls_.text);
+      if (schema_.call_attr < 0)
+        return At(calls_, "unknown attribute '" + calls_.text + "' in calls; attributes bound by events: " +
+                              (schema_.attributes.empty() ? std::string("none") : JoinNames(schema_.attributes)));
     }
     for (const EventRef& r : seeds_) {
       const int i = FindEventIndex(r.name);

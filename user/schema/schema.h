@@ -104,6 +104,13 @@ struct Schema {
   // next inbound message begins or the connection ends; connection life is
   // the connection's, not a request's. -1: no message rule.
   int message_attr = -1;
+  // CALLS(attr): the attribute whose values are calls (the `call` and
+  // `peer_call` fields): a message a process writes on a connection it
+  // opened and the answer it reads back; the join closes a call's interval
+  // when the next call begins on its connection or the connection closes.
+  // -1: calls are not followed (connections a process opened are treated
+  // like accepted ones).
+  int call_attr = -1;
   // SETUP(n): the first n client-first exchanges of every connection are
   // its set-up, the connection's (the answer to a greeting always is).
   uint32_t setup_exchanges = 0;

@@ -109,7 +109,7 @@ TEST(SchemaErrors, SyntaxErrorsNameFileLineColumn) {
             "t.schema:3:1: expected '}' closing event 'a', found end of file");
   EXPECT_EQ(ParseError("seed\n"), "t.schema:2:1: expected an event name, found end of file");
   EXPECT_EQ(ParseError("bogus a"),
-            "t.schema:1:1: expected a statement (event, seed, sync, wait, cascade, messages, setup, include, timeout), "
+            "t.schema:1:1: expected a statement (event, seed, sync, wait, cascade, messages, calls, setup, include, timeout), "
             "found 'bogus'");
   EXPECT_EQ(ParseError("event a = usdt p:n { keep X = tid }"),
             "t.schema:1:22: expected a binding (basic, start or stop) or '}', found 'keep'");

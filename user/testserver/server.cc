@@ -317,6 +317,7 @@ StatusOr<int> TestServer::CallBackend() {
   const int port = colon == std::string::npos ? 0 : atoi(opts_.backend.c_str() + colon + 1);
   if (port <= 0 || port > 65535) return ErrStatus("--backend %s: want HOST:PORT", opts_.backend.c_str());
   ASSIGN_OR_RETURN(sockaddr_in addr, ResolveIpv4(opts_.backend.substr(0, colon), static_cast<uint16_t>(port)));
+  if (opts_.backend_pool) return CallPooledBackend(addr);
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return ErrStatus("socket: %s", strerror(errno));
   Status s = Status::Ok();
@@ -335,6 +336,50 @@ StatusOr<int> TestServer::CallBackend() {
   close(fd);
   if (!s.ok()) return s;
   return status;
+}
+
+// One keep-alive connection per worker thread, kept across its requests. A
+// connection the backend closed while idle is found out by the next call,
+// which reconnects once.
+StatusOr<int> TestServer::CallPooledBackend(const sockaddr_in& addr) {
+  struct Pooled {
+    int fd = -1;
+    std::string buf;
+    ~Pooled() {
+      if (fd >= 0) close(fd);
+    }
+    void Drop() {
+      if (fd >= 0) close(fd);
+      fd = -1;
+      buf.clear();
+    }
+  };
+  thread_local Pooled pooled;
+  Status last = Status::Ok();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool reused = pooled.fd >= 0;
+    if (!reused) {
+      pooled.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (pooled.fd < 0) return ErrStatus("socket: %s", strerror(errno));
+      if (connect(pooled.fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+        last = ErrStatus("connect: %s", strerror(errno));
+        pooled.Drop();
+        return last;
+      }
+    }
+    last = WriteAll(pooled.fd, "GET " + std::string(kBackendPath) + " HTTP/1.1\r\nHost: backend\r\n\r\n");
+    if (last.ok()) {
+      StatusOr<HttpResponse> r = ReadResponse(pooled.fd, pooled.buf, opts_.idle_timeout_ms);
+      if (r.ok()) {
+        if (!r->keepalive) pooled.Drop();
+        return r->status;
+      }
+      last = r.status();
+    }
+    pooled.Drop();
+    if (!reused) break;  // a fresh connection failed: the backend is down
+  }
+  return last;
 }
 
 }  // namespace jackdaw::testserver

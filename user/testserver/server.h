@@ -54,6 +54,10 @@ struct ServerOptions {
   // G /book and H /categories call this server ("HOST:PORT", another
   // jackdaw-testserver); "" = those URLs answer 503.
   std::string backend;
+  // Keep one HTTP/1.1 keep-alive connection to the backend per worker
+  // thread, reused by its requests in turn (a pooled upstream, as a reverse
+  // proxy's `keepalive`), instead of a connection per call.
+  bool backend_pool = false;
 };
 
 // A blocking FIFO that can be closed; Pop returns nullopt once closed and
@@ -129,6 +133,7 @@ class TestServer {
   Response Execute(uint64_t req_id, const std::string& method, const std::string& path);
   // One synchronous GET of kBackendPath on a new connection; the HTTP status.
   StatusOr<int> CallBackend();
+  StatusOr<int> CallPooledBackend(const sockaddr_in& addr);
 
   ServerOptions opts_;
   std::unique_ptr<Docroot> docroot_;

@@ -98,6 +98,9 @@ int main(int argc, char** argv) {
   app.add_option("--backend", opts.backend,
                  "HOST:PORT of a second jackdaw-testserver that G /book (1 call) and H /categories "
                  "(3 calls) call for GET /tiny: the two-tier site of Magpie's Table 6");
+  app.add_flag("--backend-pool", opts.backend_pool,
+               "reuse one keep-alive connection to the backend per worker thread (a pooled upstream; "
+               "start the backend with --keepalive)");
 
   try {
     app.parse(argc, argv);

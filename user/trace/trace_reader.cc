@@ -473,11 +473,12 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
       if (h.type == JDW_EVENT_TASK_FORK) {
         jdw_task_fork f;
         memcpy(&f, pl, sizeof(f));
-        tasks.push_back({f.child_tid, TaskInfo{f.child_tgid, std::string(f.comm, strnlen(f.comm, sizeof(f.comm)))}});
+        tasks.push_back(
+            {f.child_tid, TaskInfo{f.child_tgid, std::string(f.comm, strnlen(f.comm, sizeof(f.comm))), h.ts}});
       } else {
         jdw_task_exec e;
         memcpy(&e, pl, sizeof(e));
-        tasks.push_back({h.tid, TaskInfo{h.tgid, std::string(e.comm, strnlen(e.comm, sizeof(e.comm)))}});
+        tasks.push_back({h.tid, TaskInfo{h.tgid, std::string(e.comm, strnlen(e.comm, sizeof(e.comm))), h.ts}});
       }
     }
     roff += h.size;
@@ -487,7 +488,10 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
     return ErrStatus("%s: corrupt chunk at byte offset %llu: %llu records, header says %llu", p,
                      static_cast<unsigned long long>(body - sizeof(ch)), static_cast<unsigned long long>(n),
                      static_cast<unsigned long long>(ch.record_count));
-  for (auto& [tid, t] : tasks) meta_.tasks[tid] = std::move(t);
+  for (auto& [tid, t] : tasks) {
+    TaskInfo& known = meta_.tasks[tid];
+    if (known.comm.empty() || known.named_ts <= t.named_ts) known = std::move(t);
+  }
   *events_len = len - wire_bytes + wire * kSysCallExpandedBytes;
   *events = n + wire;
   return Status::Ok();

@@ -40,6 +40,10 @@ struct ChunkHeader;
 struct TaskInfo {
   uint32_t tgid = 0;
   std::string comm;
+  // When the trace last named it (its fork or exec record; 0: the task
+  // table at the start). Per-CPU chunks are read in any order: a fork read
+  // after its child's exec must not give the child its parent's name back.
+  uint64_t named_ts = 0;
 };
 
 struct LossCounters {

@@ -248,10 +248,7 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
   res.summary = join::FormatSummary(st);
   // Connection life (schemas with `messages`) is accounted too: charged to
   // the connection it belongs to, not lost; its share is reported apart.
-  res.accounted_cpu = st.cpu_observed_ns ? double(st.cpu_charged_ns + st.softirq_charged_ns + st.cpu_conn_ns +
-                                                  st.softirq_conn_ns) /
-                                               double(st.cpu_observed_ns)
-                                         : 0;
+  res.accounted_cpu = join::AccountedCpuFraction(st);
   res.connection_cpu =
       st.cpu_observed_ns ? double(st.cpu_conn_ns + st.softirq_conn_ns) / double(st.cpu_observed_ns) : 0;
   res.connections = extraction.connections.size();
