@@ -18,6 +18,7 @@
 #include <linux/net.h>
 #include <linux/netdevice.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/skbuff.h>
 #include <linux/tcp.h>
@@ -151,6 +152,12 @@ static void probe_sched_process_exit(void *data, struct task_struct *p)
 	memcpy(r.body.comm, p->comm, JDW_COMM_LEN);
 	r.body.comm[JDW_COMM_LEN - 1] = 0;
 	jdw_emit(s, JDW_GROUP_SCHED, &r, sizeof(r));
+	/* bpf/sched.bpf.c, forget_if_group_dead: the last thread of the group
+	 * (signal->live is already decremented here) takes the process out of
+	 * the filter, or the next process to get its pid would be traced. */
+	if ((READ_ONCE(s->filter_flags) & JDW_FILTER_TGID) && !atomic_read(&p->signal->live) &&
+	    p->tgid < PID_MAX_LIMIT)
+		clear_bit(p->tgid, s->tgids);
 }
 
 /* ---- syscall (bpf/syscall.bpf.c) ---------------------------------------- */
