@@ -352,20 +352,33 @@ static void probe_block_rq_issue(void *data, struct request *rq)
 	struct jdw_session *s = data;
 	struct jdw_block_issue_record r;
 	struct jdw_rq_slot *slot = &s->rqs[hash_64((u64)rq, ilog2(JDW_RQ_SLOTS))];
+	u32 submit_tid = current->pid;
 	unsigned long flags;
 
 	jdw_fill(&r, JDW_EVENT_BLOCK_ISSUE, jdw_stack_context(JDW_CTX_HARDIRQ));
 	raw_spin_lock_irqsave(&s->rq_lock, flags);
-	slot->rq = (u64)rq;
-	slot->ts = rdtsc_ordered();
-	slot->tid = current->pid;
-	slot->tgid = current->tgid;
+	if (!jdw_traced(s, current->tgid)) {
+		/* bpf/block.bpf.c: with a process filter, the requests of traced
+		 * tasks only, also when another task issues one again (kblockd,
+		 * a request the device sent back): it stays its submitter's */
+		if (slot->rq != (u64)rq) {
+			raw_spin_unlock_irqrestore(&s->rq_lock, flags);
+			return;
+		}
+		submit_tid = slot->tid;
+		slot->ts = rdtsc_ordered();
+	} else {
+		slot->rq = (u64)rq;
+		slot->ts = rdtsc_ordered();
+		slot->tid = current->pid;
+		slot->tgid = current->tgid;
+	}
 	raw_spin_unlock_irqrestore(&s->rq_lock, flags);
 	r.body.dev = rq_dev(rq);
 	r.body.op = rq->cmd_flags;
 	r.body.sector = blk_rq_pos(rq);
 	r.body.bytes = blk_rq_bytes(rq);
-	r.body.submit_tid = current->pid;
+	r.body.submit_tid = submit_tid;
 	r.body.rq = (u64)rq;
 	jdw_emit(s, JDW_GROUP_BLOCK, &r, sizeof(r));
 }
@@ -377,6 +390,7 @@ static void probe_block_rq_complete(void *data, struct request *rq, blk_status_t
 	struct jdw_block_complete_record r;
 	struct jdw_rq_slot *slot = &s->rqs[hash_64((u64)rq, ilog2(JDW_RQ_SLOTS))];
 	unsigned long flags;
+	bool issued = false;
 
 	memset(&r.body, 0, sizeof(r.body));
 	jdw_fill(&r, JDW_EVENT_BLOCK_COMPLETE, jdw_stack_context(JDW_CTX_HARDIRQ));
@@ -386,8 +400,12 @@ static void probe_block_rq_complete(void *data, struct request *rq, blk_status_t
 		r.body.issue_tid = slot->tid;
 		r.body.issue_tgid = slot->tgid;
 		slot->rq = 0;
+		issued = true;
 	}
 	raw_spin_unlock_irqrestore(&s->rq_lock, flags);
+	/* with a process filter, only requests whose issue was kept */
+	if (!issued && (READ_ONCE(s->filter_flags) & JDW_FILTER_TGID))
+		return;
 	r.body.dev = rq_dev(rq);
 	r.body.op = rq->cmd_flags;
 	r.body.sector = blk_rq_pos(rq);

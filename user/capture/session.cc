@@ -232,6 +232,11 @@ StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Create(const CaptureOp
   if (s->available_ == 0 && opts.groups != 0)
     return ErrStatus("no probe group could be loaded: %s",
                      s->warnings_.empty() ? "unknown reason" : s->warnings_.front().c_str());
+  const uint32_t net_alone = (1u << JDW_GROUP_NET) | (1u << JDW_GROUP_SYSCALL);
+  if (opts.filter_tgid && (s->available_ & net_alone) == (1u << JDW_GROUP_NET))
+    s->warnings_.push_back("net: without the syscall group the selected processes' TCP connections are followed "
+                           "from connect() and listen(), their UDP traffic not at all; add syscall to --probes "
+                           "for UDP");
   if (opts.filter_tgid && !(s->available_ & (1u << JDW_GROUP_SCHED))) {
     Status st = s->LoadFollower();
     if (!st.ok()) s->warnings_.push_back(st.message());

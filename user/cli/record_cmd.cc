@@ -357,6 +357,12 @@ int Run(const RecordArgs& a) {
             static_cast<unsigned long long>(s.lost), 100.0 * double(s.lost) / double(s.lost + s.records),
             a.cap.buffer_size.c_str());
   }
+  // A selection that matched nothing leaves an empty trace that looks like
+  // an idle system: said, never quiet.
+  if (ro.capture.filter_tgid && s.records == 0)
+    fprintf(stderr, "jackdaw: WARNING: nothing matched: %s produced no event in the recorded probe groups; "
+                    "check the selection (ps -eo pid,comm shows pids and names) or --probes\n",
+            (!a.command.empty() ? a.command[0] : sel->Describe()).c_str());
   // Never quiet, and said again at the end like losses: processes that
   // went untraced are a hole too.
   warned_not_followed = 0;
