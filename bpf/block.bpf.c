@@ -2,8 +2,10 @@
 /* block group: request issue and completion. The completion carries the
  * issue time and issuing task, so user space can place the request's start
  * where it happened even though it is reported at the end.
- * No tgid filter here: the issuing context is often a kworker or an irq,
- * and block I/O is rare enough to keep whole. */
+ * With a process filter, a request is kept when the task that submitted it
+ * is traced: the issuing context is often a kworker or an irq, so the
+ * submitter is taken from block_io_start where the kernel has it (6.5+),
+ * else from the issuing task; its completion is kept when its issue was. */
 #include "jackdaw.bpf.h"
 #include "core_fixes.bpf.h"
 
@@ -55,6 +57,16 @@ static __always_inline void emit_issue(__u64 rq, __u32 dev, __u32 op, __u64 sect
 		info.tid = sub->tid;
 		info.tgid = sub->tgid;
 		bpf_map_delete_elem(&jdw_rq_submit, &rq);
+	} else if (targ_filter_tgid && (sub = bpf_map_lookup_elem(&jdw_rq_issue, &rq))) {
+		/* issued again (a request the device sent back, re-issued by
+		 * kblockd): still the submitter's, or its completion is lost */
+		info.tid = sub->tid;
+		info.tgid = sub->tgid;
+	}
+	if (!jdw_tgid_traced(ctl, info.tgid)) {
+		/* an earlier request at this address is over */
+		bpf_map_delete_elem(&jdw_rq_issue, &rq);
+		return;
 	}
 	bpf_map_update_elem(&jdw_rq_issue, &rq, &info, BPF_ANY);
 	r = jdw_reserve(JDW_GROUP_BLOCK, JDW_EVENT_BLOCK_ISSUE, sizeof(*r), &ring, ck);
@@ -83,6 +95,9 @@ static __always_inline void emit_complete(__u64 rq, __u32 dev, __u32 op, __u64 s
 			bpf_map_delete_elem(&jdw_rq_issue, &rq);
 		return;
 	}
+	/* with a process filter, only requests whose issue was kept */
+	if (targ_filter_tgid && !info)
+		return;
 	r = jdw_reserve(JDW_GROUP_BLOCK, JDW_EVENT_BLOCK_COMPLETE, sizeof(*r), &ring, ck);
 	if (!r) {
 		if (info)

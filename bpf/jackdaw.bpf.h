@@ -65,7 +65,8 @@ struct {
 } jdw_lost SEC(".maps");
 
 /* Traced processes: the fast bucket array, and the full set (tgid -> 1)
- * for buckets that overflowed. Fork of a traced task adds the child. */
+ * for buckets that overflowed. Fork of a traced task adds the child; the
+ * exit of its last thread removes it (sched.bpf.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, JDW_TGID_BUCKETS);
@@ -79,6 +80,16 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } jdw_tgid_filter SEC(".maps");
+
+/* Processes a traced parent forked that the filter could not take (their
+ * bucket and jdw_tgid_filter both full): they go untraced, so user space
+ * reports the count. Per CPU, like every drop counter. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} jdw_tgid_full SEC(".maps");
 
 /* Process admission for --cgroup / --comm (see struct jdw_admit). */
 struct {
@@ -187,15 +198,25 @@ static __always_inline bool jdw_tgid_traced(struct jdw_control *ctl, __u32 tgid)
 	return b->overflow && bpf_map_lookup_elem(&jdw_tgid_filter, &tgid) != NULL;
 }
 
+static __always_inline void jdw_count_tgid_full(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&jdw_tgid_full, &zero);
+
+	if (n)
+		*n += 1;
+}
+
 /* Adds tgid to the filter from BPF (fork of a traced task). */
 static __always_inline void jdw_tgid_add(__u32 tgid)
 {
 	__u32 idx = tgid & (JDW_TGID_BUCKETS - 1);
 	struct jdw_tgid_bucket *b;
 	__u8 one = 1;
+	long full;
 	int i;
 
-	bpf_map_update_elem(&jdw_tgid_filter, &tgid, &one, BPF_ANY);
+	full = bpf_map_update_elem(&jdw_tgid_filter, &tgid, &one, BPF_ANY);
 	b = bpf_map_lookup_elem(&jdw_tgid_buckets, &idx);
 	if (!b)
 		return;
@@ -206,6 +227,25 @@ static __always_inline void jdw_tgid_add(__u32 tgid)
 			return;
 	}
 	b->overflow = 1;
+	/* no way in the bucket and no room in the full set: not traced */
+	if (full)
+		jdw_count_tgid_full();
+}
+
+/* Takes tgid out of the filter (its last thread exited). The bucket's
+ * overflow flag stays: other tgids of the bucket may be in the full set. */
+static __always_inline void jdw_tgid_forget(__u32 tgid)
+{
+	__u32 idx = tgid & (JDW_TGID_BUCKETS - 1);
+	struct jdw_tgid_bucket *b;
+	int i;
+
+	b = bpf_map_lookup_elem(&jdw_tgid_buckets, &idx);
+	if (b)
+		for (i = 0; i < JDW_TGID_WAYS; i++)
+			if (b->tgid[i] == tgid)
+				__sync_val_compare_and_swap(&b->tgid[i], tgid, 0);
+	bpf_map_delete_elem(&jdw_tgid_filter, &tgid);
 }
 
 /* ---- process admission: --cgroup and --comm -----------------------------

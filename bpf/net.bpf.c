@@ -142,7 +142,43 @@ int BPF_PROG(netif_receive_skb_btf, struct sk_buff *skb)
 	return 0;
 }
 
+/* The filter learns a traced process's TCP sockets here as well as from
+ * its syscalls, so the net group keeps their packets without the syscall
+ * group: connect() moves the socket to SYN_SENT and listen() to LISTEN in
+ * the calling task, before the first packet. A connection accepted from a
+ * traced listener needs nothing more (its port is traced). UDP has no
+ * state to watch: its flows are learned only with the syscall group. */
+static __always_inline void learn_tcp_sock(const struct sock *sk, int newstate)
+{
+	__u64 key = 0;
+
+	if (!targ_filter_tgid || (newstate != TCP_SYN_SENT && newstate != TCP_LISTEN))
+		return;
+	if (!jdw_tgid_traced(jdw_ctl(), bpf_get_current_pid_tgid() >> 32))
+		return;
+	/* a scalar copy of the address to hash (see jdw_net_packet_traced) */
+	bpf_probe_read_kernel(&key, sizeof(key), &sk);
+	if (newstate == TCP_SYN_SENT)
+		jdw_net_mark_sock(key);
+	else
+		jdw_net_mark_port((struct sock *)key);
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(inet_sock_set_state_btf, const struct sock *sk, const int oldstate, const int newstate)
+{
+	learn_tcp_sock(sk, newstate);
+	return 0;
+}
+
 /* Fallback without BTF-typed tracepoints: the same arguments, untyped. */
+SEC("raw_tp/inet_sock_set_state")
+int BPF_PROG(inet_sock_set_state_raw, const struct sock *sk, const int oldstate, const int newstate)
+{
+	learn_tcp_sock(sk, newstate);
+	return 0;
+}
+
 SEC("raw_tp/net_dev_start_xmit")
 int BPF_PROG(net_dev_start_xmit_raw, struct sk_buff *skb, struct net_device *dev)
 {

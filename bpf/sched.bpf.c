@@ -126,6 +126,20 @@ static __always_inline void emit_exit(struct jdw_control *ctl, struct task_struc
 	jdw_submit(r, ring, ctl);
 }
 
+/* The filter forgets a process once its last thread exits, or an
+ * unrelated process that later gets the same pid would be traced. Here
+ * signal->live already counts this thread out (do_exit), so 0 means the
+ * whole group is gone, whichever thread is last: not the leader's exit,
+ * since a leader that ends first (pthread_exit in main) leaves its
+ * threads running. The pid stays taken until the leader is reaped, so no
+ * new process can hold it yet. After emit_exit: the exit record is the
+ * process's last. */
+static __always_inline void forget_if_group_dead(struct task_struct *p)
+{
+	if (targ_filter_tgid && BPF_CORE_READ(p, signal, live.counter) == 0)
+		jdw_tgid_forget(BPF_CORE_READ(p, tgid));
+}
+
 /* ---- tp_btf ------------------------------------------------------------ */
 
 SEC("tp_btf/sched_switch")
@@ -171,6 +185,7 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit_btf, struct task_struct *p)
 {
 	emit_exit(jdw_ctl(), p, JDW_CTX_TASK);
+	forget_if_group_dead(p);
 	return 0;
 }
 
@@ -229,5 +244,6 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(sched_process_exit_raw, struct task_struct *p)
 {
 	emit_exit(jdw_ctl(), p, JDW_CTX_TASK);
+	forget_if_group_dead(p);
 	return 0;
 }

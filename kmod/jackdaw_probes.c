@@ -10,7 +10,7 @@
  */
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
-#include <linux/fdtable.h>
+#include <linux/file.h>
 #include <linux/hash.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
@@ -18,6 +18,7 @@
 #include <linux/net.h>
 #include <linux/netdevice.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/skbuff.h>
 #include <linux/tcp.h>
@@ -151,6 +152,12 @@ static void probe_sched_process_exit(void *data, struct task_struct *p)
 	memcpy(r.body.comm, p->comm, JDW_COMM_LEN);
 	r.body.comm[JDW_COMM_LEN - 1] = 0;
 	jdw_emit(s, JDW_GROUP_SCHED, &r, sizeof(r));
+	/* bpf/sched.bpf.c, forget_if_group_dead: the last thread of the group
+	 * (signal->live is already decremented here) takes the process out of
+	 * the filter, or the next process to get its pid would be traced. */
+	if ((READ_ONCE(s->filter_flags) & JDW_FILTER_TGID) && !atomic_read(&p->signal->live) &&
+	    p->tgid < PID_MAX_LIMIT)
+		clear_bit(p->tgid, s->tgids);
 }
 
 /* ---- syscall (bpf/syscall.bpf.c) ---------------------------------------- */
@@ -184,45 +191,40 @@ static bool is_epoll_call(long nr)
 	       nr == __NR_epoll_pwait2;
 }
 
-static u8 classify_fd(int fd, long nr, u64 *obj)
+/* The fd's file, with a reference the caller drops with fput() once it
+ * has read what it needs from the file, its socket and the sock: a close()
+ * of the fd on another thread frees them otherwise, even inside an RCU
+ * read section (the socket is released at the file's last fput, and from
+ * 6.7 on a struct file may be reused for another file within a grace
+ * period). NULL for no file. */
+static struct file *hold_file(int fd)
 {
-	struct files_struct *files = current->files;
-	struct fdtable *fdt;
+	return fd < 0 ? NULL : fget_raw(fd);
+}
+
+/* What f is; *obj identifies it (a socket's struct sock). f is held. */
+static u8 classify_file(struct file *f, long nr, u64 *obj)
+{
 	struct inode *inode;
-	struct file *f = NULL;
-	u8 kind;
 
 	*obj = 0;
-	if (fd < 0 || !files)
+	if (!f)
 		return JDW_OBJ_NONE;
-	rcu_read_lock();
-	fdt = files_fdtable(files);
-	if ((unsigned int)fd < fdt->max_fds)
-		f = rcu_dereference_raw(fdt->fd[fd]);
-	if (!f) {
-		rcu_read_unlock();
-		return JDW_OBJ_NONE;
-	}
-	inode = f->f_inode;
+	inode = file_inode(f);
 	switch (inode->i_mode & S_IFMT) {
 	case S_IFSOCK:
 		*obj = (u64)((struct socket *)f->private_data)->sk;
-		kind = JDW_OBJ_SOCKET;
-		break;
+		return JDW_OBJ_SOCKET;
 	case S_IFIFO:
 		*obj = (u64)inode;
-		kind = JDW_OBJ_PIPE;
-		break;
+		return JDW_OBJ_PIPE;
 	case S_IFREG:
 		*obj = (u64)inode;
-		kind = JDW_OBJ_FILE;
-		break;
+		return JDW_OBJ_FILE;
 	default:
 		*obj = (u64)inode;
-		kind = is_epoll_call(nr) ? JDW_OBJ_EPOLL : JDW_OBJ_OTHER_FD;
+		return is_epoll_call(nr) ? JDW_OBJ_EPOLL : JDW_OBJ_OTHER_FD;
 	}
-	rcu_read_unlock();
-	return kind;
 }
 
 static u64 *seen_slot(struct jdw_session *s, u64 sk)
@@ -230,6 +232,8 @@ static u64 *seen_slot(struct jdw_session *s, u64 sk)
 	return &s->seen_socks[hash_64(sk, ilog2(JDW_SEEN_SOCK_SLOTS))];
 }
 
+/* sk belongs to a file the caller holds (hold_file), so it is not freed
+ * while its fields are read. */
 static void emit_sock_info(struct jdw_session *s, struct sock *sk, bool force)
 {
 	struct jdw_sock_info_record r;
@@ -268,6 +272,7 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long nr)
 {
 	struct jdw_session *s = data;
 	struct jdw_sys_enter_record r;
+	struct file *f = NULL;
 	u8 kind = JDW_OBJ_NONE;
 	u64 obj = 0, arg = 0;
 	s32 fd = -1;
@@ -277,7 +282,8 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long nr)
 	if (first_arg_is_fd(nr)) {
 		fd = (s32)regs->di;
 		arg = regs->dx;
-		kind = classify_fd(fd, nr, &obj);
+		f = hold_file(fd);
+		kind = classify_file(f, nr, &obj);
 	} else if (nr == __NR_futex) {
 		kind = JDW_OBJ_FUTEX;
 		obj = regs->di;
@@ -289,6 +295,8 @@ static void probe_sys_enter(void *data, struct pt_regs *regs, long nr)
 		else
 			emit_sock_info(s, (struct sock *)obj, false);
 	}
+	if (f)
+		fput(f);
 	jdw_fill(&r, JDW_EVENT_SYS_ENTER, JDW_CTX_TASK);
 	r.body.nr = nr;
 	r.body.obj_kind = kind;
@@ -304,22 +312,22 @@ static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 	struct jdw_session *s = data;
 	struct jdw_sys_exit_record r;
 	long nr = regs->orig_ax;
+	struct file *f;
 	u8 kind = JDW_OBJ_NONE;
 	u64 obj = 0;
 	s32 fd = -1;
 
 	if (!syscall_wanted(s, nr) || !jdw_traced(s, current->tgid))
 		return;
-	if ((nr == __NR_accept || nr == __NR_accept4) && ret >= 0) {
-		fd = ret;
-		kind = classify_fd(fd, nr, &obj);
+	if (((nr == __NR_accept || nr == __NR_accept4) && ret >= 0) ||
+	    (nr == __NR_connect && (ret == 0 || ret == -EINPROGRESS))) {
+		fd = nr == __NR_connect ? (s32)regs->di : ret;
+		f = hold_file(fd);
+		kind = classify_file(f, nr, &obj);
 		if (kind == JDW_OBJ_SOCKET)
 			emit_sock_info(s, (struct sock *)obj, true);
-	} else if (nr == __NR_connect && (ret == 0 || ret == -EINPROGRESS)) {
-		fd = (s32)regs->di;
-		kind = classify_fd(fd, nr, &obj);
-		if (kind == JDW_OBJ_SOCKET)
-			emit_sock_info(s, (struct sock *)obj, true);
+		if (f)
+			fput(f);
 	}
 	jdw_fill(&r, JDW_EVENT_SYS_EXIT, JDW_CTX_TASK);
 	r.body.nr = nr;
@@ -345,20 +353,33 @@ static void probe_block_rq_issue(void *data, struct request *rq)
 	struct jdw_session *s = data;
 	struct jdw_block_issue_record r;
 	struct jdw_rq_slot *slot = &s->rqs[hash_64((u64)rq, ilog2(JDW_RQ_SLOTS))];
+	u32 submit_tid = current->pid;
 	unsigned long flags;
 
 	jdw_fill(&r, JDW_EVENT_BLOCK_ISSUE, jdw_stack_context(JDW_CTX_HARDIRQ));
 	raw_spin_lock_irqsave(&s->rq_lock, flags);
-	slot->rq = (u64)rq;
-	slot->ts = rdtsc_ordered();
-	slot->tid = current->pid;
-	slot->tgid = current->tgid;
+	if (!jdw_traced(s, current->tgid)) {
+		/* bpf/block.bpf.c: with a process filter, the requests of traced
+		 * tasks only, also when another task issues one again (kblockd,
+		 * a request the device sent back): it stays its submitter's */
+		if (slot->rq != (u64)rq) {
+			raw_spin_unlock_irqrestore(&s->rq_lock, flags);
+			return;
+		}
+		submit_tid = slot->tid;
+		slot->ts = rdtsc_ordered();
+	} else {
+		slot->rq = (u64)rq;
+		slot->ts = rdtsc_ordered();
+		slot->tid = current->pid;
+		slot->tgid = current->tgid;
+	}
 	raw_spin_unlock_irqrestore(&s->rq_lock, flags);
 	r.body.dev = rq_dev(rq);
 	r.body.op = rq->cmd_flags;
 	r.body.sector = blk_rq_pos(rq);
 	r.body.bytes = blk_rq_bytes(rq);
-	r.body.submit_tid = current->pid;
+	r.body.submit_tid = submit_tid;
 	r.body.rq = (u64)rq;
 	jdw_emit(s, JDW_GROUP_BLOCK, &r, sizeof(r));
 }
@@ -370,6 +391,7 @@ static void probe_block_rq_complete(void *data, struct request *rq, blk_status_t
 	struct jdw_block_complete_record r;
 	struct jdw_rq_slot *slot = &s->rqs[hash_64((u64)rq, ilog2(JDW_RQ_SLOTS))];
 	unsigned long flags;
+	bool issued = false;
 
 	memset(&r.body, 0, sizeof(r.body));
 	jdw_fill(&r, JDW_EVENT_BLOCK_COMPLETE, jdw_stack_context(JDW_CTX_HARDIRQ));
@@ -379,8 +401,12 @@ static void probe_block_rq_complete(void *data, struct request *rq, blk_status_t
 		r.body.issue_tid = slot->tid;
 		r.body.issue_tgid = slot->tgid;
 		slot->rq = 0;
+		issued = true;
 	}
 	raw_spin_unlock_irqrestore(&s->rq_lock, flags);
+	/* with a process filter, only requests whose issue was kept */
+	if (!issued && (READ_ONCE(s->filter_flags) & JDW_FILTER_TGID))
+		return;
 	r.body.dev = rq_dev(rq);
 	r.body.op = rq->cmd_flags;
 	r.body.sector = blk_rq_pos(rq);

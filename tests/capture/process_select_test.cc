@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "capture/process_select.h"
+#include "support/recording.h"
 #include "support/test_support.h"
 
 namespace jackdaw {
@@ -25,105 +26,25 @@ namespace {
 std::string Jackdaw() { return testing::BinDir() + "/jackdaw"; }
 std::string Workload() { return testing::BinDir() + "/jackdaw-workload"; }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+using Recording = testing::BackgroundRecording;
 
-// `jackdaw record ARGS -o path` in the background, returned once it says
-// it is recording.
-class Recording {
+// A process that waits for RunToEnd(), then execs jackdaw-workload
+// --getppid N (so it exists, with its pid, before recording starts);
+// fork_first: the workload runs in a child of that process.
+class GatedWorkload : public testing::GatedChild {
  public:
-  Recording(std::vector<std::string> args, const std::string& stem) {
-    path_ = testing::TempPath(stem + ".jdw");
-    log_ = testing::TempPath(stem + ".log");
-    args.insert(args.begin(), {Jackdaw(), "record", "-o", path_});
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, STDERR_FILENO);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    for (int i = 0; i < 600 && ReadAll(log_).find("jackdaw: recording") == std::string::npos; ++i) usleep(50000);
-  }
-  ~Recording() {
-    std::filesystem::remove(path_);
-    std::filesystem::remove(log_);
-  }
-  bool started() const { return ReadAll(log_).find("jackdaw: recording") != std::string::npos; }
-  std::string log() const { return ReadAll(log_); }
-  // Stops with SIGINT; returns the number of getppid entries in the trace.
-  int StopAndCountGetppid() {
-    kill(pid_, SIGINT);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log();
-    auto d = testing::RunCommand({Jackdaw(), "dump", path_});
-    EXPECT_EQ(d.exit_code, 0) << d.err;
-    int n = 0;
-    for (size_t p = d.out.find("sys_enter        getppid"); p != std::string::npos;
-         p = d.out.find("sys_enter        getppid", p + 1))
-      ++n;
-    return n;
-  }
-
- private:
-  std::string path_, log_;
-  pid_t pid_ = -1;
-};
-
-// A process that waits for a byte on a pipe, then execs jackdaw-workload
-// --getppid N (so it exists, with its pid, before recording starts).
-class GatedWorkload {
- public:
-  explicit GatedWorkload(int calls, bool fork_first = false) {
-    int p[2];
-    EXPECT_EQ(pipe(p), 0);
-    pid_ = fork();
-    if (pid_ == 0) {
-      close(p[1]);
-      char c;
-      if (read(p[0], &c, 1) != 1) _exit(1);
-      if (fork_first) {  // the workload runs in a child of this process
-        pid_t k = fork();
-        if (k != 0) {
-          int st;
-          waitpid(k, &st, 0);
-          _exit(0);
-        }
-      }
-      const std::string n = std::to_string(calls);
-      int null = open("/dev/null", O_WRONLY);
-      dup2(null, STDOUT_FILENO);
-      execl(Workload().c_str(), "jackdaw-workload", "--getppid", n.c_str(), nullptr);
-      _exit(127);
-    }
-    close(p[0]);
-    go_ = p[1];
-  }
-  ~GatedWorkload() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  void RunToEnd() {
-    EXPECT_EQ(write(go_, "g", 1), 1);
-    close(go_);
-    int st = 0;
-    waitpid(pid_, &st, 0);
-    pid_ = -1;
-    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  }
-
- private:
-  pid_t pid_ = -1;
-  int go_ = -1;
+  explicit GatedWorkload(int calls, bool fork_first = false)
+      : GatedChild([calls, fork_first] {
+          if (fork_first) {
+            const pid_t k = fork();
+            if (k != 0) {
+              int st;
+              waitpid(k, &st, 0);
+              _exit(0);
+            }
+          }
+          testing::ExecGetppidWorkload(calls);
+        }) {}
 };
 
 // A parent whose child already exists when recording starts: before issue

@@ -64,6 +64,9 @@ class CaptureBackend {
   virtual double last_fill() const { return -1; }
   // lost[cpu][group] since the session started.
   virtual std::vector<std::vector<uint64_t>> ReadLosses() const = 0;
+  // Processes a traced parent forked that the pid filter had no room for
+  // (so they went untraced), since the session started.
+  virtual uint64_t PidsNotFollowed() const { return 0; }
 };
 
 struct CaptureOptions;  // capture/session.h

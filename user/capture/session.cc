@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -42,7 +43,8 @@ namespace {
 constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "jdw_lost",
                                        "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
                                        "jdw_traced_flows", "jdw_admit",        "jdw_pending",
-                                       "jdw_traced_ports", "jdw_net_hints",    "jdw_stage"};
+                                       "jdw_traced_ports", "jdw_net_hints",    "jdw_stage",
+                                       "jdw_tgid_full"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -230,6 +232,11 @@ StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Create(const CaptureOp
   if (s->available_ == 0 && opts.groups != 0)
     return ErrStatus("no probe group could be loaded: %s",
                      s->warnings_.empty() ? "unknown reason" : s->warnings_.front().c_str());
+  const uint32_t net_alone = (1u << JDW_GROUP_NET) | (1u << JDW_GROUP_SYSCALL);
+  if (opts.filter_tgid && (s->available_ & net_alone) == (1u << JDW_GROUP_NET))
+    s->warnings_.push_back("net: without the syscall group the selected processes' TCP connections are followed "
+                           "from connect() and listen(), their UDP traffic not at all; add syscall to --probes "
+                           "for UDP");
   if (opts.filter_tgid && !(s->available_ & (1u << JDW_GROUP_SCHED))) {
     Status st = s->LoadFollower();
     if (!st.ok()) s->warnings_.push_back(st.message());
@@ -259,6 +266,7 @@ Status CaptureSession::CreateSharedMaps() {
   lost_fd_ = bpf_map__fd(m->maps.jdw_lost);
   tgid_fd_ = bpf_map__fd(m->maps.jdw_tgid_filter);
   buckets_fd_ = bpf_map__fd(m->maps.jdw_tgid_buckets);
+  tgid_full_fd_ = bpf_map__fd(m->maps.jdw_tgid_full);
   traced_socks_fd_ = bpf_map__fd(m->maps.jdw_traced_socks);
   traced_flows_fd_ = bpf_map__fd(m->maps.jdw_traced_flows);
   admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
@@ -299,12 +307,13 @@ Status CaptureSession::CreateSharedMaps() {
 }
 
 // The process filter grows in the sched group's fork hook (a traced
-// parent's child) and exec hook (--comm, --cgroup), which do that even
-// while the group is disabled. A session without the sched group
-// (--probes syscall, net, ...) still needs them, or a server's workers
-// forked after the start go untraced: the sched object is loaded with
-// those two programs alone, attached for the session's life, its group
-// bit never set, so they add to the filter and record nothing.
+// parent's child) and exec hook (--comm, --cgroup), and shrinks in its
+// exit hook, which do that even while the group is disabled. A session
+// without the sched group (--probes syscall, net, ...) still needs them,
+// or a server's workers forked after the start go untraced and a dead
+// process's pid stays traced for whoever gets it next: the sched object is
+// loaded with those three programs alone, attached for the session's life,
+// its group bit never set, so they keep the filter and record nothing.
 Status CaptureSession::LoadFollower() {
   RETURN_IF_ERROR(LoadGroup(JDW_GROUP_SCHED, &follower_));
   bpf_program* prog;
@@ -353,7 +362,8 @@ Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
       bool wanted = group == JDW_GROUP_APP || HasPrefix(sec, mode) || strcmp(sec, "raw_tp") == 0 ||
                     (group == JDW_GROUP_INTERACT && HasPrefix(sec, "cgroup/"));
       if (follower)
-        wanted = HasPrefix(sec, mode) && (strstr(sec, "/sched_process_fork") || strstr(sec, "/sched_process_exec"));
+        wanted = HasPrefix(sec, mode) && (strstr(sec, "/sched_process_fork") || strstr(sec, "/sched_process_exec") ||
+                                          strstr(sec, "/sched_process_exit"));
       // Optional hooks add detail where the kernel has them; without them
       // the group still works.
       if (wanted && strcmp(sec, "tp_btf/block_io_start") == 0 &&
@@ -363,7 +373,7 @@ Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
     }
     const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,   buckets_fd_,
                               traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_, traced_ports_fd_,
-                              net_hints_fd_, stage_fd_};
+                              net_hints_fd_, stage_fd_, tgid_full_fd_};
     static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
@@ -617,6 +627,10 @@ Status CaptureSession::AddTgid(uint32_t tgid) {
   // A server listening since before the session: its clients' first
   // packets (SYN, handshake, the request itself) arrive before accept()
   // names their socket, so the filter keeps its listening ports.
+  // Ended since it was found (a scan of /proc, then this insert): its exit
+  // hook ran before the insert and will not run again, so it leaves now
+  // rather than stay for the next process to get its pid.
+  if (kill(static_cast<pid_t>(tgid), 0) != 0 && errno == ESRCH) return RemoveTgid(tgid);
   for (uint16_t port : ListeningPortsOf(static_cast<pid_t>(tgid)))
     __atomic_store_n(&traced_ports_->traced[port], 1, __ATOMIC_RELAXED);
   return Status::Ok();
@@ -714,6 +728,15 @@ StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
 }
 
 StatusOr<int> CaptureSession::Drain(RecordSink& sink) { return Poll(sink, 0); }
+
+uint64_t CaptureSession::PidsNotFollowed() const {
+  std::vector<uint64_t> per_cpu(ncpus_);
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(tgid_full_fd_, &zero, per_cpu.data()) != 0) return 0;
+  uint64_t n = 0;
+  for (uint64_t v : per_cpu) n += v;
+  return n;
+}
 
 std::vector<std::vector<uint64_t>> CaptureSession::ReadLosses() const {
   std::vector<std::vector<uint64_t>> out(ncpus_, std::vector<uint64_t>(JDW_GROUP_MAX, 0));

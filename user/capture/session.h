@@ -112,10 +112,12 @@ class CaptureSession : public CaptureBackend {
   double last_fill() const override { return last_fill_; }
 
   // Maps worth pinning for inspection (bpftool map dump pinned ...): the
-  // control map, the per-group loss counters and the tgid filter.
+  // control map, the per-group loss counters and the tgid filter (its
+  // full set and its buckets).
   std::vector<std::pair<std::string, int>> PinnableMaps() const {
-    return {{"control", control_fd_}, {"lost", lost_fd_}, {"tgid_filter", tgid_fd_}};
+    return {{"control", control_fd_}, {"lost", lost_fd_}, {"tgid_filter", tgid_fd_}, {"tgid_buckets", buckets_fd_}};
   }
+  uint64_t PidsNotFollowed() const override;
 
   // lost[cpu][group], summed by the kernel since the session started.
   std::vector<std::vector<uint64_t>> ReadLosses() const override;
@@ -173,7 +175,7 @@ class CaptureSession : public CaptureBackend {
   Group groups_[JDW_GROUP_MAX];
   Group follower_;  // fork/exec hooks that grow the process filter without the sched group
   std::function<void()> maps_destroy_;
-  int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1;
+  int ringbufs_fd_ = -1, control_fd_ = -1, lost_fd_ = -1, tgid_fd_ = -1, buckets_fd_ = -1, tgid_full_fd_ = -1;
   int traced_socks_fd_ = -1, traced_flows_fd_ = -1, admit_fd_ = -1, traced_ports_fd_ = -1, net_hints_fd_ = -1;
   jdw_traced_ports* traced_ports_ = nullptr;  // the port table, mapped (abi.h)
   std::vector<int> ring_fds_;

@@ -195,6 +195,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   const uint64_t start = MonotonicNs();
   uint64_t last_view = start, last_requests = 0, last_records = 0, last_flight = 0;
   std::map<uint64_t, uint64_t> last_count;
+  uint64_t warned_not_followed = 0;
   std::vector<pollfd> fds;
   while (!g_stop) {
     // A nap of --drain (0.5 s) between drains while the rings fill slowly:
@@ -247,6 +248,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     }
     if (a.duration > 0 && now - start >= static_cast<uint64_t>(a.duration * 1e9)) break;
     if (now - last_view < static_cast<uint64_t>(a.interval * 1e9)) continue;
+    if (const uint64_t n = controller.PidsNotFollowed(); n > warned_not_followed) {
+      fprintf(stderr, "jackdaw: WARNING: %s\n", controller.FilterFullWarning().c_str());
+      warned_not_followed = n;
+    }
     const double secs = double(now - last_view) / 1e9;
     LivePipeline::Delay d = pl.TakeDelay();
     if (d.requests) last_delay_ns = d.max_ns, max_delay_ns = std::max(max_delay_ns, d.max_ns);

@@ -100,6 +100,15 @@ std::string Human(double v) {
   return buf;
 }
 
+// Says so once more whenever the pid filter has turned away more
+// processes since the last warning.
+void WarnFilterFull(const control::Controller& c, uint64_t* warned, bool tty) {
+  const uint64_t n = c.PidsNotFollowed();
+  if (n <= *warned) return;
+  *warned = n;
+  fprintf(stderr, "%sjackdaw: WARNING: %s\n", tty ? "\r\033[K" : "", c.FilterFullWarning().c_str());
+}
+
 int Run(const RecordArgs& a) {
   // Handlers first: a signal during the (slow) probe load must still end in
   // a complete trace, not in the default action's exit 130 and a bare header.
@@ -279,6 +288,7 @@ int Run(const RecordArgs& a) {
   uint64_t last_report = start, last_records = 0, last_serve = 0;
   constexpr uint64_t kServeIntervalNs = 50'000'000;  // a command waits 50 ms at most
   const bool tty = isatty(STDERR_FILENO);
+  uint64_t warned_not_followed = 0;
   int child_status = 0;
   bool child_ended = false;  // by itself, not ended by us
   const uint64_t duration_ns = static_cast<uint64_t>(a.duration * 1e9);
@@ -319,6 +329,7 @@ int Run(const RecordArgs& a) {
               (Human(double(s.bytes)) + "B").c_str(), tty ? "" : "\n");
       last_report = now;
       last_records = s.records;
+      if (controller) WarnFilterFull(*controller, &warned_not_followed, tty);
     }
   }
   if (st.ok()) st = poll_pcap();
@@ -346,6 +357,16 @@ int Run(const RecordArgs& a) {
             static_cast<unsigned long long>(s.lost), 100.0 * double(s.lost) / double(s.lost + s.records),
             a.cap.buffer_size.c_str());
   }
+  // A selection that matched nothing leaves an empty trace that looks like
+  // an idle system: said, never quiet.
+  if (ro.capture.filter_tgid && s.records == 0)
+    fprintf(stderr, "jackdaw: WARNING: nothing matched: %s produced no event in the recorded probe groups; "
+                    "check the selection (ps -eo pid,comm shows pids and names) or --probes\n",
+            (!a.command.empty() ? a.command[0] : sel->Describe()).c_str());
+  // Never quiet, and said again at the end like losses: processes that
+  // went untraced are a hole too.
+  warned_not_followed = 0;
+  if (controller) WarnFilterFull(*controller, &warned_not_followed, false);
   if (!a.quiet) {
     if (live)
       fprintf(stderr, "jackdaw: libpcap on %s: %llu IP packets recorded, %llu dropped by the kernel\n",

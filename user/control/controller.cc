@@ -88,11 +88,21 @@ nlohmann::json Controller::Status() const {
                       {"filters", {{"syscalls", syscall_filter_}, {"pids_added", added_pids_}, {"pids_removed", removed_pids_}}},
                       {"memory", {{"rss_bytes", ResidentBytes()}, {"peak_rss_bytes", PeakResidentBytes()}}}};
   if (interact_) s["interact"] = InteractStatus();
+  s["filters"]["pids_not_followed"] = session_->PidsNotFollowed();
+  if (const std::string w = FilterFullWarning(); !w.empty()) s["warnings"] = {w};
   if (hooks_.status) {
     const nlohmann::json extra = hooks_.status();
     for (const auto& [k, v] : extra.items()) s[k] = v;
   }
   return s;
+}
+
+std::string Controller::FilterFullWarning() const {
+  const uint64_t n = PidsNotFollowed();
+  if (n == 0) return "";
+  return std::to_string(n) +
+         " processes forked by traced ones were NOT traced: the pid filter was full; "
+         "narrow the selection (--pid of fewer processes, --comm, --cgroup)";
 }
 
 StatusOr<nlohmann::json> Controller::Handle(const std::vector<std::string>& w) {

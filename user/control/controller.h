@@ -80,6 +80,11 @@ class Controller {
   double rate(uint32_t group) const { return rate_[group]; }
   // lost[group], summed over CPUs.
   std::array<uint64_t, JDW_GROUP_MAX> Losses() const;
+  // One line naming how many processes a traced parent forked that the
+  // pid filter had no room for (they went untraced), and what to do; ""
+  // while there are none.
+  std::string FilterFullWarning() const;
+  uint64_t PidsNotFollowed() const { return session_->PidsNotFollowed(); }
 
  private:
   capture::CaptureBackend* session_;

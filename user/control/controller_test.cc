@@ -38,9 +38,11 @@ class RecordingBackend : public capture::CaptureBackend {
   StatusOr<int> Poll(capture::RecordSink&, int) override { return 0; }
   StatusOr<int> Drain(capture::RecordSink&) override { return 0; }
   std::vector<std::vector<uint64_t>> ReadLosses() const override { return {std::vector<uint64_t>(JDW_GROUP_MAX, 0)}; }
+  uint64_t PidsNotFollowed() const override { return not_followed; }
 
   uint32_t enabled = available_groups();
   std::vector<uint32_t> tgids;
+  uint64_t not_followed = 0;
 
  private:
   std::string mode_ = "tp_btf";
@@ -68,6 +70,22 @@ TEST(Controller, FilterPidAddsAndRemoves) {
     EXPECT_FALSE(r.ok()) << bad;
   }
   EXPECT_TRUE(b.tgids.empty());
+}
+
+// The children a full pid filter turned away are in `status`, with the
+// warning that says what to do; none, no warning.
+TEST(Controller, StatusWarnsOfProcessesTheFullPidFilterTurnedAway) {
+  RecordingBackend b;
+  Controller c(&b, {}, true);
+  EXPECT_EQ(c.Status()["filters"]["pids_not_followed"], 0);
+  EXPECT_FALSE(c.Status().contains("warnings"));
+  b.not_followed = 7;
+  const nlohmann::json st = c.Status();
+  EXPECT_EQ(st["filters"]["pids_not_followed"], 7);
+  ASSERT_EQ(st["warnings"].size(), 1u);
+  const std::string w = st["warnings"][0];
+  EXPECT_NE(w.find("7 processes"), std::string::npos) << w;
+  EXPECT_NE(w.find("pid filter was full"), std::string::npos) << w;
 }
 
 TEST(Controller, FilterPidNeedsATgidFilteredSession) {
