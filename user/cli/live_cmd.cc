@@ -188,8 +188,11 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   }
   fprintf(stderr, "jackdaw: live session %s (%s): control socket %s, maps pinned in %s\n", session_id.c_str(),
           sel->Describe().c_str(), (*server)->path().c_str(), (*pins)->dir().c_str());
-  if (metrics_endpoint)
+  if (metrics_endpoint) {
     fprintf(stderr, "jackdaw: Prometheus metrics at http://%s/metrics\n", metrics_endpoint->bound().c_str());
+    if (const std::string w = metrics_endpoint->ExposureWarning(); !w.empty())
+      fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
+  }
 
   const bool tty = isatty(STDOUT_FILENO) && !a.json;
   const uint64_t start = MonotonicNs();
@@ -337,7 +340,7 @@ Runner RegisterLive(CLI::App& app) {
       "  sudo jackdaw live --schema tcp-threadpool --pid $(pidof server)\n"
       "  sudo jackdaw live --schema testserver --usdt ./jackdaw-testserver --pid $(pidof jackdaw-testserver)\n"
       "  sudo jackdaw live --schema tcp-threadpool --json > model.jsonl\n"
-      "  sudo jackdaw live --schema tcp-threadpool --cgroup system.slice/nginx.service --metrics :9464\n"
+      "  sudo jackdaw live --schema tcp-threadpool --cgroup system.slice/nginx.service --metrics 127.0.0.1:9464\n"
       "  sudo jackdaw live --schema tcp-threadpool --comm memcached\n"
       "The model adapts: a new kind of request founds a new cluster at once; a cluster that has\n"
       "received no request for --idle seconds (trace time) is dropped.");
@@ -368,7 +371,7 @@ Runner RegisterLive(CLI::App& app) {
   sub->add_option("--metrics", args->metrics,
                   "serve Prometheus metrics (text format 0.0.4) at http://ADDR:PORT/metrics: per schema and\n"
                   "cluster request counts, latency histograms, CPU/disk/net demand, anomalies; per probe\n"
-                  "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface)");
+                  "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface, with a warning)");
   sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
   auto argv0 = std::make_shared<std::string>();
   sub->preparse_callback([argv0](size_t) {
