@@ -35,6 +35,8 @@ namespace jackdaw::control {
 inline constexpr const char* kDefaultRunDir = "/run/jackdaw";
 inline constexpr size_t kMaxRequestBytes = 4096;
 inline constexpr int kClientTimeoutMs = 2000;
+// Connections served at once; more wait in the listening socket's backlog.
+inline constexpr size_t kMaxClients = 16;
 
 // Answers one request (the line split into words, never empty). The
 // returned object is sent with "ok": true; an error Status becomes
