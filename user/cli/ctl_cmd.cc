@@ -1,5 +1,9 @@
 // jackdaw ctl: talk to a running session's control socket.
+#include <limits.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -70,9 +74,19 @@ int Run(const CtlArgs& a) {
     if (alive.size() > 1) return PrintError("several sessions are running: pick one with --session ID (jackdaw ctl list)"), 1;
     socket = alive[0].socket;
   }
-  std::string line;
-  for (const auto& w : a.request) line += (line.empty() ? "" : " ") + w;
-  if (a.window > 0) line += " --window " + std::to_string(a.window);
+  std::vector<std::string> words = a.request;
+  // The session runs in a directory of its own: a relative path means the
+  // caller's.
+  if (words[0] == "snapshot" && words.size() == 2 && !words[1].empty() && words[1][0] != '/') {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd)))
+      return PrintError(std::string("cannot read the current directory: ") + strerror(errno) +
+                        " (give the snapshot an absolute path)"),
+             1;
+    words[1] = std::string(cwd) + "/" + words[1];
+  }
+  if (a.window > 0) words.insert(words.end(), {"--window", std::to_string(a.window)});
+  const std::string line = control::JoinRequest(words);
   auto reply = control::SendRequest(socket, line);
   if (!reply.ok()) return PrintError(reply.status().message()), 1;
   auto j = nlohmann::json::parse(*reply, nullptr, false);

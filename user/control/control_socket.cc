@@ -41,18 +41,50 @@ bool IsDigits(const std::string& s) {
 StatusOr<std::vector<std::string>> SplitRequest(const std::string& line) {
   std::vector<std::string> words;
   std::string cur;
-  for (unsigned char c : line) {
-    if (c == ' ' || c == '\t') {
-      if (!cur.empty()) words.push_back(std::move(cur)), cur.clear();
-    } else if (c < 0x20 || c >= 0x7f) {
+  bool in_word = false, quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    if ((c < 0x20 && c != '\t') || c >= 0x7f)
       return ErrStatus("request is not a line of text (byte 0x%02x): send e.g. 'status'", c);
+    if (quoted) {
+      if (c == '"') {
+        quoted = false;
+      } else if (c == '\\' && i + 1 < line.size() && (line[i + 1] == '"' || line[i + 1] == '\\')) {
+        cur.push_back(line[++i]);
+      } else {
+        cur.push_back(static_cast<char>(c));
+      }
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) words.push_back(std::move(cur)), cur.clear();
+      in_word = false;
     } else {
-      cur.push_back(static_cast<char>(c));
+      in_word = true;
+      if (c == '"') quoted = true;
+      else cur.push_back(static_cast<char>(c));
     }
   }
-  if (!cur.empty()) words.push_back(std::move(cur));
+  if (quoted) return ErrStatus("unterminated quote in the request: close it with \" (jackdaw ctl quotes for you)");
+  if (in_word) words.push_back(std::move(cur));
   if (words.empty()) return ErrStatus("empty request: send e.g. 'status'");
   return words;
+}
+
+std::string JoinRequest(const std::vector<std::string>& words) {
+  std::string line;
+  for (const std::string& w : words) {
+    if (!line.empty()) line.push_back(' ');
+    if (!w.empty() && w.find_first_of(" \t\"") == std::string::npos) {
+      line += w;
+      continue;
+    }
+    line.push_back('"');
+    for (char c : w) {
+      if (c == '"' || c == '\\') line.push_back('\\');
+      line.push_back(c);
+    }
+    line.push_back('"');
+  }
+  return line;
 }
 
 StatusOr<std::unique_ptr<ControlServer>> ControlServer::Create(const std::string& dir,

@@ -194,6 +194,29 @@ TEST(ControlSocket, ConnectionsBeyondTheLimitAreQueuedNotRefused) {
   EXPECT_EQ((*s)->requests_served(), 2000u);
 }
 
+// Issue 30: a path with spaces could not be given. Quoted words keep their
+// spaces; plain lines split as before.
+TEST(ControlSocket, QuotedWordsKeepTheirSpaces) {
+  const std::vector<std::string> words = {"snapshot", "/tmp/a dir/my \"x\" \\ y.jdw", "", "plain"};
+  const std::string line = JoinRequest(words);
+  auto back = SplitRequest(line);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, words) << line;
+  EXPECT_EQ(JoinRequest({"filter", "syscalls", "read,write"}), "filter syscalls read,write");
+  auto plain = SplitRequest("  disable\tnet  ");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, std::vector<std::string>({"disable", "net"}));
+  EXPECT_FALSE(SplitRequest("snapshot \"/tmp/open").ok());
+  // Through the socket, as jackdaw ctl sends it.
+  const std::string dir = TempDir() + "/run";
+  auto s = ControlServer::Create(dir, "4246", Echo());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  Serving serving(s->get());
+  auto r = SendRequest((*s)->path(), line);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(nlohmann::json::parse(*r)["words"], nlohmann::json(words));
+}
+
 TEST(ControlSocket, StaleSocketsOfDeadSessionsAreRemoved) {
   const std::string dir = TempDir();
   pid_t child = fork();
