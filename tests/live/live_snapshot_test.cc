@@ -52,5 +52,52 @@ TEST(LiveSnapshot, RelativePathsWithSpacesLandInTheCallersDirectory) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 30: the flight recorder had no size cap (470 MB at 2 M events/s).
+// Capped at 1 MB with a 30 s window asked, the recorder stays at the cap,
+// keeps the newest records, and status and the snapshot reply say the cap
+// cut the window.
+TEST(LiveSnapshot, FlightSizeCapsTheRecorderAndSaysSo) {
+  JDW_REQUIRE_ROOT();
+  LiveSession s;
+  LiveSession::Options o;
+  o.rate = "300";
+  o.live_extra = {"--flight", "30", "--flight-size", "1M"};
+  ASSERT_NO_FATAL_FAILURE(s.Start(6000, 30, o));
+  nlohmann::json flight;
+  for (int i = 0; i < 150; ++i) {
+    SleepMs(100);
+    flight = s.Ctl("status")["flight"];
+    if (flight.value("capped", false)) break;
+  }
+  ASSERT_TRUE(flight.value("capped", false)) << flight.dump();
+  EXPECT_EQ(flight["cap_bytes"].get<uint64_t>(), 1u << 20);
+  EXPECT_LE(flight["bytes"].get<uint64_t>(), 1u << 20);
+  EXPECT_LT(flight["held_s"].get<double>(), 30.0);
+  EXPECT_NE(flight.value("note", "").find("--flight-size"), std::string::npos) << flight.dump();
+
+  const std::string snap = testing::TempPath("capped.jdw");
+  nlohmann::json r = s.Ctl("snapshot " + snap);
+  ASSERT_TRUE(r.value("ok", false)) << r.dump();
+  EXPECT_TRUE(r["flight"].value("capped", false)) << r.dump();
+  // The newest records are the ones kept.
+  auto reader = trace::TraceReader::Open(snap);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  uint64_t newest = 0;
+  (*reader)->ForEachRecord([&](const jdw_record_header& h) { newest = std::max<uint64_t>(newest, h.ts); });
+  EXPECT_GT(newest + 2'000'000'000ull, r["received_ns"].get<uint64_t>());
+  std::filesystem::remove(snap);
+  EXPECT_NE(s.live_->Stderr().find("--flight-size cap"), std::string::npos) << s.live_->Stderr();
+}
+
+TEST(LiveSnapshot, BadFlightSizeIsOneClearLine) {
+  JDW_REQUIRE_ROOT();
+  for (const char* bad : {"10K", "lots", "-5M", "2048G"}) {
+    auto r = RunCommand({testing::BinDir() + "/jackdaw", "live", "--schema", "tcp-threadpool", "--flight-size", bad,
+                  "--duration", "1"});
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("bad --flight-size"), std::string::npos) << bad << ": " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace jackdaw

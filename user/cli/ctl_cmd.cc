@@ -43,6 +43,12 @@ void PrintStatus(const nlohmann::json& j) {
       printf("last class window: %.1f s, %s classes, %s interactions\n", ia["last_window"].value("window_s", 0.0),
              ia["last_window"]["classes"].dump().c_str(), ia["last_window"]["interactions"].dump().c_str());
   }
+  if (j.contains("flight")) {
+    const auto& f = j["flight"];
+    printf("flight recorder: %.1f s held of %.1f s, %.0f MB of %.0f MB\n", f.value("held_s", 0.0),
+           f.value("asked_s", 0.0), f.value("bytes", 0.0) / 1048576, f.value("cap_bytes", 0.0) / 1048576);
+    if (f.contains("note")) printf("  %s\n", f.value("note", "").c_str());
+  }
   if (j.contains("pipeline_delay_ms"))
     printf("pipeline delay: %.1f ms (max %.1f ms); requests %s, clusters %s\n", j.value("pipeline_delay_ms", 0.0),
            j.value("pipeline_delay_max_ms", 0.0), j["requests"].dump().c_str(), j["clusters"].dump().c_str());
