@@ -25,6 +25,46 @@ using live_testing::LiveSession;
 using live_testing::SleepMs;
 using testing::RunCommand;
 
+int64_t WallMinusMonoNs() {
+  timespec w{}, m{};
+  clock_gettime(CLOCK_REALTIME, &w);
+  clock_gettime(CLOCK_MONOTONIC, &m);
+  return (int64_t{w.tv_sec} - m.tv_sec) * 1'000'000'000 + (w.tv_nsec - m.tv_nsec);
+}
+
+// Issue 30: a snapshot had no clock mapping, so export --pcap dated its
+// packets 1970 and analyze --pcap attributed nothing.
+TEST(LiveSnapshot, CarriesTheWallClockLikeARecording) {
+  JDW_REQUIRE_ROOT();
+  LiveSession s;
+  LiveSession::Options o;
+  o.mix = "C:1,D:1";
+  ASSERT_NO_FATAL_FAILURE(s.Start(400, 30, o));
+  SleepMs(3000);
+  const std::string snap = testing::TempPath("clock.jdw");
+  const std::string out = snap + ".pcapng";
+  nlohmann::json r = s.Ctl("snapshot " + snap);
+  ASSERT_TRUE(r.value("ok", false)) << r.dump();
+  auto reader = trace::TraceReader::Open(snap);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  const trace::ClockMapping& clock = (*reader)->meta().time.clock;
+  EXPECT_NE(clock.method, "none");
+  EXPECT_LT(std::llabs(clock.wall_minus_mono_ns - WallMinusMonoNs()), 1'000'000'000LL);
+
+  auto ex = RunCommand({testing::BinDir() + "/jackdaw", "export", snap, "--pcap", out});
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  if (access("/usr/bin/tshark", X_OK) != 0) {
+    if (testing::InCi()) FAIL() << "tshark missing: scripts/install-deps.sh installs it";
+    GTEST_SKIP() << "tshark missing (run scripts/install-deps.sh)";
+  }
+  auto ts = RunCommand({"/usr/bin/tshark", "-r", out, "-n", "-c", "1", "-T", "fields", "-e", "frame.time_epoch"});
+  ASSERT_EQ(ts.exit_code, 0) << ts.err;
+  const double first = std::strtod(ts.out.c_str(), nullptr);
+  EXPECT_NEAR(first, double(time(nullptr)), 120.0) << "first packet dated " << ts.out;
+  std::filesystem::remove(snap);
+  std::filesystem::remove(out);
+}
+
 // Issue 30: `ctl snapshot rel.jdw` landed in the session's directory and a
 // path with spaces could not be given.
 TEST(LiveSnapshot, RelativePathsWithSpacesLandInTheCallersDirectory) {

@@ -140,7 +140,13 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   LivePipeline& pl = **pipeline;
 
   const std::string session_id = std::to_string(getpid());
+  // A snapshot is dated like a recording: a pair now and one per snapshot
+  // fit the clocks, so export --pcap and analyze --pcap place its records
+  // in wall-clock time.
+  capture::ClockFit clock_fit;
+  clock_fit.Add(capture::SampleClockPair());
   auto header = [&] {
+    clock_fit.Add(capture::SampleClockPair());
     utsname u{};
     uname(&u);
     std::vector<std::string> names;
@@ -157,7 +163,8 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"filter_tgids", co.tgids},
                           {"command", {"jackdaw live (flight recorder)"}},
                           {"syscall_names", trace::SyscallNames()},
-                          {"tasks", capture::ScanTasks(co.tgids)}};
+                          {"tasks", capture::ScanTasks(co.tgids)},
+                          {"clock", capture::ClockJson(clock_fit.Mapping())}};
   };
   uint64_t last_delay_ns = 0, max_delay_ns = 0;
   // The naps between drains: --drain while the rings fill slowly, else as
