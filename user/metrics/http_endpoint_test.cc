@@ -32,15 +32,24 @@ struct Serving {
   std::thread t;
 };
 
-std::string Exchange(uint16_t port, const std::string& request) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+int ConnectLoopback(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string Exchange(uint16_t port, const std::string& request) {
+  int fd = ConnectLoopback(port);
+  if (fd < 0) return "connect failed";
   timeval tv{10, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return "connect failed";
   (void)!write(fd, request.data(), request.size());
   shutdown(fd, SHUT_WR);  // the whole request is sent
   std::string out;
@@ -84,19 +93,6 @@ TEST(HttpEndpoint, OtherRequestsGetErrorsAndTheEndpointGoesOn) {
   const std::string r = Exchange(p, "GET /metrics?x=1 HTTP/1.0\r\n\r\n");
   EXPECT_EQ(r.substr(r.find("\r\n\r\n") + 4), "1");
   EXPECT_EQ((*e)->scrapes(), 1u);
-}
-
-int ConnectLoopback(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 // The hostile probe of issue 30: 64 connections that send half a request
