@@ -36,14 +36,14 @@ void ScanTgid(uint32_t tgid, nlohmann::json* out) {
   closedir(d);
 }
 
+}  // namespace
+
 nlohmann::json ClockJson(const trace::ClockMapping& m) {
   return {{"method", m.method},           {"tsc_per_ns", m.tsc_per_ns},
           {"ref_mono_ns", m.ref_mono_ns}, {"ref_tsc", m.ref_tsc},
           {"wall_minus_mono_ns", m.wall_minus_mono_ns},
           {"fit_max_residual_ns", m.fit_max_residual_ns}};
 }
-
-}  // namespace
 
 nlohmann::json ScanTasks(const std::vector<uint32_t>& tgids) {
   nlohmann::json out = nlohmann::json::object();

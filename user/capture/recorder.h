@@ -158,5 +158,7 @@ class Recorder : RecordSink {
 // Thread/process names of tgids (all processes if empty) from /proc:
 // {"tid": {"tgid": N, "comm": "..."}}.
 nlohmann::json ScanTasks(const std::vector<uint32_t>& tgids);
+// A clock mapping as a trace's header, meta and footer carry it ("clock").
+nlohmann::json ClockJson(const trace::ClockMapping& m);
 
 }  // namespace jackdaw::capture

@@ -1,5 +1,9 @@
 // jackdaw ctl: talk to a running session's control socket.
+#include <limits.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +43,12 @@ void PrintStatus(const nlohmann::json& j) {
       printf("last class window: %.1f s, %s classes, %s interactions\n", ia["last_window"].value("window_s", 0.0),
              ia["last_window"]["classes"].dump().c_str(), ia["last_window"]["interactions"].dump().c_str());
   }
+  if (j.contains("flight")) {
+    const auto& f = j["flight"];
+    printf("flight recorder: %.1f s held of %.1f s, %.0f MB of %.0f MB\n", f.value("held_s", 0.0),
+           f.value("asked_s", 0.0), f.value("bytes", 0.0) / 1048576, f.value("cap_bytes", 0.0) / 1048576);
+    if (f.contains("note")) printf("  %s\n", f.value("note", "").c_str());
+  }
   if (j.contains("pipeline_delay_ms"))
     printf("pipeline delay: %.1f ms (max %.1f ms); requests %s, clusters %s\n", j.value("pipeline_delay_ms", 0.0),
            j.value("pipeline_delay_max_ms", 0.0), j["requests"].dump().c_str(), j["clusters"].dump().c_str());
@@ -70,9 +80,19 @@ int Run(const CtlArgs& a) {
     if (alive.size() > 1) return PrintError("several sessions are running: pick one with --session ID (jackdaw ctl list)"), 1;
     socket = alive[0].socket;
   }
-  std::string line;
-  for (const auto& w : a.request) line += (line.empty() ? "" : " ") + w;
-  if (a.window > 0) line += " --window " + std::to_string(a.window);
+  std::vector<std::string> words = a.request;
+  // The session runs in a directory of its own: a relative path means the
+  // caller's.
+  if (words[0] == "snapshot" && words.size() == 2 && !words[1].empty() && words[1][0] != '/') {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd)))
+      return PrintError(std::string("cannot read the current directory: ") + strerror(errno) +
+                        " (give the snapshot an absolute path)"),
+             1;
+    words[1] = std::string(cwd) + "/" + words[1];
+  }
+  if (a.window > 0) words.insert(words.end(), {"--window", std::to_string(a.window)});
+  const std::string line = control::JoinRequest(words);
   auto reply = control::SendRequest(socket, line);
   if (!reply.ok()) return PrintError(reply.status().message()), 1;
   auto j = nlohmann::json::parse(*reply, nullptr, false);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cinttypes>
 #include <cstring>
 #include <map>
@@ -47,6 +48,7 @@ struct LiveArgs {
   double drain = 0.5;
   double idle = 60;
   double flight = 5;
+  std::string flight_size = "64M";
   std::string flight_dir;
   std::string metrics;
   uint32_t warmup = 512;
@@ -57,6 +59,36 @@ struct LiveArgs {
 };
 
 std::string Ms(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
+
+// --flight-size: bytes, with K, M or G; one block (1M) at least.
+StatusOr<size_t> ParseFlightSize(const std::string& s) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = strtoull(s.c_str(), &end, 10);
+  const auto bad = [&] {
+    return ErrStatus("bad --flight-size '%s': expected a size from 1M to 1024G, e.g. 64M or 1G", s.c_str());
+  };
+  if (end == s.c_str() || errno || s[0] == '-') return bad();
+  unsigned shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10, ++end;
+  else if (*end == 'M' || *end == 'm') shift = 20, ++end;
+  else if (*end == 'G' || *end == 'g') shift = 30, ++end;
+  if (*end != '\0' || v > (1ull << 40) >> shift) return bad();
+  v <<= shift;
+  if (v < RecordArena::kBlockBytes) return bad();
+  return static_cast<size_t>(v);
+}
+
+// The flight recorder's window for `ctl status` and a snapshot's reply,
+// with a note when the byte cap cut it short.
+nlohmann::json FlightJson(const LivePipeline::FlightWindow& w) {
+  nlohmann::json j = {{"asked_s", w.asked_s}, {"held_s", w.held_s}, {"bytes", w.bytes},
+                      {"cap_bytes", w.cap_bytes}, {"capped", w.capped}};
+  if (w.capped)
+    j["note"] = fmt::format("the --flight-size cap ({} MB) holds {:.1f} s of the {:.1f} s asked: raise it for more",
+                            w.cap_bytes >> 20, w.held_s, w.asked_s);
+  return j;
+}
 
 struct NewAnomaly {
   uint64_t request_id, cluster_id;
@@ -90,6 +122,9 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   LivePipelineOptions po;
   po.reorder_window_ns = static_cast<uint64_t>(a.window * 1e9);
   po.flight_ns = static_cast<uint64_t>(a.flight * 1e9);
+  auto flight_bytes = ParseFlightSize(a.flight_size);
+  if (!flight_bytes.ok()) return PrintError(flight_bytes.status().message()), 1;
+  po.flight_bytes = *flight_bytes;
   po.model.warmup_requests = a.warmup;
   po.model.warmup_ns = static_cast<uint64_t>(a.warmup_s * 1e9);
   po.model.idle_ns = static_cast<uint64_t>(a.idle * 1e9);
@@ -105,7 +140,13 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   LivePipeline& pl = **pipeline;
 
   const std::string session_id = std::to_string(getpid());
+  // A snapshot is dated like a recording: a pair now and one per snapshot
+  // fit the clocks, so export --pcap and analyze --pcap place its records
+  // in wall-clock time.
+  capture::ClockFit clock_fit;
+  clock_fit.Add(capture::SampleClockPair());
   auto header = [&] {
+    clock_fit.Add(capture::SampleClockPair());
     utsname u{};
     uname(&u);
     std::vector<std::string> names;
@@ -122,7 +163,8 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"filter_tgids", co.tgids},
                           {"command", {"jackdaw live (flight recorder)"}},
                           {"syscall_names", trace::SyscallNames()},
-                          {"tasks", capture::ScanTasks(co.tgids)}};
+                          {"tasks", capture::ScanTasks(co.tgids)},
+                          {"clock", capture::ClockJson(clock_fit.Mapping())}};
   };
   uint64_t last_delay_ns = 0, max_delay_ns = 0;
   // The naps between drains: --drain while the rings fill slowly, else as
@@ -131,7 +173,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   control::Controller::Hooks hooks;
   hooks.snapshot = [&](const std::string& path) -> StatusOr<nlohmann::json> {
     ASSIGN_OR_RETURN(uint64_t n, pl.SaveSnapshot(path, header()));
-    return nlohmann::json{{"snapshot", path}, {"records", n}};
+    return nlohmann::json{{"snapshot", path}, {"records", n}, {"flight", FlightJson(pl.flight_window())}};
   };
   hooks.status = [&] {
     const auto& st = pl.model().stats();
@@ -141,6 +183,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"clusters", pl.model().Running().size()},
                           {"retained_requests", st.retained},
                           {"arena_bytes", pl.arena_bytes()},
+                          {"flight", FlightJson(pl.flight_window())},
                           {"pipeline_delay_ms", double(last_delay_ns) / 1e6},
                           {"pipeline_delay_max_ms", double(max_delay_ns) / 1e6},
                           {"drain_nap_ms", pacer.NapMs()}};
@@ -188,8 +231,11 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   }
   fprintf(stderr, "jackdaw: live session %s (%s): control socket %s, maps pinned in %s\n", session_id.c_str(),
           sel->Describe().c_str(), (*server)->path().c_str(), (*pins)->dir().c_str());
-  if (metrics_endpoint)
+  if (metrics_endpoint) {
     fprintf(stderr, "jackdaw: Prometheus metrics at http://%s/metrics\n", metrics_endpoint->bound().c_str());
+    if (const std::string w = metrics_endpoint->ExposureWarning(); !w.empty())
+      fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
+  }
 
   const bool tty = isatty(STDOUT_FILENO) && !a.json;
   const uint64_t start = MonotonicNs();
@@ -197,6 +243,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   std::map<uint64_t, uint64_t> last_count;
   uint64_t warned_not_followed = 0;
   std::vector<pollfd> fds;
+  bool flight_capped_said = false;  // the cap's note goes to stderr once
   while (!g_stop) {
     // A nap of --drain (0.5 s) between drains while the rings fill slowly:
     // each drain costs a pass over join and model state gone cold during
@@ -235,6 +282,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     pacer.OnSweep(MonotonicNs(), fill);
     pl.EndDrain();
     pl.Trim();
+    if (!flight_capped_said && pl.flight_window().capped) {
+      fprintf(stderr, "jackdaw: note: %s\n", FlightJson(pl.flight_window())["note"].get<std::string>().c_str());
+      flight_capped_said = true;
+    }
     if (control_due) (*server)->Serve();
     if (metrics_due) metrics_endpoint->Serve();
     const uint64_t now = MonotonicNs();
@@ -342,7 +393,7 @@ Runner RegisterLive(CLI::App& app) {
       "  sudo jackdaw live --schema tcp-threadpool --pid $(pidof server)\n"
       "  sudo jackdaw live --schema testserver --usdt ./jackdaw-testserver --pid $(pidof jackdaw-testserver)\n"
       "  sudo jackdaw live --schema tcp-threadpool --json > model.jsonl\n"
-      "  sudo jackdaw live --schema tcp-threadpool --cgroup system.slice/nginx.service --metrics :9464\n"
+      "  sudo jackdaw live --schema tcp-threadpool --cgroup system.slice/nginx.service --metrics 127.0.0.1:9464\n"
       "  sudo jackdaw live --schema tcp-threadpool --comm memcached\n"
       "The model adapts: a new kind of request founds a new cluster at once; a cluster that has\n"
       "received no request for --idle seconds (trace time) is dropped.");
@@ -369,11 +420,15 @@ Runner RegisterLive(CLI::App& app) {
   sub->add_option("--warmup-time", args->warmup_s, "or this many seconds of requests, whichever first")->capture_default_str()->check(CLI::Range(0.0, 3600.0));
   sub->add_option("--flight", args->flight, "seconds of records the flight recorder keeps (jackdaw ctl snapshot FILE)")
       ->capture_default_str()->check(CLI::Range(0.0, 600.0));
+  sub->add_option("--flight-size", args->flight_size,
+                  "most memory the flight recorder takes (K, M, G): at a high event rate it keeps the\n"
+                  "newest records, fewer seconds than --flight (ctl status and snapshots say so)")
+      ->capture_default_str();
   sub->add_option("--flight-dir", args->flight_dir, "write the flight recorder here when an anomaly fires");
   sub->add_option("--metrics", args->metrics,
                   "serve Prometheus metrics (text format 0.0.4) at http://ADDR:PORT/metrics: per schema and\n"
                   "cluster request counts, latency histograms, CPU/disk/net demand, anomalies; per probe\n"
-                  "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface)");
+                  "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface, with a warning)");
   sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
   auto argv0 = std::make_shared<std::string>();
   sub->preparse_callback([argv0](size_t) {

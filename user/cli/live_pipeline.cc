@@ -132,9 +132,23 @@ void LivePipeline::Trim() {
   // Twice the window: the join pops a record once it is a window older than
   // the newest; the slack covers CPUs whose rings drained late. The flight
   // recorder keeps at least as much, so a snapshot holds what the join
-  // still works on.
+  // still works on, unless its byte cap is smaller still.
   window_.Trim(2 * options_.reorder_window_ns, newest_ts_);
-  flight_.Trim(std::max(2 * options_.reorder_window_ns, options_.flight_ns), newest_ts_);
+  const uint64_t cut = flight_.Trim(FlightSpanNs(), newest_ts_, options_.flight_bytes);
+  if (cut) flight_cut_ts_ = cut;
+}
+
+uint64_t LivePipeline::FlightSpanNs() const { return std::max(2 * options_.reorder_window_ns, options_.flight_ns); }
+
+LivePipeline::FlightWindow LivePipeline::flight_window() const {
+  FlightWindow w;
+  w.asked_s = double(options_.flight_ns) / 1e9;
+  const uint64_t oldest = flight_.oldest_ts();
+  w.held_s = oldest && newest_ts_ > oldest ? double(newest_ts_ - oldest) / 1e9 : 0;
+  w.bytes = flight_.bytes();
+  w.cap_bytes = options_.flight_bytes;
+  w.capped = flight_cut_ts_ && flight_cut_ts_ + FlightSpanNs() >= newest_ts_;
+  return w;
 }
 
 void LivePipeline::Finish() {

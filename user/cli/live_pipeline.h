@@ -48,6 +48,9 @@ namespace jackdaw::cli {
 struct LivePipelineOptions {
   uint64_t reorder_window_ns = 250'000'000;
   uint64_t flight_ns = 5'000'000'000;  // flight recorder span
+  // The flight recorder's cap: at a high event rate the span would take
+  // hundreds of MB; the newest records are kept.
+  size_t flight_bytes = size_t{64} << 20;
   model::StreamingModelOptions model;
   model::StreamingModel::AssignCallback on_assign;
 };
@@ -89,6 +92,16 @@ class LivePipeline : public capture::RecordSink {
   };
   Delay TakeDelay();
 
+  // What the flight recorder holds: the span asked for, the span held, and
+  // whether the byte cap cut the span short (the records it released were
+  // younger than the span).
+  struct FlightWindow {
+    double asked_s = 0, held_s = 0;
+    uint64_t bytes = 0, cap_bytes = 0;
+    bool capped = false;
+  };
+  FlightWindow flight_window() const;
+
   // Writes the flight recorder's records to `path` with `header`.
   StatusOr<uint64_t> SaveSnapshot(const std::string& path, const nlohmann::json& header) const;
 
@@ -97,6 +110,7 @@ class LivePipeline : public capture::RecordSink {
   // A record now in the join's arena is counted and waits for EndDrain().
   // Inline: once or twice per record.
   [[gnu::always_inline]] inline void Take(uint32_t cpu, jdw_record_header* h);
+  uint64_t FlightSpanNs() const;  // what the flight recorder keeps by time
 
   LivePipelineOptions options_;
   std::unique_ptr<model::StreamingModel> model_;
@@ -104,6 +118,7 @@ class LivePipeline : public capture::RecordSink {
   RecordArena window_;  // expanded records for the join, twice the reorder window
   RecordArena flight_;  // records as delivered, the flight recorder's span
   uint64_t newest_ts_ = 0;
+  uint64_t flight_cut_ts_ = 0;  // the newest record the flight recorder's cap released
   uint64_t records_ = 0;
   Delay delay_;
   control::Controller* counter_ = nullptr;

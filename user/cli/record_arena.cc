@@ -1,5 +1,7 @@
 #include "cli/record_arena.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -46,14 +48,26 @@ void RecordArena::AppendStreaming(const uint8_t* data, size_t size, uint64_t ts)
   Took(ts);
 }
 
-void RecordArena::Trim(uint64_t span_ns, uint64_t newest_ts) {
-  while (blocks_.size() > 1 && blocks_.front().max_ts + span_ns < newest_ts) {
-    spare_.push_back(std::move(blocks_.front().data));
-    blocks_.pop_front();
+uint64_t RecordArena::Trim(uint64_t span_ns, uint64_t newest_ts, size_t max_bytes) {
+  while (blocks_.size() > 1 && blocks_.front().max_ts + span_ns < newest_ts) Release();
+  const size_t max_blocks = std::max<size_t>(1, max_bytes / kBlockBytes);
+  uint64_t capped_ts = 0;
+  while (blocks_.size() > max_blocks) {
+    capped_ts = std::max(capped_ts, blocks_.front().max_ts);
+    Release();
   }
   // As many spares as blocks in use: enough for the arena to grow back to
-  // its size, never more than twice its peak in all.
-  if (spare_.size() > blocks_.size()) spare_.resize(blocks_.size());
+  // its size, never more than twice its peak in all; under a cap, no more
+  // than the cap has room for (one at least, for the next block).
+  size_t spares = blocks_.size();
+  if (max_bytes != SIZE_MAX) spares = std::min(spares, std::max<size_t>(1, max_blocks - blocks_.size()));
+  if (spare_.size() > spares) spare_.resize(spares);
+  return capped_ts;
+}
+
+void RecordArena::Release() {
+  spare_.push_back(std::move(blocks_.front().data));
+  blocks_.pop_front();
 }
 
 std::vector<const jdw_record_header*> RecordArena::Records() const {

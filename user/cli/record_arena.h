@@ -39,17 +39,23 @@ class RecordArena {
   // The record last allocated has timestamp `ts`.
   void Took(uint64_t ts) {
     if (ts > last_->max_ts) last_->max_ts = ts;
+    if (ts < last_->min_ts) last_->min_ts = ts;
   }
   // Appends a copy of a record of `size` bytes (padded to 8 with zeros)
   // through non-temporal stores, bypassing the cache.
   void AppendStreaming(const uint8_t* data, size_t size, uint64_t ts);
 
   // Releases the blocks whose records are all more than `span_ns` older
-  // than `newest_ts` (the newest block is always kept); their memory is
-  // kept for reuse, up to as many blocks as are in use.
-  void Trim(uint64_t span_ns, uint64_t newest_ts);
+  // than `newest_ts`, then the oldest while more than `max_bytes` are held
+  // (the newest block is always kept); their memory is kept for reuse, up
+  // to as many blocks as are in use and, with a cap, as the cap leaves room
+  // for. Returns the newest timestamp of the blocks the cap released (0:
+  // none), which says how far the cap cut into the span.
+  uint64_t Trim(uint64_t span_ns, uint64_t newest_ts, size_t max_bytes = SIZE_MAX);
 
   size_t bytes() const { return blocks_.size() * kBlockBytes; }
+  // The oldest timestamp held (0: empty).
+  uint64_t oldest_ts() const { return blocks_.empty() ? 0 : blocks_.front().min_ts; }
   // Every record held, block by block in the order they were added.
   std::vector<const jdw_record_header*> Records() const;
 
@@ -58,8 +64,10 @@ class RecordArena {
     std::unique_ptr<uint8_t[]> data;
     size_t used = 0;
     uint64_t max_ts = 0;
+    uint64_t min_ts = UINT64_MAX;
   };
   uint8_t* AllocateInNewBlock(size_t bytes);
+  void Release();  // the oldest block, its memory to the spares
 
   // A fresh 1 MiB block is an mmap and 256 page faults; a recycled one
   // neither.

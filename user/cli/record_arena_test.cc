@@ -21,6 +21,15 @@ std::vector<uint8_t> MakeRecord(uint16_t type, uint16_t size, uint64_t ts, uint8
   return r;
 }
 
+// Appends `n` records of 1 KiB, 1 ms apart from *ts on.
+void AppendKiBRecords(RecordArena* a, size_t n, uint64_t* ts) {
+  for (size_t i = 0; i < n; ++i) {
+    auto r = MakeRecord(1, 1024, *ts, 0);
+    a->AppendStreaming(r.data(), r.size(), *ts);
+    *ts += 1'000'000;
+  }
+}
+
 TEST(RecordArena, StreamedRecordsReadBackIntactAndPadded) {
   RecordArena a;
   // Sizes that are and are not multiples of 8.
@@ -46,11 +55,7 @@ TEST(RecordArena, TrimReleasesOnlyBlocksOlderThanTheSpan) {
   // Three full blocks of records 1 ms apart, 1 KiB each.
   const size_t per_block = RecordArena::kBlockBytes / 1024;
   uint64_t ts = 0;
-  for (size_t i = 0; i < 3 * per_block; ++i) {
-    auto r = MakeRecord(1, 1024, ts, 0);
-    a.AppendStreaming(r.data(), r.size(), ts);
-    ts += 1'000'000;
-  }
+  AppendKiBRecords(&a, 3 * per_block, &ts);
   ASSERT_EQ(a.bytes(), 3 * RecordArena::kBlockBytes);
   const uint64_t newest = ts - 1'000'000;
   // A span covering everything keeps every block.
@@ -72,6 +77,31 @@ TEST(RecordArena, TrimReleasesOnlyBlocksOlderThanTheSpan) {
   }
   EXPECT_EQ(a.bytes(), 3 * RecordArena::kBlockBytes);
   EXPECT_EQ(a.Records().size(), 3 * per_block);
+}
+
+// Issue 30: the flight recorder grew with the event rate (470 MB at 2 M
+// events/s). A byte cap keeps the newest blocks and says how far it cut.
+TEST(RecordArena, AByteCapKeepsTheNewestBlocks) {
+  RecordArena a;
+  const size_t per_block = RecordArena::kBlockBytes / 1024;
+  uint64_t ts = 0;
+  AppendKiBRecords(&a, 5 * per_block, &ts);
+  const uint64_t newest = ts - 1'000'000;
+  // The span would keep all five blocks; the cap keeps two.
+  const uint64_t cut = a.Trim(newest + 1, newest, 2 * RecordArena::kBlockBytes);
+  EXPECT_EQ(a.bytes(), 2 * RecordArena::kBlockBytes);
+  EXPECT_EQ(cut, (3 * per_block - 1) * 1'000'000);  // the newest record the cap dropped
+  EXPECT_EQ(a.oldest_ts(), 3 * per_block * 1'000'000);
+  const auto out = a.Records();
+  ASSERT_EQ(out.size(), 2 * per_block);
+  EXPECT_EQ(out.back()->ts, newest);
+  // Growing on under the cap: never more than the cap once trimmed, and
+  // no cut reported while the span alone keeps the arena under it.
+  AppendKiBRecords(&a, 3 * per_block, &ts);
+  EXPECT_NE(a.Trim(newest + 1, ts, 2 * RecordArena::kBlockBytes), 0u);
+  EXPECT_EQ(a.bytes(), 2 * RecordArena::kBlockBytes);
+  EXPECT_EQ(a.Trim(1'000'000, ts, 2 * RecordArena::kBlockBytes), 0u);
+  EXPECT_EQ(a.bytes(), RecordArena::kBlockBytes);
 }
 
 TEST(RecordArena, AllocatedRecordsKeepTheirAddresses) {

@@ -273,6 +273,8 @@ int Run(const RecordArgs& a) {
     metrics_endpoint = std::move(*ep);
     // Even with -q: with port 0 this line is the only place the port shows.
     fprintf(stderr, "jackdaw: Prometheus metrics at http://%s/metrics\n", metrics_endpoint->bound().c_str());
+    if (const std::string w = metrics_endpoint->ExposureWarning(); !w.empty())
+      fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
   }
   if (child > 0) {
     if (write(go_pipe[1], "g", 1) != 1) {

@@ -41,18 +41,50 @@ bool IsDigits(const std::string& s) {
 StatusOr<std::vector<std::string>> SplitRequest(const std::string& line) {
   std::vector<std::string> words;
   std::string cur;
-  for (unsigned char c : line) {
-    if (c == ' ' || c == '\t') {
-      if (!cur.empty()) words.push_back(std::move(cur)), cur.clear();
-    } else if (c < 0x20 || c >= 0x7f) {
+  bool in_word = false, quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    if ((c < 0x20 && c != '\t') || c >= 0x7f)
       return ErrStatus("request is not a line of text (byte 0x%02x): send e.g. 'status'", c);
+    if (quoted) {
+      if (c == '"') {
+        quoted = false;
+      } else if (c == '\\' && i + 1 < line.size() && (line[i + 1] == '"' || line[i + 1] == '\\')) {
+        cur.push_back(line[++i]);
+      } else {
+        cur.push_back(static_cast<char>(c));
+      }
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) words.push_back(std::move(cur)), cur.clear();
+      in_word = false;
     } else {
-      cur.push_back(static_cast<char>(c));
+      in_word = true;
+      if (c == '"') quoted = true;
+      else cur.push_back(static_cast<char>(c));
     }
   }
-  if (!cur.empty()) words.push_back(std::move(cur));
+  if (quoted) return ErrStatus("unterminated quote in the request: close it with \" (jackdaw ctl quotes for you)");
+  if (in_word) words.push_back(std::move(cur));
   if (words.empty()) return ErrStatus("empty request: send e.g. 'status'");
   return words;
+}
+
+std::string JoinRequest(const std::vector<std::string>& words) {
+  std::string line;
+  for (const std::string& w : words) {
+    if (!line.empty()) line.push_back(' ');
+    if (!w.empty() && w.find_first_of(" \t\"") == std::string::npos) {
+      line += w;
+      continue;
+    }
+    line.push_back('"');
+    for (char c : w) {
+      if (c == '"' || c == '\\') line.push_back('\\');
+      line.push_back(c);
+    }
+    line.push_back('"');
+  }
+  return line;
 }
 
 StatusOr<std::unique_ptr<ControlServer>> ControlServer::Create(const std::string& dir,
@@ -82,7 +114,8 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Create(const std::string
   int rc = bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   umask(old);
   if (rc != 0) return ErrStatus("cannot bind %s: %s", s->path_.c_str(), strerror(errno));
-  if (chmod(s->path_.c_str(), 0600) != 0 || listen(s->listen_fd_, 16) != 0)
+  // Connections beyond the served ones wait in the backlog (Serve()).
+  if (chmod(s->path_.c_str(), 0600) != 0 || listen(s->listen_fd_, SOMAXCONN) != 0)
     return ErrStatus("cannot listen on %s: %s", s->path_.c_str(), strerror(errno));
   return s;
 }
@@ -112,13 +145,17 @@ void ControlServer::Close(size_t index) {
 }
 
 void ControlServer::AppendPollFds(std::vector<pollfd>* fds) const {
-  fds->push_back({listen_fd_, POLLIN, 0});
+  // A full house leaves the rest queued: the listening socket would only
+  // wake the loop for nothing.
+  if (clients_.size() < kMaxClients) fds->push_back({listen_fd_, POLLIN, 0});
   for (const Client& c : clients_) fds->push_back({c.fd, POLLIN, 0});
 }
 
 void ControlServer::Serve() {
   const uint64_t now = NowMs();
-  for (;;) {
+  // Beyond kMaxClients, connections stay in the kernel's backlog and are
+  // taken as served ones close: queued, not refused.
+  while (clients_.size() < kMaxClients) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) break;
     ucred cred{};
@@ -127,12 +164,6 @@ void ControlServer::Serve() {
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != 0) {
       ++rejected_;
       Answer(&c, {{"ok", false}, {"error", "permission denied: only root may control a jackdaw session"}});
-      close(fd);
-      continue;
-    }
-    if (clients_.size() >= 16) {
-      ++rejected_;
-      Answer(&c, {{"ok", false}, {"error", "too many control connections; retry"}});
       close(fd);
       continue;
     }
@@ -185,8 +216,10 @@ void ControlServer::Serve() {
   }
 }
 
-StatusOr<std::string> SendRequest(const std::string& socket_path, const std::string& line,
-                                  int timeout_ms) {
+namespace {
+
+// One connection, one request, one reply line.
+StatusOr<std::string> ExchangeOnce(const std::string& socket_path, const std::string& line, int timeout_ms) {
   ASSIGN_OR_RETURN(sockaddr_un addr, Address(socket_path));
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return ErrStatus("cannot create a socket: %s", strerror(errno));
@@ -196,6 +229,9 @@ StatusOr<std::string> SendRequest(const std::string& socket_path, const std::str
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     int e = errno;
     close(fd);
+    if (e == EAGAIN)  // the backlog stayed full for the whole timeout
+      return ErrStatus("%s is busy: no room in its queue within %d ms (retry later)", socket_path.c_str(),
+                       timeout_ms);
     if (e == EACCES || e == EPERM)
       return ErrStatus("cannot connect to %s: permission denied (jackdaw ctl needs root)", socket_path.c_str());
     return ErrStatus("cannot connect to %s: %s (is the session still running? jackdaw ctl list)",
@@ -218,6 +254,25 @@ StatusOr<std::string> SendRequest(const std::string& socket_path, const std::str
   if (reply.empty()) return ErrStatus("no reply from %s within %d ms", socket_path.c_str(), timeout_ms);
   if (reply.back() == '\n') reply.pop_back();
   return reply;
+}
+
+}  // namespace
+
+StatusOr<std::string> SendRequest(const std::string& socket_path, const std::string& line,
+                                  int timeout_ms) {
+  // Sessions of older builds refuse connections beyond their limit with
+  // this reply instead of queueing them: retried until the deadline.
+  constexpr const char* kRefused = "too many control connections";
+  const uint64_t deadline = NowMs() + static_cast<uint64_t>(std::max(timeout_ms, 1));
+  for (int backoff_ms = 5;; backoff_ms = std::min(backoff_ms * 2, 100)) {
+    const int left = static_cast<int>(deadline - std::min(deadline, NowMs()));
+    auto reply = ExchangeOnce(socket_path, line, std::max(left, 1));
+    if (!reply.ok()) return reply;
+    const auto j = nlohmann::json::parse(*reply, nullptr, false);
+    if (!j.is_object() || j.value("error", std::string()).rfind(kRefused, 0) != 0) return reply;
+    if (NowMs() + static_cast<uint64_t>(backoff_ms) >= deadline) return reply;
+    usleep(static_cast<useconds_t>(backoff_ms) * 1000);
+  }
 }
 
 bool SessionAlive(const std::string& id) {

@@ -5,7 +5,7 @@
 // mistake alone does not open the session to other users.
 //
 // Protocol: the client sends one line of words ("status", "disable net",
-// "filter syscalls read,write", "snapshot /tmp/x.jdw") and reads one line
+// "filter syscalls read,write", "snapshot \"/tmp/my x.jdw\"") and reads one line
 // of JSON back: {"ok":true,...} or {"ok":false,"error":"..."}. A line longer
 // than kMaxRequestBytes, a connection that sends nothing for kClientTimeoutMs
 // or bytes that are not text get an error reply (when the peer still
@@ -35,6 +35,8 @@ namespace jackdaw::control {
 inline constexpr const char* kDefaultRunDir = "/run/jackdaw";
 inline constexpr size_t kMaxRequestBytes = 4096;
 inline constexpr int kClientTimeoutMs = 2000;
+// Connections served at once; more wait in the listening socket's backlog.
+inline constexpr size_t kMaxClients = 16;
 
 // Answers one request (the line split into words, never empty). The
 // returned object is sent with "ok": true; an error Status becomes
@@ -78,9 +80,14 @@ class ControlServer {
   uint64_t served_ = 0, rejected_ = 0;
 };
 
-// Splits a request line into words (spaces and tabs); fails on control
-// characters or non-ASCII bytes.
+// Splits a request line into words (spaces and tabs); a word may be
+// double-quoted, with \" and \\ inside, so it can hold spaces (a plain line
+// of unquoted words reads as it always did). Fails on control characters,
+// non-ASCII bytes or an unterminated quote.
 StatusOr<std::vector<std::string>> SplitRequest(const std::string& line);
+// The line SplitRequest() splits back into `words`: words quoted where
+// needed.
+std::string JoinRequest(const std::vector<std::string>& words);
 
 // Sends one request and returns the reply line (without the newline).
 StatusOr<std::string> SendRequest(const std::string& socket_path, const std::string& line,

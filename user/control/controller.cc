@@ -181,6 +181,12 @@ StatusOr<nlohmann::json> Controller::Dispatch(const std::vector<std::string>& w)
   if (cmd == "snapshot") {
     if (w.size() != 2) return ErrStatus("usage: snapshot FILE.jdw");
     if (!hooks_.snapshot) return ErrStatus("this session keeps no flight recorder (jackdaw live has one)");
+    // Resolved here, a relative path would land in the session's directory,
+    // not the caller's.
+    if (w[1].empty() || w[1][0] != '/')
+      return ErrStatus("snapshot '%s': the session cannot know your directory: give an absolute path "
+                       "(jackdaw ctl makes relative ones absolute)",
+                       w[1].c_str());
     return hooks_.snapshot(w[1]);
   }
   return ErrStatus("unknown request '%s': status, list, enable GROUP, disable GROUP, filter ..., "

@@ -95,6 +95,24 @@ TEST(Controller, FilterPidNeedsATgidFilteredSession) {
   EXPECT_FALSE(c.Handle({"filter", "pid", "5"}).ok());
 }
 
+// Issue 30: `snapshot rel.jdw` was written in the session's directory.
+TEST(Controller, SnapshotRefusesARelativePath) {
+  RecordingBackend b;
+  std::vector<std::string> written;
+  Controller::Hooks hooks;
+  hooks.snapshot = [&](const std::string& path) -> StatusOr<nlohmann::json> {
+    written.push_back(path);
+    return nlohmann::json{{"snapshot", path}};
+  };
+  Controller c(&b, hooks, /*tgid_filter=*/false);
+  auto r = c.Handle({"snapshot", "rel.jdw"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("absolute path"), std::string::npos) << r.status().message();
+  r = c.Handle({"snapshot", "/tmp/with space.jdw"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(written, std::vector<std::string>({"/tmp/with space.jdw"}));
+}
+
 TEST(Controller, RepliesCarryTheReceiptInstantAndGroupsTheirNewestRecord) {
   RecordingBackend b;
   Controller c(&b, {}, true);

@@ -16,10 +16,12 @@
 namespace jackdaw::metrics {
 namespace {
 
-constexpr size_t kMaxClients = 64;
+// A scrape takes milliseconds; a budget this small still fits several
+// scrapers at once and bounds what silent clients cost.
+constexpr size_t kMaxClients = 16;
 constexpr size_t kMaxHead = 8192;
 constexpr uint64_t kHeadTimeoutMs = 5000;
-constexpr uint64_t kSendTimeoutMs = 30000;
+constexpr uint64_t kConnectionTimeoutMs = 10000;
 
 uint64_t NowMs() {
   timespec ts{};
@@ -95,14 +97,24 @@ StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Create(const std::string& 
     auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
     inet_ntop(AF_INET6, &a->sin6_addr, name, sizeof(name));
     e->port_ = ntohs(a->sin6_port);
+    e->loopback_ = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+                   (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
     e->bound_ = fmt::format("[{}]:{}", name, e->port_);
   } else {
     auto* a = reinterpret_cast<sockaddr_in*>(&ss);
     inet_ntop(AF_INET, &a->sin_addr, name, sizeof(name));
     e->port_ = ntohs(a->sin_port);
+    e->loopback_ = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
     e->bound_ = fmt::format("{}:{}", name, e->port_);
   }
   return e;
+}
+
+std::string HttpEndpoint::ExposureWarning() const {
+  if (loopback_) return "";
+  return fmt::format("--metrics {} is reachable from other hosts (the metrics name this host's processes and "
+                     "load): use 127.0.0.1:{} unless a remote Prometheus must scrape it",
+                     bound_, port_);
 }
 
 HttpEndpoint::~HttpEndpoint() {
@@ -141,22 +153,32 @@ void HttpEndpoint::AppendPollFds(std::vector<pollfd>* fds) const {
   for (const Client& c : clients_) fds->push_back({c.fd, static_cast<short>(c.answered ? POLLOUT : POLLIN), 0});
 }
 
-void HttpEndpoint::Serve() {
-  const uint64_t now = NowMs();
-  for (;;) {
+void HttpEndpoint::EvictOldest() {
+  // Clients are kept in connect order: the front one has had the most time.
+  Client& c = clients_.front();
+  if (!c.answered) {
+    const std::string r = Response(503, "Service Unavailable", "text/plain", "too many connections\n");
+    (void)!send(c.fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  close(c.fd);
+  clients_.erase(clients_.begin());
+}
+
+void HttpEndpoint::AcceptPending(uint64_t now) {
+  for (size_t taken = 0; taken < kMaxClients / 2; ++taken) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) break;
-    if (clients_.size() >= kMaxClients) {
-      const std::string r = Response(503, "Service Unavailable", "text/plain", "too many connections\n");
-      (void)!send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      close(fd);
-      continue;
-    }
+    if (clients_.size() >= kMaxClients) EvictOldest();
     Client c;
     c.fd = fd;
     c.since_ms = now;
     clients_.push_back(std::move(c));
   }
+}
+
+void HttpEndpoint::Serve() {
+  const uint64_t now = NowMs();
+  AcceptPending(now);
   for (size_t i = clients_.size(); i-- > 0;) {
     Client& c = clients_[i];
     bool done = false;
@@ -195,7 +217,7 @@ void HttpEndpoint::Serve() {
         }
         c.sent += static_cast<size_t>(n);
       }
-      if (c.sent >= c.out.size() || now - c.since_ms > kSendTimeoutMs) done = true;
+      if (c.sent >= c.out.size() || now - c.since_ms > kConnectionTimeoutMs) done = true;
     }
     if (done) {
       close(c.fd);

@@ -7,8 +7,13 @@
 // rendered (the render callback) only when a complete GET /metrics head has
 // arrived, so an idle endpoint costs one accept4() per call. One request
 // per connection (Connection: close), which is how Prometheus' scraper and
-// curl behave well. Limits: 64 connections, an 8 KB request head, 5 s to
-// send it; beyond them the connection gets an error status and is closed.
+// curl behave well. Limits: an 8 KB request head, 5 s from connect to send
+// it and 10 s in all, both counted from the connect so a client trickling
+// bytes cannot extend them; beyond them the connection gets an error status
+// and is closed. Connections are budgeted (16): a new one beyond the budget
+// evicts the oldest, so clients that connect and stay silent cannot keep a
+// scrape out. At most half the budget is accepted per Serve(), so a
+// connection is always read once before a burst of newer ones can evict it.
 #pragma once
 
 #include <poll.h>
@@ -37,6 +42,9 @@ class HttpEndpoint {
   // work left without a new event (a response still being written).
   void AppendPollFds(std::vector<pollfd>* fds) const;
   bool busy() const { return !clients_.empty(); }
+  // A warning line when the endpoint listens beyond this host (not a
+  // loopback address); empty otherwise.
+  std::string ExposureWarning() const;
   // The address actually bound, as HOST:PORT (the port resolved).
   const std::string& bound() const { return bound_; }
   uint16_t port() const { return port_; }
@@ -52,12 +60,15 @@ class HttpEndpoint {
   };
   HttpEndpoint() = default;
   void Respond(Client* c);
+  void AcceptPending(uint64_t now);
+  void EvictOldest();
 
   int listen_fd_ = -1;
   Render render_;
   std::vector<Client> clients_;
   std::string bound_;
   uint16_t port_ = 0;
+  bool loopback_ = false;
   uint64_t scrapes_ = 0;
 };
 
