@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cluster/interaction_clusters.h"
+#include "common/safe_file.h"
 #include "join/extractor.h"
 #include "model/streaming_model.h"
 #include "pcap/pcap_input.h"
@@ -73,17 +74,34 @@ int RunInteractions(const AnalyzeArgs& a, const std::vector<cluster::Interaction
                    {"diameter", c.diameter}});
   }
   if (!a.json_out.empty()) {
-    FILE* f = fopen(a.json_out.c_str(), "w");
-    if (!f) return PrintError("cannot write " + a.json_out + ": " + strerror(errno)), 1;
-    const std::string text = nlohmann::json({{"interaction_clusters", arr}}).dump(2);
-    fwrite(text.data(), 1, text.size(), f);
-    fclose(f);
+    Status written =
+        WriteOwnedFile(a.json_out, nlohmann::json({{"interaction_clusters", arr}}).dump(2), kOutputFileMode);
+    if (!written.ok()) return PrintError(written.message()), 1;
     fprintf(stderr, "jackdaw: interaction clusters (JSON) written to %s\n", a.json_out.c_str());
   }
   return 0;
 }
 
+// Every output path is checked before the analysis runs: a path that
+// cannot be written fails at once, not after minutes of work.
+Status CheckOutputs(const AnalyzeArgs& a) {
+  const std::pair<const char*, const std::string*> files[] = {
+      {"--requests", &a.requests_out}, {"--json", &a.json_out}, {"--perfetto", &a.perfetto_out},
+      {"--html", &a.html_out}};
+  for (const auto& [option, path] : files) {
+    if (path->empty()) continue;
+    Status st = CheckOutputFile(*path);
+    if (!st.ok()) return ErrStatus("%s: %s", option, st.message().c_str());
+  }
+  if (!a.csv_dir.empty()) {
+    Status st = CheckPrivateDir(a.csv_dir, 0755);
+    if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
+  }
+  return Status::Ok();
+}
+
 int Run(const AnalyzeArgs& a, const std::string& argv0) {
+  if (Status outputs = CheckOutputs(a); !outputs.ok()) return PrintError(outputs.message()), 1;
   auto reader = trace::TraceReader::OpenForCli(a.file, a.salvage);
   if (!reader.ok()) {
     PrintError(reader.status().message());
@@ -142,10 +160,9 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   model::StreamingModel& sm = **streaming;
   std::unique_ptr<FILE, int (*)(FILE*)> requests_file(nullptr, fclose);
   if (!a.requests_out.empty()) {
-    requests_file.reset(fopen(a.requests_out.c_str(), "w"));
-    if (!requests_file)
-      return PrintError("cannot write " + a.requests_out + ": " + strerror(errno) +
-                        " (choose a writable path for --requests)"), 1;
+    auto opened = OpenOwnedStream(a.requests_out, kOutputFileMode);
+    if (!opened.ok()) return PrintError("--requests: " + opened.status().message()), 1;
+    requests_file.reset(*opened);
     // Lines of a few KB each: stdio's default 4 KB buffer made a write(2)
     // per line or two.
     setvbuf(requests_file.get(), nullptr, _IOFBF, 1 << 20);
