@@ -92,8 +92,8 @@ int RunReal(const ReproduceArgs& a) {
              2;
   }
   std::error_code ec;
-  std::filesystem::create_directories(a.work_dir, ec);
-  if (ec) return PrintError("cannot create " + a.work_dir + ": " + ec.message()), 1;
+  Status dir = validate::PrepareRealWorkDir(a.work_dir);
+  if (!dir.ok()) return PrintError("--work-dir: " + dir.message()), 1;
   validate::RealRunOptions ro;
   ro.bin_dir = self.substr(0, self.rfind('/'));
   ro.work_dir = a.work_dir;
