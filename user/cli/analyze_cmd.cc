@@ -326,8 +326,12 @@ Runner RegisterAnalyze(CLI::App& app) {
   sub->add_option("--pcap", args->pcaps,
                   "also join the packets of this pcap/pcapng file (e.g. tcpdump on another machine or a switch "
                   "port), by their connections; repeatable");
+  // A day either way: any real clock error, far inside the nanosecond
+  // offset's range (which 1e300 overflowed).
   sub->add_option("--pcap-offset", args->pcap_offset_s,
-                  "seconds the capturing machine's wall clock is ahead of this trace's (default 0: NTP-synced)");
+                  "seconds the capturing machine's wall clock is ahead of this trace's, within a day either way "
+                  "(default 0: NTP-synced)")
+      ->check(FiniteRange(-86400, 86400, false, " seconds"));
   sub->add_option("--threshold", args->threshold, "clustering distance threshold (default: derived from the data)")
       ->check(FiniteRange(0, 1e12, true, ""));
   sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")
