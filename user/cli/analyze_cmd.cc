@@ -135,15 +135,16 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   }
   join::Options jo;
   jo.reorder_window = static_cast<uint64_t>(a.window_s * 1e9);
-  // Packets captured elsewhere join the trace's record stream at the input.
-  std::vector<jdw_net_packet_record> extra;
+  // Packets captured elsewhere join the trace's record stream at the input,
+  // read as the merge needs them: a capture need not fit in memory.
+  std::vector<std::unique_ptr<pcap::PcapFileReader>> captures;
+  std::vector<pcap::PacketSource> packet_sources;
   for (const std::string& path : a.pcaps) {
-    pcap::PcapFileStats ps;
-    auto recs = pcap::ReadPcapFile(path, **reader, static_cast<int64_t>(a.pcap_offset_s * 1e9), &ps);
-    if (!recs.ok()) return PrintError(recs.status().message()), 1;
-    fprintf(stderr, "jackdaw: %s: %llu IP packets of %llu frames merged into the trace\n", path.c_str(),
-            static_cast<unsigned long long>(ps.packets), static_cast<unsigned long long>(ps.frames));
-    extra.insert(extra.end(), recs->begin(), recs->end());
+    auto file = pcap::PcapFileReader::Open(path, **reader, static_cast<int64_t>(a.pcap_offset_s * 1e9));
+    if (!file.ok()) return PrintError(file.status().message()), 1;
+    pcap::PcapFileReader* f = file->get();
+    packet_sources.push_back([f] { return f->Next(); });
+    captures.push_back(std::move(*file));
   }
   // One streaming path, as `jackdaw live` runs it: requests go from the join
   // to --requests and into the streaming model as they complete, so memory
@@ -205,7 +206,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
       if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
     }
   };
-  if (extra.empty()) {
+  if (captures.empty()) {
     Status extracted = join::ExtractRequests(**reader, *schema, jo, sink, &st, conn_sink);
     if (!extracted.ok()) return PrintError(extracted.message()), 1;
   } else {
@@ -213,9 +214,15 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     if (!ex.ok()) return PrintError(ex.status().message()), 1;
     (*ex)->SetConnectionSink(conn_sink);
     pcap::ForEachRecordMerged(
-        **reader, extra, jo.reorder_window, [&](const jdw_record_header* h) { (*ex)->Push(h); },
+        **reader, packet_sources, jo.reorder_window, [&](const jdw_record_header* h) { (*ex)->Push(h); },
         [&] { (*ex)->Finish(); });
     st = (*ex)->stats();
+    for (size_t i = 0; i < captures.size(); i++) {
+      if (!captures[i]->error().ok()) return PrintError(captures[i]->error().message()), 1;
+      fprintf(stderr, "jackdaw: %s: %llu IP packets of %llu frames merged into the trace\n", a.pcaps[i].c_str(),
+              static_cast<unsigned long long>(captures[i]->stats().packets),
+              static_cast<unsigned long long>(captures[i]->stats().frames));
+    }
   }
   if (!(*reader)->read_error().ok())
     fprintf(stderr, "jackdaw: warning: %s\n", (*reader)->read_error().message().c_str());
