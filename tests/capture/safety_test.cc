@@ -363,6 +363,43 @@ TEST(RecordCliArgs, DurationWindowAndThresholdOutOfRangeAreRefused) {
   }
 }
 
+// NaN passed every "<= 0" test and 1e300 overflowed a nanosecond count (the
+// deadline passed at once); each is refused naming its option.
+TEST(CliArgs, IntervalsDurationsAndOffsetsOutOfRangeAreRefused) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"interactions", "--interval", "nan"}, {"interactions", "--interval", "0"},
+      {"interactions", "--idle", "-5"},      {"interactions", "--idle", "nan"},
+      {"interactions", "--duration", "1e300"}, {"live", "--schema", "testserver", "--duration", "1e300"},
+      {"analyze", "x.jdw", "--schema", "testserver", "--pcap-offset", "1e300"},
+      {"analyze", "x.jdw", "--schema", "testserver", "--pcap-offset", "nan"},
+  };
+  for (std::vector<std::string> argv : cases) {
+    const std::string option = argv[argv.size() - 2];
+    argv.insert(argv.begin(), Jackdaw());
+    auto r = RunCommand(argv);
+    EXPECT_NE(r.exit_code, 0) << option << " " << argv.back();
+    EXPECT_NE(r.err.find(option), std::string::npos) << option << " " << argv.back() << ": " << r.err;
+  }
+}
+
+TEST(CliArgs, EmptyProbeListIsRefusedNotMeasured) {
+  auto r = RunCommand({Jackdaw(), "overhead", "--probes", "", "--no-tools", "--runs", "2"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("--probes is empty"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");  // no report, no ratio
+}
+
+TEST(CliArgs, InteractionsCgroupOutsideTheHierarchyIsRefused) {
+  JDW_REQUIRE_ROOT();
+  auto r = RunCommand({Jackdaw(), "interactions", "--cgroup", "../../../etc", "--duration", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  // Where it lands depends on the mount (/sys/fs/cgroup or .../unified);
+  // either way it is not a cgroup, and the line says what to give instead.
+  EXPECT_EQ(r.err.rfind("jackdaw: --cgroup ../../../etc: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("give a path under"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 // ---- reading back ----------------------------------------------------------
 
 std::string WriteUnfinishedTrace() {

@@ -124,12 +124,14 @@ StatusOr<CgroupTarget> ResolveCgroup(const std::string& arg, const std::string& 
                      arg.c_str(), path.c_str(), mount.c_str());
   struct statfs sfs;
   if (statfs(path.c_str(), &sfs) != 0 || sfs.f_type != kCgroup2Magic)
-    return ErrStatus("--cgroup %s: %s is not in the cgroup v2 hierarchy (%s)", arg.c_str(), path.c_str(),
-                     mount.c_str());
+    return ErrStatus("--cgroup %s: %s is not in the cgroup v2 hierarchy (give a path under %s, e.g. "
+                     "system.slice/nginx.service)",
+                     arg.c_str(), path.c_str(), mount.c_str());
   const std::string canon_mount = fs::weakly_canonical(mount, ec).string();
   if (path.rfind(canon_mount, 0) != 0)
-    return ErrStatus("--cgroup %s: %s is outside the cgroup v2 mount %s", arg.c_str(), path.c_str(),
-                     canon_mount.c_str());
+    return ErrStatus("--cgroup %s: %s is outside the cgroup v2 mount (give a path under %s, e.g. "
+                     "system.slice/nginx.service)",
+                     arg.c_str(), path.c_str(), canon_mount.c_str());
   CgroupTarget t;
   t.path = path;
   t.id = st.st_ino;

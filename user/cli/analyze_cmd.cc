@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cluster/interaction_clusters.h"
+#include "common/safe_file.h"
 #include "join/extractor.h"
 #include "model/streaming_model.h"
 #include "pcap/pcap_input.h"
@@ -73,17 +74,34 @@ int RunInteractions(const AnalyzeArgs& a, const std::vector<cluster::Interaction
                    {"diameter", c.diameter}});
   }
   if (!a.json_out.empty()) {
-    FILE* f = fopen(a.json_out.c_str(), "w");
-    if (!f) return PrintError("cannot write " + a.json_out + ": " + strerror(errno)), 1;
-    const std::string text = nlohmann::json({{"interaction_clusters", arr}}).dump(2);
-    fwrite(text.data(), 1, text.size(), f);
-    fclose(f);
+    Status written =
+        WriteOwnedFile(a.json_out, nlohmann::json({{"interaction_clusters", arr}}).dump(2), kOutputFileMode);
+    if (!written.ok()) return PrintError(written.message()), 1;
     fprintf(stderr, "jackdaw: interaction clusters (JSON) written to %s\n", a.json_out.c_str());
   }
   return 0;
 }
 
+// Every output path is checked before the analysis runs: a path that
+// cannot be written fails at once, not after minutes of work.
+Status CheckOutputs(const AnalyzeArgs& a) {
+  const std::pair<const char*, const std::string*> files[] = {
+      {"--requests", &a.requests_out}, {"--json", &a.json_out}, {"--perfetto", &a.perfetto_out},
+      {"--html", &a.html_out}};
+  for (const auto& [option, path] : files) {
+    if (path->empty()) continue;
+    Status st = CheckOutputFile(*path);
+    if (!st.ok()) return ErrStatus("%s: %s", option, st.message().c_str());
+  }
+  if (!a.csv_dir.empty()) {
+    Status st = CheckPrivateDir(a.csv_dir, 0755);
+    if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
+  }
+  return Status::Ok();
+}
+
 int Run(const AnalyzeArgs& a, const std::string& argv0) {
+  if (Status outputs = CheckOutputs(a); !outputs.ok()) return PrintError(outputs.message()), 1;
   auto reader = trace::TraceReader::OpenForCli(a.file, a.salvage);
   if (!reader.ok()) {
     PrintError(reader.status().message());
@@ -117,15 +135,16 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   }
   join::Options jo;
   jo.reorder_window = static_cast<uint64_t>(a.window_s * 1e9);
-  // Packets captured elsewhere join the trace's record stream at the input.
-  std::vector<jdw_net_packet_record> extra;
+  // Packets captured elsewhere join the trace's record stream at the input,
+  // read as the merge needs them: a capture need not fit in memory.
+  std::vector<std::unique_ptr<pcap::PcapFileReader>> captures;
+  std::vector<pcap::PacketSource> packet_sources;
   for (const std::string& path : a.pcaps) {
-    pcap::PcapFileStats ps;
-    auto recs = pcap::ReadPcapFile(path, **reader, static_cast<int64_t>(a.pcap_offset_s * 1e9), &ps);
-    if (!recs.ok()) return PrintError(recs.status().message()), 1;
-    fprintf(stderr, "jackdaw: %s: %llu IP packets of %llu frames merged into the trace\n", path.c_str(),
-            static_cast<unsigned long long>(ps.packets), static_cast<unsigned long long>(ps.frames));
-    extra.insert(extra.end(), recs->begin(), recs->end());
+    auto file = pcap::PcapFileReader::Open(path, **reader, static_cast<int64_t>(a.pcap_offset_s * 1e9));
+    if (!file.ok()) return PrintError(file.status().message()), 1;
+    pcap::PcapFileReader* f = file->get();
+    packet_sources.push_back([f] { return f->Next(); });
+    captures.push_back(std::move(*file));
   }
   // One streaming path, as `jackdaw live` runs it: requests go from the join
   // to --requests and into the streaming model as they complete, so memory
@@ -142,10 +161,9 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   model::StreamingModel& sm = **streaming;
   std::unique_ptr<FILE, int (*)(FILE*)> requests_file(nullptr, fclose);
   if (!a.requests_out.empty()) {
-    requests_file.reset(fopen(a.requests_out.c_str(), "w"));
-    if (!requests_file)
-      return PrintError("cannot write " + a.requests_out + ": " + strerror(errno) +
-                        " (choose a writable path for --requests)"), 1;
+    auto opened = OpenOwnedStream(a.requests_out, kOutputFileMode);
+    if (!opened.ok()) return PrintError("--requests: " + opened.status().message()), 1;
+    requests_file.reset(*opened);
     // Lines of a few KB each: stdio's default 4 KB buffer made a write(2)
     // per line or two.
     setvbuf(requests_file.get(), nullptr, _IOFBF, 1 << 20);
@@ -188,7 +206,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
       if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
     }
   };
-  if (extra.empty()) {
+  if (captures.empty()) {
     Status extracted = join::ExtractRequests(**reader, *schema, jo, sink, &st, conn_sink);
     if (!extracted.ok()) return PrintError(extracted.message()), 1;
   } else {
@@ -196,9 +214,15 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     if (!ex.ok()) return PrintError(ex.status().message()), 1;
     (*ex)->SetConnectionSink(conn_sink);
     pcap::ForEachRecordMerged(
-        **reader, extra, jo.reorder_window, [&](const jdw_record_header* h) { (*ex)->Push(h); },
+        **reader, packet_sources, jo.reorder_window, [&](const jdw_record_header* h) { (*ex)->Push(h); },
         [&] { (*ex)->Finish(); });
     st = (*ex)->stats();
+    for (size_t i = 0; i < captures.size(); i++) {
+      if (!captures[i]->error().ok()) return PrintError(captures[i]->error().message()), 1;
+      fprintf(stderr, "jackdaw: %s: %llu IP packets of %llu frames merged into the trace\n", a.pcaps[i].c_str(),
+              static_cast<unsigned long long>(captures[i]->stats().packets),
+              static_cast<unsigned long long>(captures[i]->stats().frames));
+    }
   }
   if (!(*reader)->read_error().ok())
     fprintf(stderr, "jackdaw: warning: %s\n", (*reader)->read_error().message().c_str());
@@ -309,8 +333,12 @@ Runner RegisterAnalyze(CLI::App& app) {
   sub->add_option("--pcap", args->pcaps,
                   "also join the packets of this pcap/pcapng file (e.g. tcpdump on another machine or a switch "
                   "port), by their connections; repeatable");
+  // A day either way: any real clock error, far inside the nanosecond
+  // offset's range (which 1e300 overflowed).
   sub->add_option("--pcap-offset", args->pcap_offset_s,
-                  "seconds the capturing machine's wall clock is ahead of this trace's (default 0: NTP-synced)");
+                  "seconds the capturing machine's wall clock is ahead of this trace's, within a day either way "
+                  "(default 0: NTP-synced)")
+      ->check(FiniteRange(-86400, 86400, false, " seconds"));
   sub->add_option("--threshold", args->threshold, "clustering distance threshold (default: derived from the data)")
       ->check(FiniteRange(0, 1e12, true, ""));
   sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")

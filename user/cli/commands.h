@@ -28,6 +28,11 @@ Runner RegisterInteractions(CLI::App& app);
 Runner RegisterExport(CLI::App& app);
 Runner RegisterStitch(CLI::App& app);
 
+// Longest --duration accepted: beyond a year the nanosecond count is no
+// longer what the user meant, and 1e300 would overflow it (the deadline
+// then passed at once).
+inline constexpr double kMaxDurationS = 366.0 * 24 * 3600;
+
 // A number in [lo, hi] (or (lo, hi] when lo_open); NaN, infinities and
 // anything outside are refused at parse time with one line naming the range.
 inline CLI::Validator FiniteRange(double lo, double hi, bool lo_open, const std::string& unit) {

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "common/safe_file.h"
 #include "pcap/export.h"
 #include "trace/trace_reader.h"
 
@@ -19,6 +20,7 @@ int Run(const ExportArgs& a) {
     PrintError("export: nothing to write: pass --pcap OUT.pcapng");
     return 1;
   }
+  if (Status out = CheckOutputFile(a.pcap_out); !out.ok()) return PrintError("--pcap: " + out.message()), 1;
   auto reader = trace::TraceReader::Open(a.file, {.allow_truncated = a.salvage});
   if (!reader.ok()) {
     PrintError(reader.status().message() + (a.salvage ? "" : " (--salvage exports what is intact)"));

@@ -3,7 +3,6 @@
 // one record per request (or one row per class and window), not the events.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,22 +44,16 @@ struct InteractionsArgs {
   bool quiet = false;
 };
 
-// A cgroup given as a number (its id) or a path: the id is the inode of
-// the cgroup's directory in cgroup v2.
+// A cgroup given as a number (its id) or a path in the cgroup v2 hierarchy
+// (checked there: a path that leaves it, such as ../../../etc, is refused).
 StatusOr<uint64_t> ResolveCgroup(const std::string& spec) {
   if (spec.empty()) return uint64_t{0};
   char* end = nullptr;
   errno = 0;
   unsigned long long id = strtoull(spec.c_str(), &end, 10);
   if (errno == 0 && end && *end == '\0' && id > 0) return uint64_t{id};
-  std::string path = spec;
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0 && spec[0] != '/') path = "/sys/fs/cgroup/" + spec;
-  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return ErrStatus("--cgroup %s: no such cgroup (give a cgroup v2 directory such as "
-                     "/sys/fs/cgroup/system.slice/nginx.service, or its numeric id)",
-                     spec.c_str());
-  return uint64_t{st.st_ino};
+  ASSIGN_OR_RETURN(capture::CgroupTarget target, capture::ResolveCgroup(spec));
+  return target.id;
 }
 
 std::string Comm(uint32_t pid) {
@@ -142,7 +135,6 @@ void PrintWindow(const InteractionsArgs& a, std::vector<capture::InteractClassRo
 int Run(const InteractionsArgs& a) {
   if (a.by != "class" && a.by != "interaction")
     return PrintError("--by " + a.by + ": expected 'interaction' or 'class'"), 1;
-  if (a.interval <= 0) return PrintError("--interval must be a positive number of seconds"), 1;
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) return PrintError(priv.message()), priv.exit_code();
   // Before any loading: on a kernel without the socket tracepoints libbpf
@@ -325,9 +317,11 @@ Runner RegisterInteractions(CLI::App& app) {
   sub->add_option("--by", args->by, "granularity: interaction or class")->capture_default_str();
   sub->add_option("--pid", args->pids, "only connections of these processes and their descendants (repeatable)");
   sub->add_option("--cgroup", args->cgroup, "only connections of this cgroup (v2 path or id)");
-  sub->add_option("--interval", args->interval, "seconds per class window")->capture_default_str();
-  sub->add_option("--duration", args->duration, "stop after this many seconds (default: Ctrl-C)")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--interval", args->interval, "seconds per class window")
+      ->capture_default_str()
+      ->check(FiniteRange(0, 3600, true, " seconds"));
+  sub->add_option("--duration", args->duration, "stop after this many seconds, at most a year (default: Ctrl-C)")
+      ->check(FiniteRange(0, kMaxDurationS, true, " seconds"));
   sub->add_flag("--json", args->json, "JSON: one object per interaction or per window");
   sub->add_option("-o,--output", args->output, "also record the interaction records into this .jdw");
   sub->add_option("--prefix4", args->prefix4, "remote IPv4 prefix bits kept in a class")
@@ -338,7 +332,9 @@ Runner RegisterInteractions(CLI::App& app) {
   sub->add_flag("--no-pid", args->no_pid, "classes ignore the process");
   sub->add_option("--max-conns", args->max_conns, "connections followed at once")
       ->check(CLI::Range(16u, 1u << 22))->capture_default_str();
-  sub->add_option("--idle", args->idle_s, "forget connections silent this many seconds")->capture_default_str();
+  sub->add_option("--idle", args->idle_s, "forget connections silent this many seconds, at most a day")
+      ->capture_default_str()
+      ->check(FiniteRange(0, 86400, true, " seconds"));
   sub->add_flag("-q,--quiet", args->quiet, "no status lines on stderr");
   return [args] { return Run(*args); };
 }

@@ -404,8 +404,8 @@ Runner RegisterLive(CLI::App& app) {
                   "module); see jackdaw record --help")
       ->capture_default_str()
       ->check(CLI::IsMember({"bpf", "kmod", "auto"}));
-  sub->add_option("--duration", args->duration, "stop after this many seconds (default: Ctrl-C)")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--duration", args->duration, "stop after this many seconds, at most a year (default: Ctrl-C)")
+      ->check(FiniteRange(0, kMaxDurationS, true, " seconds"));
   sub->add_flag("--json", args->json, "one JSON line per refresh instead of the terminal view");
   sub->add_option("--interval", args->interval, "refresh interval, seconds")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
   sub->add_option("--window", args->window, "reorder window, seconds")->capture_default_str()->check(CLI::Range(0.01, 5.0));

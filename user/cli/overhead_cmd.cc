@@ -16,7 +16,8 @@ namespace jackdaw::cli {
 namespace {
 
 struct OverheadArgs {
-  std::string probes;  // empty: each group alone, then all together
+  std::string probes;
+  bool probes_given = false;  // not given: each group alone, then all together
   int runs = 5;
   int warmup = 1;
   std::string workload = "getppid";
@@ -33,10 +34,10 @@ std::string BinDir() {
   return self.substr(0, self.rfind('/'));
 }
 
-StatusOr<std::vector<uint32_t>> Configs(const std::string& probes) {
+StatusOr<std::vector<uint32_t>> Configs(const std::string& probes, bool given) {
   constexpr uint32_t kCapture[] = {JDW_GROUP_SCHED, JDW_GROUP_SYSCALL, JDW_GROUP_BLOCK, JDW_GROUP_NET};
   std::vector<uint32_t> out;
-  if (probes.empty()) {
+  if (!given) {
     uint32_t all = 0;
     for (uint32_t g : kCapture) out.push_back(1u << g), all |= 1u << g;
     out.push_back(all);
@@ -60,10 +61,10 @@ StatusOr<std::vector<uint32_t>> Configs(const std::string& probes) {
 }
 
 int Run(const OverheadArgs& a) {
+  auto configs = Configs(a.probes, a.probes_given);
+  if (!configs.ok()) return PrintError(configs.status().message()), 1;
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) return PrintError(priv.message()), 2;
-  auto configs = Configs(a.probes);
-  if (!configs.ok()) return PrintError(configs.status().message()), 1;
   std::unique_ptr<overhead::Workload> wl;
   if (!a.command.empty()) {
     wl = overhead::CommandWorkload(a.command);
@@ -101,7 +102,7 @@ Runner RegisterOverhead(CLI::App& app) {
       "  sudo jackdaw overhead --workload nginx --probes sched,syscall,net\n"
       "  sudo jackdaw overhead --runs 9 --json -- ./my-benchmark --quick\n"
       "The workload's environment has JACKDAW_OVERHEAD_MODE=untraced|jackdaw|perf|bpftrace.");
-  sub->add_option("--probes", args->probes,
+  CLI::Option* probes = sub->add_option("--probes", args->probes,
                   "one configuration: these groups together (default: each of sched,syscall,block,net "
                   "alone, then all four, then interact alone: the in-kernel interaction summaries)");
   sub->add_option("--runs", args->runs, "measured runs per tracer")->check(CLI::Range(2, 1000))->capture_default_str();
@@ -111,7 +112,10 @@ Runner RegisterOverhead(CLI::App& app) {
   sub->add_flag("--json", args->json, "print the report as JSON (schema jackdaw-overhead/1)");
   sub->add_flag("--no-tools", args->no_tools, "skip the perf and bpftrace comparisons");
   sub->add_option("command", args->command, "measure this command instead of a built-in workload (after --)");
-  return [args] { return Run(*args); };
+  return [args, probes] {
+    args->probes_given = probes->count() > 0;
+    return Run(*args);
+  };
 }
 
 }  // namespace jackdaw::cli

@@ -38,10 +38,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
-// Longest --duration accepted: beyond a year the nanosecond count is no
-// longer what the user meant, and 1e30 would overflow it.
-constexpr double kMaxDurationS = 366.0 * 24 * 3600;
-
 struct RecordArgs {
   std::string output = "jackdaw.jdw";
   CaptureArgs cap;

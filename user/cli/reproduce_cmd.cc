@@ -7,7 +7,6 @@
 #include <climits>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -93,8 +92,8 @@ int RunReal(const ReproduceArgs& a) {
              2;
   }
   std::error_code ec;
-  std::filesystem::create_directories(a.work_dir, ec);
-  if (ec) return PrintError("cannot create " + a.work_dir + ": " + ec.message()), 1;
+  Status dir = validate::PrepareRealWorkDir(a.work_dir);
+  if (!dir.ok()) return PrintError("--work-dir: " + dir.message()), 1;
   validate::RealRunOptions ro;
   ro.bin_dir = self.substr(0, self.rfind('/'));
   ro.work_dir = a.work_dir;
@@ -183,15 +182,18 @@ int RunReal(const ReproduceArgs& a) {
   if (!a.results.empty()) {
     nlohmann::json doc = {{"date", Today()}, {"machine", Machine()}, {"real", true}, {"repeat", a.repeat},
                           {"only", a.only}, {"runs", out}};
-    std::ofstream f(a.results);
-    f << doc.dump(2) << "\n";
-    if (!f) return PrintError("cannot write " + a.results), 1;
+    Status written = WriteOwnedFile(a.results, doc.dump(2) + "\n", kOutputFileMode);
+    if (!written.ok()) return PrintError("--results: " + written.message()), 1;
     fprintf(stderr, "jackdaw: results written to %s\n", a.results.c_str());
   }
   return ok ? 0 : 1;
 }
 
 int Run(const ReproduceArgs& a) {
+  if (!a.results.empty()) {
+    Status out = CheckOutputFile(a.results);
+    if (!out.ok()) return PrintError("--results: " + out.message()), 1;
+  }
   if (a.real) {
     if (a.quick) return PrintError("--quick and --real cannot be combined (shorten --real with -n)"), 2;
     if (a.reanalyze && a.keep_traces) return PrintError("--reanalyze keeps the traces it reads; drop --keep-traces"), 2;
@@ -276,9 +278,8 @@ int Run(const ReproduceArgs& a) {
                           {"quick", a.quick},
                           {"only", a.only},
                           {"runs", out}};
-    std::ofstream f(a.results);
-    f << doc.dump(2) << "\n";
-    if (!f) return PrintError("cannot write " + a.results), 1;
+    Status written = WriteOwnedFile(a.results, doc.dump(2) + "\n", kOutputFileMode);
+    if (!written.ok()) return PrintError("--results: " + written.message()), 1;
     fprintf(stderr, "jackdaw: results written to %s\n", a.results.c_str());
   }
   return ok ? 0 : 1;

@@ -3,13 +3,13 @@
 
 #include <cinttypes>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "common/safe_file.h"
 #include "join/extractor.h"
 #include "model/workload_model.h"
 #include "pcap/packets.h"
@@ -65,6 +65,10 @@ int Run(const StitchArgs& a, const std::string& argv0) {
     PrintError("stitch: give one --schema for every trace, or one for all (got " + std::to_string(a.schemas.size()) +
                " for " + std::to_string(n) + " traces)");
     return 1;
+  }
+  if (!a.json_out.empty()) {
+    Status out = CheckOutputFile(a.json_out);
+    if (!out.ok()) return PrintError("--json: " + out.message()), 1;
   }
   std::map<size_t, int64_t> shifts;
   for (const std::string& s : a.shifts) {
@@ -204,9 +208,8 @@ int Run(const StitchArgs& a, const std::string& argv0) {
                                   {"caller", f.caller}});
       jr.push_back(std::move(r));
     }
-    std::ofstream out(a.json_out);
-    out << j.dump() << "\n";
-    if (!out) return PrintError("cannot write " + a.json_out), 1;
+    Status written = WriteOwnedFile(a.json_out, j.dump() + "\n", kOutputFileMode);
+    if (!written.ok()) return PrintError(written.message()), 1;
     fprintf(stderr, "jackdaw: stitching written to %s\n", a.json_out.c_str());
   }
   return 0;

@@ -16,12 +16,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
 namespace jackdaw {
+
+// What jackdaw writes (traces, packets, reports) tells whoever reads it the
+// machine's command lines, endpoints and timings: its owner's alone.
+inline constexpr mode_t kOutputFileMode = 0600;
 
 // Opens `path` for writing (not truncated: the caller truncates once it
 // holds whatever lock it needs), creating it with `mode`. Returns the fd.
@@ -56,6 +62,40 @@ inline StatusOr<int> CreateOwnedFile(const std::string& path, mode_t mode) {
     return bad;
   }
   return fd;
+}
+
+// Checks before any work is done that `path` can be written as
+// CreateOwnedFile would write it, so a long analysis does not end in "cannot
+// write". A file created only for the check is removed again.
+inline Status CheckOutputFile(const std::string& path) {
+  struct stat before;
+  const bool existed = lstat(path.c_str(), &before) == 0;
+  ASSIGN_OR_RETURN(int fd, CreateOwnedFile(path, kOutputFileMode));
+  close(fd);
+  if (!existed) unlink(path.c_str());
+  return Status::Ok();
+}
+
+// `path` opened through CreateOwnedFile and emptied, as a stdio stream.
+inline StatusOr<FILE*> OpenOwnedStream(const std::string& path, mode_t mode) {
+  ASSIGN_OR_RETURN(int fd, CreateOwnedFile(path, mode));
+  FILE* f = ftruncate(fd, 0) == 0 ? fdopen(fd, "w") : nullptr;
+  if (!f) {
+    const int e = errno;
+    close(fd);
+    return ErrStatus("cannot write %s: %s", path.c_str(), strerror(e));
+  }
+  return f;
+}
+
+// Replaces the content of `path` (written through CreateOwnedFile).
+inline Status WriteOwnedFile(const std::string& path, std::string_view content, mode_t mode) {
+  ASSIGN_OR_RETURN(FILE* f, OpenOwnedStream(path, mode));
+  const bool written = fwrite(content.data(), 1, content.size(), f) == content.size();
+  const int e = errno;
+  if (fclose(f) != 0 || !written)
+    return ErrStatus("error writing %s: %s (disk full?)", path.c_str(), strerror(written ? errno : e));
+  return Status::Ok();
 }
 
 // An existing directory must be a real directory (not a symlink to one),

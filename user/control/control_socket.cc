@@ -184,11 +184,13 @@ void ControlServer::Serve() {
       break;
     }
     const size_t nl = c.buf.find('\n');
-    if (nl == std::string::npos && c.buf.size() <= kMaxRequestBytes && !closed &&
+    // Measured to the newline: one read can bring a whole over-long line.
+    const bool too_long = (nl == std::string::npos ? c.buf.size() : nl) > kMaxRequestBytes;
+    if (nl == std::string::npos && !too_long && !closed &&
         now - c.since_ms < static_cast<uint64_t>(kClientTimeoutMs))
       continue;
     nlohmann::json reply;
-    if (nl == std::string::npos && c.buf.size() > kMaxRequestBytes) {
+    if (too_long) {
       reply = {{"ok", false}, {"error", "request longer than 4096 bytes: send one short line"}};
     } else if (nl == std::string::npos && !closed) {
       reply = {{"ok", false}, {"error", "no complete request line within 2 s: end it with a newline"}};

@@ -118,6 +118,19 @@ TEST(ControlSocket, GarbageGetsAnErrorAndServingGoesOn) {
   EXPECT_GE((*s)->requests_rejected(), 3u);
 }
 
+TEST(ControlSocket, ALineOver4096BytesIsRefusedEvenWithItsNewline) {
+  const std::string dir = TempDir();
+  auto s = ControlServer::Create(dir, "4244", Echo());
+  ASSERT_TRUE(s.ok());
+  Serving serving(s->get());
+  auto r = SendRequest((*s)->path(), "echo " + std::string(5000, 'x'));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto j = nlohmann::json::parse(*r);
+  EXPECT_FALSE(j["ok"].get<bool>()) << *r;
+  EXPECT_NE(j["error"].get<std::string>().find("longer than 4096 bytes"), std::string::npos) << *r;
+  EXPECT_EQ((*s)->requests_served(), 0u);
+}
+
 TEST(ControlSocket, NonRootCannotConnect) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to drop to another user";
   const std::string dir = TempDir() + "/run";

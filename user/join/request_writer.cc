@@ -40,6 +40,7 @@
 #include <string_view>
 #include <nlohmann/json.hpp>
 
+#include "common/safe_file.h"
 #include "join/extractor.h"
 
 namespace jackdaw::join {
@@ -275,8 +276,10 @@ void WriteConnectionJson(std::string* out, const model::Connection& c) {
 }
 
 Status WriteRequestsJsonl(const std::string& path, const std::vector<model::Request>& requests) {
-  FILE* f = path == "-" ? stdout : fopen(path.c_str(), "w");
-  if (!f) return ErrStatus("cannot write %s: %s", path.c_str(), strerror(errno));
+  FILE* f = stdout;
+  if (path != "-") {
+    ASSIGN_OR_RETURN(f, OpenOwnedStream(path, kOutputFileMode));
+  }
   std::string line;
   bool ok = true;
   for (const model::Request& r : requests) {

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -195,7 +196,9 @@ void HttpEndpoint::Serve() {
         if (n == 0) eof = true;
         break;
       }
-      const bool head = c.in.find("\r\n\r\n") != std::string::npos || c.in.find("\n\n") != std::string::npos;
+      // Measured to the head's end: one read can bring a whole over-long head.
+      const size_t head_end = std::min(c.in.find("\r\n\r\n"), c.in.find("\n\n"));
+      const bool head = head_end != std::string::npos && head_end <= kMaxHead;
       if (head) {
         Respond(&c);
       } else if (c.in.size() > kMaxHead) {

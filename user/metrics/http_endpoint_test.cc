@@ -159,6 +159,16 @@ TEST(HttpEndpoint, WarnsWhenReachableFromOtherHosts) {
   }
 }
 
+TEST(HttpEndpoint, AHeadOver8KbIsRefusedEvenWhenItArrivesWhole) {
+  int renders = 0;
+  auto e = HttpEndpoint::Create("127.0.0.1:0", [&] { return std::to_string(++renders); });
+  ASSERT_TRUE(e.ok());
+  Serving s(e->get());
+  const std::string head = "GET /metrics HTTP/1.1\r\nX-Pad: " + std::string(8500, 'a') + "\r\n\r\n";
+  EXPECT_EQ(Exchange((*e)->port(), head).rfind("HTTP/1.1 431", 0), 0u);
+  EXPECT_EQ(renders, 0);
+}
+
 TEST(HttpEndpoint, AddressForms) {
   std::string h;
   uint16_t p;

@@ -15,6 +15,8 @@
 #include <string_view>
 
 #include "capture/recorder.h"
+#include "common/safe_file.h"
+#include "common/scratch_dir.h"
 #include "jackdaw/abi.h"
 #include "trace/event_table.h"
 
@@ -162,7 +164,7 @@ class BpftraceTracer : public ActiveTracer {
   Status Attach(const std::vector<pid_t>& pids) override {
     const std::string script = path_ + ".bt";
     std::filesystem::remove(path_);
-    std::ofstream(script) << BpftraceScript(groups_, pids.at(0));
+    RETURN_IF_ERROR(WriteOwnedFile(script, BpftraceScript(groups_, pids.at(0)), 0600));
     auto c = Child::Spawn({"sh", "-c", "exec bpftrace -B line \"$0\" > \"$1\"", script, path_}, {}, true);
     if (!c.ok()) return c.status();
     child_ = std::make_unique<Child>(std::move(*c));
@@ -296,6 +298,10 @@ BpftraceCount CountBpftraceOutput(const std::string& out, const std::string& err
 
 StatusOr<std::vector<ConfigResult>> RunHarness(Workload& workload, const HarnessOptions& opts) {
   if (opts.runs < 2) return ErrStatus("--runs must be at least 2 for a confidence interval");
+  // The tracers' outputs (trace, perf data and fifos, bpftrace's script and
+  // output) are written as root under fixed names: only in a directory of
+  // our own, gone when the measurement ends however it ends.
+  ASSIGN_OR_RETURN(auto scratch, ScratchDir::Create(opts.work_dir, "jackdaw-overhead"));
   std::vector<ConfigResult> results;
   for (uint32_t groups : opts.configs) {
     ConfigResult cr;
@@ -319,7 +325,7 @@ StatusOr<std::vector<ConfigResult>> RunHarness(Workload& workload, const Harness
                 round < opts.warmup ? opts.warmup : opts.runs);
       for (TracerRuns& tr : cr.tracers) {
         if (!tr.unavailable.empty()) continue;
-        const std::string file = opts.work_dir + "/jackdaw-overhead-" + std::to_string(getpid()) + "." + TracerName(tr.tracer);
+        const std::string file = scratch->path() + "/" + TracerName(tr.tracer);
         std::unique_ptr<ActiveTracer> tracer;
         if (tr.tracer == TracerKind::kJackdaw) tracer = std::make_unique<JackdawTracer>(groups, file + ".jdw");
         if (tr.tracer == TracerKind::kPerf) tracer = std::make_unique<PerfTracer>(groups, file + ".data");

@@ -4,15 +4,17 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 
 #include "common/clock.h"
+#include "common/safe_file.h"
+#include "common/scratch_dir.h"
 
 namespace jackdaw::overhead {
 namespace {
@@ -65,6 +67,7 @@ struct ServerSpec {
   // Builds the driver's argv for the port; ops parsed from its output.
   std::function<std::vector<std::string>(int port)> driver;
   std::function<double(const std::string& out)> ops;
+  std::shared_ptr<ScratchDir> scratch;  // the server's files, if it has any
 };
 
 bool PortAccepts(int port) {
@@ -145,22 +148,29 @@ int FreePort() {
 }
 
 // nginx from Debian: one worker, a 5 KB static file, keep-alive, in a
-// private prefix under /var/tmp; wrk with one thread and 10 connections.
+// private prefix (a ScratchDir under /var/tmp, removed with the workload);
+// wrk with one thread and 10 connections.
 StatusOr<std::unique_ptr<Workload>> Nginx() {
   if (access("/usr/sbin/nginx", X_OK) != 0)
     return ErrStatus("the nginx workload needs nginx (apt-get install nginx, or scripts/install-deps.sh)");
-  const std::string dir = "/var/tmp/jackdaw-overhead-nginx-" + std::to_string(getpid());
-  std::error_code ec;
-  std::filesystem::create_directories(dir + "/html", ec);
-  std::filesystem::create_directories(dir + "/logs", ec);
-  if (ec) return ErrStatus("cannot create %s: %s", dir.c_str(), ec.message().c_str());
-  std::ofstream(dir + "/html/5k.html") << std::string(5 * 1024, 'n');
+  if (access("/usr/bin/wrk", X_OK) != 0)
+    return ErrStatus("the nginx workload needs wrk (apt-get install wrk, or scripts/install-deps.sh)");
+  ASSIGN_OR_RETURN(std::shared_ptr<ScratchDir> scratch, ScratchDir::Create("/var/tmp", "jackdaw-overhead-nginx"));
+  const std::string& dir = scratch->path();
+  // nginx's worker drops to an unprivileged user: it may pass through the
+  // prefix (not list it, not write it) and read the page.
+  if (chmod(dir.c_str(), 0711) != 0 || mkdir((dir + "/html").c_str(), 0755) != 0 ||
+      mkdir((dir + "/logs").c_str(), 0700) != 0)
+    return ErrStatus("cannot set up %s: %s", dir.c_str(), strerror(errno));
+  RETURN_IF_ERROR(WriteOwnedFile(dir + "/html/5k.html", std::string(5 * 1024, 'n'), 0644));
   const int port = FreePort();
-  std::ofstream(dir + "/nginx.conf")
-      << "worker_processes 1;\ndaemon off;\nmaster_process on;\npid " << dir << "/nginx.pid;\n"
-      << "error_log " << dir << "/logs/error.log;\nevents { worker_connections 1024; }\n"
-      << "http {\n  access_log off;\n  keepalive_requests 1000000;\n  server {\n    listen 127.0.0.1:" << port
-      << ";\n    root " << dir << "/html;\n  }\n}\n";
+  RETURN_IF_ERROR(WriteOwnedFile(
+      dir + "/nginx.conf",
+      "worker_processes 1;\ndaemon off;\nmaster_process on;\npid " + dir + "/nginx.pid;\nerror_log " + dir +
+          "/logs/error.log;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n"
+          "  keepalive_requests 1000000;\n  server {\n    listen 127.0.0.1:" + std::to_string(port) +
+          ";\n    root " + dir + "/html;\n  }\n}\n",
+      0600));
   ServerSpec spec;
   spec.server = {"/usr/sbin/nginx", "-p", dir, "-c", dir + "/nginx.conf"};
   spec.port = port;
@@ -174,8 +184,7 @@ StatusOr<std::unique_ptr<Workload>> Nginx() {
     auto b = out.rfind('\n', p);
     return atof(out.c_str() + (b == std::string::npos ? 0 : b + 1));
   };
-  if (access("/usr/bin/wrk", X_OK) != 0)
-    return ErrStatus("the nginx workload needs wrk (apt-get install wrk, or scripts/install-deps.sh)");
+  spec.scratch = std::move(scratch);
   return std::unique_ptr<Workload>(new Server("nginx", std::move(spec), false));
 }
 

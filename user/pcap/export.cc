@@ -9,6 +9,8 @@ namespace jackdaw::pcap {
 
 StatusOr<ExportStats> ExportPcapng(const trace::TraceReader& reader, const std::string& out_path) {
   const std::vector<Packet> packets = ReadPackets(reader);
+  // Nothing to write: whatever is at out_path stays as it was.
+  if (packets.empty()) return ExportStats{};
   ASSIGN_OR_RETURN(auto w, PcapngWriter::Create(out_path, "jackdaw (headers rebuilt from net records)"));
   std::map<uint32_t, uint32_t> iface_of;  // ifindex -> pcapng interface id
   ExportStats st;

@@ -21,6 +21,7 @@ struct ExportStats {
   uint64_t interfaces = 0;
 };
 
+// A trace without packets writes nothing (out_path is left as it was).
 StatusOr<ExportStats> ExportPcapng(const trace::TraceReader& reader, const std::string& out_path);
 
 }  // namespace jackdaw::pcap

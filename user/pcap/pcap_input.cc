@@ -137,35 +137,55 @@ std::set<std::string> LocalEndpoints(const trace::TraceReader& reader) {
   return out;
 }
 
-StatusOr<std::vector<jdw_net_packet_record>> ReadPcapFile(const std::string& path, const trace::TraceReader& reader,
-                                                          int64_t wall_offset_ns, PcapFileStats* stats) {
+StatusOr<std::unique_ptr<PcapFileReader>> PcapFileReader::Open(const std::string& path,
+                                                               const trace::TraceReader& reader,
+                                                               int64_t wall_offset_ns) {
   char err[PCAP_ERRBUF_SIZE] = "";
   pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
   if (!p) return ErrStatus("--pcap %s: %s", path.c_str(), err);
-  const int link = pcap_datalink(p);
-  PcapFileStats st;
-  st.link_type = static_cast<uint64_t>(link);
-  const std::set<std::string> locals = LocalEndpoints(reader);
-  const trace::TimeConverter& time = reader.meta().time;
-  std::vector<jdw_net_packet_record> out;
+  std::unique_ptr<PcapFileReader> r(new PcapFileReader());
+  r->path_ = path;
+  r->pcap_ = p;
+  r->link_type_ = pcap_datalink(p);
+  r->stats_.link_type = static_cast<uint64_t>(r->link_type_);
+  r->locals_ = LocalEndpoints(reader);
+  r->time_ = &reader.meta().time;
+  r->wall_offset_ns_ = wall_offset_ns;
+  return r;
+}
+
+PcapFileReader::~PcapFileReader() {
+  if (pcap_) pcap_close(pcap_);
+}
+
+std::optional<jdw_net_packet_record> PcapFileReader::Next() {
   pcap_pkthdr* h;
   const u_char* d;
   int rc;
-  while ((rc = pcap_next_ex(p, &h, &d)) == 1) {
-    st.frames++;
-    std::optional<ParsedFrame> f = ParseFrame(link, d, h->caplen, h->len);
+  while (pcap_ && (rc = pcap_next_ex(pcap_, &h, &d)) == 1) {
+    stats_.frames++;
+    std::optional<ParsedFrame> f = ParseFrame(link_type_, d, h->caplen, h->len);
     if (!f) continue;
     bool out_dir = f->outgoing == 1;
-    if (f->outgoing < 0) out_dir = locals.count(FormatAddr(f->net.family, f->net.saddr, f->net.sport)) > 0;
-    const uint64_t wall = uint64_t(h->ts.tv_sec) * 1'000'000'000 + uint64_t(h->ts.tv_usec) - wall_offset_ns;
-    const uint64_t mono = wall - static_cast<uint64_t>(time.clock.wall_minus_mono_ns);
-    out.push_back(MakeRecord(*f, time.base == trace::Timebase::kTsc ? time.clock.MonoToTsc(mono) : mono, out_dir));
-    st.packets++;
+    if (f->outgoing < 0) out_dir = locals_.count(FormatAddr(f->net.family, f->net.saddr, f->net.sport)) > 0;
+    const uint64_t wall = uint64_t(h->ts.tv_sec) * 1'000'000'000 + uint64_t(h->ts.tv_usec) - wall_offset_ns_;
+    const uint64_t mono = wall - static_cast<uint64_t>(time_->clock.wall_minus_mono_ns);
+    stats_.packets++;
+    return MakeRecord(*f, time_->base == trace::Timebase::kTsc ? time_->clock.MonoToTsc(mono) : mono, out_dir);
   }
-  const std::string read_err = rc == -1 ? pcap_geterr(p) : "";
-  pcap_close(p);
-  if (!read_err.empty()) return ErrStatus("--pcap %s: %s", path.c_str(), read_err.c_str());
-  if (stats) *stats = st;
+  if (pcap_ && rc == -1) error_ = ErrStatus("--pcap %s: %s", path_.c_str(), pcap_geterr(pcap_));
+  if (pcap_) pcap_close(pcap_);
+  pcap_ = nullptr;
+  return std::nullopt;
+}
+
+StatusOr<std::vector<jdw_net_packet_record>> ReadPcapFile(const std::string& path, const trace::TraceReader& reader,
+                                                          int64_t wall_offset_ns, PcapFileStats* stats) {
+  ASSIGN_OR_RETURN(auto file, PcapFileReader::Open(path, reader, wall_offset_ns));
+  std::vector<jdw_net_packet_record> out;
+  while (std::optional<jdw_net_packet_record> r = file->Next()) out.push_back(*r);
+  RETURN_IF_ERROR(file->error());
+  if (stats) *stats = file->stats();
   return out;
 }
 

@@ -54,8 +54,34 @@ struct PcapFileStats {
   uint64_t link_type = 0;
 };
 
-// Reads a pcap or pcapng file into net records on the trace's timebase.
-// wall_offset_ns: the capturing machine's wall clock minus this one's.
+// A pcap or pcapng file read a packet at a time, each IP packet as a net
+// record on the trace's timebase: a capture far larger than memory streams
+// through `jackdaw analyze --pcap`. wall_offset_ns: the capturing machine's
+// wall clock minus this one's.
+class PcapFileReader {
+ public:
+  static StatusOr<std::unique_ptr<PcapFileReader>> Open(const std::string& path, const trace::TraceReader& reader,
+                                                        int64_t wall_offset_ns);
+  ~PcapFileReader();
+  // The next IP packet; nullopt at the end of the file or at a read error
+  // (then error() says which).
+  std::optional<jdw_net_packet_record> Next();
+  const Status& error() const { return error_; }
+  const PcapFileStats& stats() const { return stats_; }
+
+ private:
+  PcapFileReader() = default;
+  std::string path_;
+  pcap_t* pcap_ = nullptr;
+  int link_type_ = 0;
+  std::set<std::string> locals_;
+  const trace::TimeConverter* time_ = nullptr;
+  int64_t wall_offset_ns_ = 0;
+  PcapFileStats stats_;
+  Status error_;
+};
+
+// The whole file at once (PcapFileReader to the end).
 StatusOr<std::vector<jdw_net_packet_record>> ReadPcapFile(const std::string& path, const trace::TraceReader& reader,
                                                           int64_t wall_offset_ns, PcapFileStats* stats);
 

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <memory>
 
+#include "common/safe_file.h"
+
 namespace jackdaw::pcap {
 namespace {
 
@@ -37,8 +39,7 @@ void EndOptions(std::string& s) {
 }  // namespace
 
 StatusOr<std::unique_ptr<PcapngWriter>> PcapngWriter::Create(const std::string& path, std::string_view application) {
-  FILE* f = fopen(path.c_str(), "wb");
-  if (!f) return ErrStatus("cannot write %s: %s", path.c_str(), strerror(errno));
+  ASSIGN_OR_RETURN(FILE* f, OpenOwnedStream(path, kOutputFileMode));
   std::unique_ptr<PcapngWriter> w(new PcapngWriter(f, path));
   std::string shb;
   Append<uint32_t>(shb, kByteOrderMagic);

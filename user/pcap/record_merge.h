@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "jackdaw/abi.h"
@@ -22,6 +23,17 @@
 namespace jackdaw::pcap {
 
 void ForEachRecordMerged(const trace::TraceReader& reader, std::vector<jdw_net_packet_record>& extra, uint64_t keep,
+                         const std::function<void(const jdw_record_header*)>& fn,
+                         const std::function<void()>& at_end = {});
+
+// The same with packets read as the merge goes (one source per capture
+// file, nullopt at its end), so a capture need not fit in memory: a source's
+// records are sorted in a window of `keep` ahead of the oldest one not yet
+// handed out (captures are in time order but for small disorders), and a
+// record handed out stays valid, like a trace record, for `keep` newer
+// units and through at_end.
+using PacketSource = std::function<std::optional<jdw_net_packet_record>()>;
+void ForEachRecordMerged(const trace::TraceReader& reader, const std::vector<PacketSource>& sources, uint64_t keep,
                          const std::function<void(const jdw_record_header*)>& fn,
                          const std::function<void()>& at_end = {});
 

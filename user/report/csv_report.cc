@@ -2,9 +2,9 @@
 // commas, quotes or newlines quoted, quotes doubled). Times in ns, sizes in
 // bytes, fractions as fractions, so the files are for programs.
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "common/safe_file.h"
 #include "report/report.h"
 #include "report/report_util.h"
 
@@ -42,20 +42,15 @@ class Csv {
 };
 
 Status WriteFile(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return ErrStatus("cannot write %s", path.c_str());
-  f << text;
-  f.close();
-  if (!f) return ErrStatus("error writing %s", path.c_str());
-  return Status::Ok();
+  return WriteOwnedFile(path.string(), text, kOutputFileMode);
 }
 
 }  // namespace
 
 Status WriteCsvReports(const model::WorkloadModel& m, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return ErrStatus("cannot create CSV directory %s: %s", dir.c_str(), ec.message().c_str());
+  // Several files under fixed names: only in a directory nobody else can
+  // plant links in.
+  RETURN_IF_ERROR(CheckPrivateDir(dir, 0755));
   const std::filesystem::path d(dir);
 
   {

@@ -3,12 +3,12 @@
 // Tooltips are SVG <title> elements, which browsers show without scripts.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <queue>
 #include <set>
 
 #include "model/scoring.h"
+#include "common/safe_file.h"
 #include "report/report.h"
 #include "report/report_util.h"
 
@@ -454,12 +454,7 @@ StatusOr<std::string> RenderHtmlReport(const model::WorkloadModel& m,
 Status WriteHtmlReport(const model::WorkloadModel& m, std::span<const model::Request> requests,
                        const std::string& path, const HtmlReportOptions& options) {
   ASSIGN_OR_RETURN(std::string html, RenderHtmlReport(m, requests, options));
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return ErrStatus("cannot write HTML report %s", path.c_str());
-  f << html;
-  f.close();
-  if (!f) return ErrStatus("error writing HTML report %s", path.c_str());
-  return Status::Ok();
+  return WriteOwnedFile(path, html, kOutputFileMode);
 }
 
 }  // namespace jackdaw::report

@@ -6,9 +6,9 @@
 //   anomalies with reasons and events
 //   latency_breakdown per cluster
 #include <algorithm>
-#include <fstream>
 
 #include "model/scoring.h"
+#include "common/safe_file.h"
 #include "report/report.h"
 #include "report/report_util.h"
 
@@ -206,12 +206,7 @@ Status WriteJsonReport(const model::WorkloadModel& m, const std::string& path,
 }
 
 Status WriteJsonFile(const nlohmann::ordered_json& j, const std::string& path) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return ErrStatus("cannot write JSON report %s", path.c_str());
-  f << j.dump(1) << "\n";
-  f.close();
-  if (!f) return ErrStatus("error writing JSON report %s", path.c_str());
-  return Status::Ok();
+  return WriteOwnedFile(path, j.dump(1) + "\n", kOutputFileMode);
 }
 
 }  // namespace jackdaw::report

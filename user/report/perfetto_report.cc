@@ -8,11 +8,11 @@
 // overlap on the same real thread are clipped to start where the previous
 // one ended (their args keep the true times).
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <queue>
 #include <set>
 
+#include "common/safe_file.h"
 #include "report/report.h"
 #include "report/report_util.h"
 
@@ -304,12 +304,7 @@ StatusOr<json> BuildPerfettoTrace(const model::WorkloadModel& m,
 Status WritePerfettoTrace(const model::WorkloadModel& m, std::span<const model::Request> requests,
                           const std::string& path, const PerfettoOptions& options) {
   ASSIGN_OR_RETURN(json trace, BuildPerfettoTrace(m, requests, options));
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return ErrStatus("cannot write Perfetto trace %s", path.c_str());
-  f << trace.dump() << "\n";
-  f.close();
-  if (!f) return ErrStatus("error writing Perfetto trace %s", path.c_str());
-  return Status::Ok();
+  return WriteOwnedFile(path, trace.dump() + "\n", kOutputFileMode);
 }
 
 }  // namespace jackdaw::report

@@ -270,6 +270,30 @@ TEST(ReportTest, WritersReportUnwritablePaths) {
   EXPECT_FALSE(WriteCsvReports(f.model, "/proc/jdw-no-such-dir").ok());
 }
 
+// Reports go through the checked open: a link planted under the output's
+// name (or as the CSV directory) is refused and what it points to is kept.
+TEST(ReportTest, WritersRefuseALinkPlantedUnderTheOutputName) {
+  const Fixture& f = Get();
+  const fs::path dir = TempDir() / ("links-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path victim = dir / "victim";
+  { std::ofstream(victim) << "secret\n"; }
+  for (const char* name : {"model.json", "trace.json", "report.html"}) fs::create_symlink(victim, dir / name);
+  fs::create_directory_symlink(dir, dir / "csv");
+  const Status json = WriteJsonReport(f.model, dir / "model.json");
+  const Status perfetto = WritePerfettoTrace(f.model, f.requests, dir / "trace.json");
+  const Status html = WriteHtmlReport(f.model, f.requests, dir / "report.html");
+  const Status csv = WriteCsvReports(f.model, dir / "csv");
+  for (const Status* s : {&json, &perfetto, &html, &csv}) {
+    EXPECT_FALSE(s->ok());
+    EXPECT_NE(s->message().find("symbolic link"), std::string::npos) << s->message();
+  }
+  EXPECT_EQ(ReadFile(victim), "secret\n");
+  EXPECT_FALSE(fs::exists(dir / "requests.csv"));
+  fs::remove_all(dir);
+}
+
 TEST(ReportTest, ProgressBarOnTerminalAndInLogs) {
   for (int tty : {1, 0}) {
     FILE* out = tmpfile();

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <set>
 
 #include "common/clock.h"
+#include "common/safe_file.h"
 #include "validate/jackdaw_child.h"
 #include "validate/real_interactions.h"
 
@@ -72,6 +74,27 @@ StatusOr<std::vector<RealWorkload>> SelectRealWorkloads(const std::vector<RealWo
     return ErrStatus("--only %s: no such real-server workload (known: %s)", n.c_str(), known.c_str());
   }
   return out;
+}
+
+Status PrepareRealWorkDir(const std::string& work_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::absolute(work_dir, ec).lexically_normal();
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
+  RETURN_IF_ERROR(CheckPrivateDir(work_dir, 0711));
+  struct stat st;
+  if (stat(work_dir.c_str(), &st) != 0) return ErrStatus("cannot stat %s: %s", work_dir.c_str(), strerror(errno));
+  if ((st.st_mode & 0111) != 0111 && chmod(work_dir.c_str(), (st.st_mode & 07777) | 0111) != 0)
+    return ErrStatus("cannot open %s to the servers' users: %s", work_dir.c_str(), strerror(errno));
+  for (fs::path above = dir.parent_path(); !above.empty(); above = above.parent_path()) {
+    if (stat(above.c_str(), &st) != 0) return ErrStatus("cannot stat %s: %s", above.c_str(), strerror(errno));
+    if (!(st.st_mode & S_IXOTH))
+      return ErrStatus("%s is closed to other users (mode %03o), so the servers' users cannot reach %s: pass a "
+                       "--work-dir under /var/tmp",
+                       above.c_str(), static_cast<unsigned>(st.st_mode & 0777), work_dir.c_str());
+    if (above == above.root_path()) break;
+  }
+  return Status::Ok();
 }
 
 StatusOr<RecordedRun> KeptRealRun(const RealRunOptions& o, const RealWorkload& w, int repeat) {

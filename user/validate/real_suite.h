@@ -45,6 +45,15 @@ struct RealRunOptions {
   bool verbose = false;
 };
 
+// Makes `work_dir` ready for a --real run, whatever ran in it before. The
+// traces are written in it as root, so it is checked as Table 1's run checks
+// it (ours or root's, writable by nobody else; created if missing); and each
+// server's own user (nobody, www-data, postgres, mysql) must reach its
+// directory inside, so it is opened to passing through (0711: not listed,
+// not written), which Table 1's 0700 was not. A directory above it that
+// other users cannot pass through cannot be fixed here: refused, naming it.
+Status PrepareRealWorkDir(const std::string& work_dir);
+
 // Records one run; `repeat` numbers repeated runs of one workload (their
 // files do not collide).
 StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWorkload& w, int repeat = 0);
