@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/clock_sync.h"
+#include "capture/loss_locator.h"
 #include "capture/backend.h"
 #include "capture/session.h"
 #include "capture/sweep_pacer.h"
@@ -152,7 +153,10 @@ class Recorder : RecordSink {
   Status thread_status_;
   bool stopped_ = false;
   Status deferred_;
-  SweepPacer pacer_{1.0 / 16, 30};  // the reader's naps (reader thread), up to poll_timeout_ms
+  SweepPacer pacer_{1.0 / 16, 30};
+  // Losses located in time (trace/loss_intervals.h): read after every drain.
+  LossLocator losses_;
+  uint64_t ReadLossesInto(uint64_t drain_from_ns);  // returns the total so far  // the reader's naps (reader thread), up to poll_timeout_ms
 };
 
 // Thread/process names of tgids (all processes if empty) from /proc:
