@@ -26,6 +26,9 @@ Extractor::Impl::Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options o
   gc_every_ns_ = std::max<uint64_t>(timeout_ns_ / kGcPerTimeout, 1'000'000);
   msg_attr_ = schema_.message_attr;
   join_.set_on_discard([this](Set& s) { OnDiscard(s); });
+  needed_loss_ = LossMap(meta.loss_intervals, NeededGroups());
+  sched_loss_ = LossMap(meta.loss_intervals, 1u << JDW_GROUP_SCHED);
+  NoteUnlocatedLosses(meta);
 }
 
 // ---------------------------------------------------------------------------
@@ -253,8 +256,10 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
 
   Thread* t = irq ? nullptr : threads_.Get(rec->tid, rec->tgid, ts, true);
   // On CPU elsewhere by the sched records: it moved, and both switches
-  // were lost; its run in between is unknown.
-  if (t && t->on_cpu && t->last_cpu >= 0 && t->last_cpu != rec->cpu) threads_.EndLostRun(t, ts);
+  // were lost; or its CPU lost sched records since its last record: its
+  // run in between is unknown.
+  if (t && t->on_cpu && ((t->last_cpu >= 0 && t->last_cpu != rec->cpu) || SchedLostSince(t, rec->cpu, ts)))
+    threads_.EndLostRun(t, ts);
   // A task-context record proves the thread runs (its switch-in may
   // predate the trace or have been lost).
   if (t && !t->on_cpu) RunningWithoutSwitchIn(t, rec->cpu, ts);
@@ -419,6 +424,8 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   RequestBuilder::Charged charged;
   model::Request r = builder_.Build(s, timed_out, next_request_id_++, nullptr, &charged);
   stats_.requests_emitted++;
+  MarkIfIncomplete(r);
+  if (r.incomplete) stats_.requests_incomplete++;
   if (timed_out) stats_.requests_timed_out++;
   stats_.events_in_requests += s.events.size();
   stats_.edges_wakeup += charged.wakeup_edges;

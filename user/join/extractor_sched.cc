@@ -113,8 +113,10 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
   Thread* prev = threads_.Get(sw->prev_tid, sw->prev_tgid, ts, true);
   if (prev) {
     // On CPU elsewhere by the sched records: it moved, and its switch-out
-    // there and switch-in here were lost.
-    if (prev->on_cpu && prev->last_cpu >= 0 && prev->last_cpu != rec->cpu) threads_.EndLostRun(prev, ts);
+    // there and switch-in here were lost; or sched records of this CPU were
+    // lost since its last record.
+    if (prev->on_cpu && ((prev->last_cpu >= 0 && prev->last_cpu != rec->cpu) || SchedLostSince(prev, rec->cpu, ts)))
+      threads_.EndLostRun(prev, ts);
     // Switched out while we had it off CPU, with no record of it running
     // since: its switch-in is missing from the trace.
     const bool chain_break = !prev->on_cpu;

@@ -129,5 +129,76 @@ TEST(LossProperty, NothingDroppedEveryRequestExact) {
   EXPECT_EQ(r.stats.cpu_unproven_ns, 0u);
 }
 
+// A generated trace whose losses the capture located, through the join.
+Result RunLocated(const schema::Schema& sch, uint32_t seed, double drop, GeneratedTrace* g) {
+  LossyTraceOptions o;
+  o.seed = seed;
+  o.drop = drop;
+  o.locate_losses = true;
+  *g = GenerateLossyTrace(o);
+  g->stream.meta().loss_intervals = g->losses;
+  g->stream.meta().losses_located = true;
+  return RunRecords(sch, g->stream, g->records, JoinOptions());
+}
+
+// With the losses located (the generator writes the interval around every
+// record it dropped, as the recorder does), CPU is never charged for time
+// its thread did not run: every event's CPU is at most its thread's true
+// on-CPU time since its previous event in the request.
+TEST(LossProperty, LocatedLossesNeverChargeTimeOffCpu) {
+  const schema::Schema sch = MustParse(kSchema);
+  for (uint32_t seed = 1; seed <= 40; seed++) {
+    GeneratedTrace g;
+    Result r = RunLocated(sch, seed, 0.05 * (1 + seed % 7), &g);
+    for (const model::Request& q : r.reqs) {
+      ForEachTaskEventWindow(q, [&](const model::RequestEvent& e, uint64_t from) {
+        EXPECT_LE(e.cpu_ns, g.OnCpu(e.tid, from, e.ts_ns))
+            << "seed " << seed << " request " << q.id << " event " << std::string(e.symbol) << " tid " << e.tid
+            << " at " << e.ts_ns;
+      });
+    }
+  }
+}
+
+// A request is incomplete exactly when a located loss touched a CPU it ran
+// on within its span; the others are whole, and with the trace's own
+// records of their threads intact they are charged exactly.
+TEST(LossProperty, RequestsTouchedByALossAreIncomplete) {
+  const schema::Schema sch = MustParse(kSchema);
+  uint64_t complete = 0, incomplete = 0;
+  for (uint32_t seed = 1; seed <= 20; seed++) {
+    GeneratedTrace g;
+    Result r = RunLocated(sch, seed, 0.02, &g);
+    for (const model::Request& q : r.reqs) {
+      bool touched = false;
+      for (const model::RequestEvent& e : q.events)
+        for (const trace::LossInterval& l : g.losses)
+          touched = touched || (l.cpu == e.cpu && l.from_ns <= q.end_ns && l.to_ns >= q.start_ns);
+      EXPECT_EQ(q.incomplete, touched) << "seed " << seed << " request " << q.id;
+      EXPECT_EQ(q.incomplete, !q.incomplete_reason.empty());
+      (q.incomplete ? incomplete : complete)++;
+    }
+    EXPECT_EQ(r.stats.requests_incomplete, static_cast<uint64_t>(std::count_if(
+                                               r.reqs.begin(), r.reqs.end(),
+                                               [](const model::Request& q) { return q.incomplete; })));
+  }
+  EXPECT_GT(complete, 100u);
+  EXPECT_GT(incomplete, 10u);
+}
+
+// A trace that counted losses but did not locate them (recorded before
+// loss intervals) says so: no request can be marked.
+TEST(LossProperty, UnlocatedLossesAreAWarning) {
+  LossyTraceOptions o;
+  o.drop = 0.1;
+  GeneratedTrace g = GenerateLossyTrace(o);
+  g.stream.meta().losses.lost = {{g.dropped}};
+  Result r = RunRecords(MustParse(kSchema), g.stream, g.records, JoinOptions());
+  ASSERT_FALSE(r.reqs.empty());
+  for (const model::Request& q : r.reqs) EXPECT_FALSE(q.incomplete);
+  ASSERT_FALSE(r.stats.warnings.empty());
+  EXPECT_NE(r.stats.warnings.back().find("not when they were lost"), std::string::npos) << r.stats.warnings.back();
+}
+
 }  // namespace
 }  // namespace jackdaw::join

@@ -69,20 +69,6 @@ inline GeneratedTrace GenerateLossyTrace(const LossyTraceOptions& o) {
   auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
   uint64_t cpu_free[2] = {kUs, kUs};
   std::map<uint32_t, uint64_t> thread_free;
-  auto packet = [&](uint16_t type, uint64_t ts, uint16_t cpu, uint32_t tid, uint32_t tgid, uint64_t sk) {
-    jdw_net_packet b{};
-    b.ifindex = 1;
-    b.len = 100;
-    b.sk = sk;
-    b.family = 2;
-    b.protocol = 6;
-    b.sport = 8080;
-    b.dport = 5555;
-    b.payload_len = 48;
-    b.saddr[0] = b.daddr[0] = 127;
-    b.saddr[3] = b.daddr[3] = 1;
-    s.Add(type, ts, cpu, JDW_CTX_TASK, tgid, tid, b);
-  };
 
   for (uint32_t i = 1; i <= o.requests; i++) {
     const uint32_t w = kWorkers[i % 3];
@@ -111,7 +97,8 @@ inline GeneratedTrace GenerateLossyTrace(const LossyTraceOptions& o) {
       s.Switch(t += us(10, 200), c, w, x, 0, Stream::kTgid, kOtherTgid);
       g.runs[w].push_back({in, t});
       const uint64_t xin = t;
-      packet(JDW_EVENT_NET_XMIT, t += us(1, 30), c, x, kOtherTgid, sk);
+      // Stream::Packet gives the named task kOtherTgid's id, 4242.
+      s.Packet(JDW_EVENT_NET_XMIT, t += us(1, 30), c, JDW_CTX_TASK, x, sk, 8080, 5555, 100);
       s.Switch(t += us(1, 30), c, x, w, 0, kOtherTgid, Stream::kTgid);
       g.runs[x].push_back({xin, t});
       in = t;

@@ -62,6 +62,9 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   X(sets_timed_out, kInfo, "sets closed by the timeout or the end of the trace")                              \
   X(requests_emitted, kInfo, "requests emitted")                                                              \
   X(requests_timed_out, kInfo, "requests closed by the timeout or the end of the trace")                      \
+  /* The capture located its losses (trace/loss_intervals.h): a request that ran on a CPU while records of */  \
+  /* a group its join needs were lost there is marked incomplete (Request::incomplete). */                    \
+  X(requests_incomplete, kDataLoss, "requests that ran on a CPU while the capture lost records there: incomplete") \
   X(edges_wakeup, kInfo, "causal edges from sched_wakeup")                                                    \
   /* sched_wakeups the kernel ran in interrupt context on the wakee's CPU (remote wakeups of an idle CPU), */ \
   /* attributed to the thread whose futex wake caused them: to the schema they are that thread's events. */  \
