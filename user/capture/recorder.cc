@@ -257,7 +257,10 @@ Status Recorder::Step() {
   ASSIGN_OR_RETURN(int n, session_->Poll(*this, pacer_.NapMs()));
   if (!deferred_.ok()) return deferred_;
   const uint64_t now = MonotonicNs();
-  lost_ = ReadLossesInto(sweep_from);
+  if (now - last_loss_read_ns_ >= kLossReadEveryNs) {
+    lost_ = ReadLossesInto(sweep_from);
+    last_loss_read_ns_ = now;
+  }
   double fill = session_->last_fill();
   // Without the backend's figure: records of about 48 bytes, all CPUs'
   // counted against one ring, which errs towards sweeping again.

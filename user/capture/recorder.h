@@ -153,10 +153,15 @@ class Recorder : RecordSink {
   Status thread_status_;
   bool stopped_ = false;
   Status deferred_;
-  SweepPacer pacer_{1.0 / 16, 30};
-  // Losses located in time (trace/loss_intervals.h): read after every drain.
+  SweepPacer pacer_{1.0 / 16, 30};  // the reader's naps (reader thread), up to poll_timeout_ms
+  // Losses located in time (trace/loss_intervals.h): the counters are read
+  // after a drain, at most every kLossReadEveryNs (a read is a map lookup
+  // per group, and a busy reader sweeps thousands of times a second), so an
+  // interval spans that much at least.
+  static constexpr uint64_t kLossReadEveryNs = 2'000'000;
   LossLocator losses_;
-  uint64_t ReadLossesInto(uint64_t drain_from_ns);  // returns the total so far  // the reader's naps (reader thread), up to poll_timeout_ms
+  uint64_t last_loss_read_ns_ = 0;
+  uint64_t ReadLossesInto(uint64_t drain_from_ns);  // returns the total so far
 };
 
 // Thread/process names of tgids (all processes if empty) from /proc:
