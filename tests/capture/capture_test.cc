@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "capture/clock_sync.h"
+#include "common/clock.h"
 #include "capture/recorder.h"
 #include "support/test_support.h"
 #include "trace/event_table.h"
@@ -451,6 +452,43 @@ TEST_F(SelfTrace, TinyBufferUnderStormCapturedPlusLostEqualsProduced) {
   EXPECT_GT(captured, 0u);
   EXPECT_EQ(captured + lost, 2 * kCalls);
   EXPECT_EQ(rec->stats().lost, lost);
+  std::filesystem::remove(path);
+}
+
+// Losses located: two storms with a sweep between them leave loss
+// intervals of the syscall group that account for every lost record, lie
+// within the recording, and tell the two storms apart.
+TEST_F(SelfTrace, TinyBufferLossesAreLocatedInTime) {
+  const std::string path = testing::TempPath("located.jdw");
+  auto rec = Make(path, 16384);
+  ASSERT_NE(rec, nullptr);
+  const uint64_t t0 = MonotonicNs();
+  ASSERT_TRUE(rec->Start().ok());
+  for (int i = 0; i < 100000; ++i) syscall(SYS_getppid);
+  ASSERT_TRUE(rec->Step().ok());
+  const uint64_t between = MonotonicNs();
+  for (int i = 0; i < 100000; ++i) syscall(SYS_getppid);
+  ASSERT_TRUE(rec->Stop().ok());
+  const uint64_t t1 = MonotonicNs();
+  auto r = trace::TraceReader::Open(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const trace::TraceMeta& m = (*r)->meta();
+  EXPECT_TRUE(m.losses_located);
+  ASSERT_GT(m.losses.total(), 0u) << "the storms should have overflowed a 16 KiB ring";
+  uint64_t located = 0;
+  bool first = false, second = false;
+  for (const trace::LossInterval& l : m.loss_intervals) {
+    EXPECT_EQ(l.group, uint32_t{JDW_GROUP_SYSCALL});
+    EXPECT_LE(t0, l.from_ns);
+    EXPECT_LE(l.from_ns, l.to_ns);
+    EXPECT_LE(l.to_ns, t1);
+    located += l.lost;
+    first = first || l.to_ns <= between;
+    second = second || l.from_ns >= t0 + (between - t0) / 2;
+  }
+  EXPECT_EQ(located, m.losses.total());
+  EXPECT_TRUE(first) << "the first storm's losses end before the sweep between the storms";
+  EXPECT_TRUE(second) << "the second storm's losses begin after the first storm";
   std::filesystem::remove(path);
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "trace/event_table.h"
+#include "trace/loss_intervals_json.h"
 #include "trace/record_decoder.h"
 #include "trace/syscall_names.h"
 
@@ -109,6 +110,7 @@ nlohmann::json Recorder::Header() const {
       {"tasks", ScanTasks(opts_.capture.filter_tgid ? opts_.capture.tgids : std::vector<uint32_t>{})},
       {"clock", ClockJson(clock_.Mapping())},
       {"warnings", session_->warnings()},
+      {"loss_intervals_version", trace::kLossIntervalsVersion},
   };
   return h;
 }
@@ -117,6 +119,8 @@ Status Recorder::Start() {
   clock_.Add(SampleClockPair());
   last_clock_ns_ = MonotonicNs();
   ASSIGN_OR_RETURN(writer_, trace::AsyncTraceWriter::Create(opts_.output, Header(), opts_.compression));
+  const uint64_t before = MonotonicNs();
+  losses_.Start(before, session_->ReadLosses());
   RETURN_IF_ERROR(session_->EnableAll());
   return Status::Ok();
 }
@@ -237,7 +241,10 @@ Status Recorder::SyncClock() {
     for (uint64_t v : c) lost += v;
   lost_ = lost;
   bytes_ = writer_->bytes_written();
-  return writer_->SubmitMeta({{"clock", ClockJson(clock_.Mapping())}, {"lost", losses}, {"lost_total", lost}});
+  return writer_->SubmitMeta({{"clock", ClockJson(clock_.Mapping())},
+                              {"lost", losses},
+                              {"lost_total", lost},
+                              {"loss_intervals", trace::LossIntervalsJson(losses_.TakeNew())}});
 }
 
 Status Recorder::Step() {
@@ -246,9 +253,14 @@ Status Recorder::Step() {
   // is drained at the reader's full speed; a steady load (nginx under wrk
   // fills 1/250 of a ring in 10 ms) every poll_timeout_ms in batches
   // instead of every millisecond.
+  const uint64_t sweep_from = MonotonicNs();
   ASSIGN_OR_RETURN(int n, session_->Poll(*this, pacer_.NapMs()));
   if (!deferred_.ok()) return deferred_;
   const uint64_t now = MonotonicNs();
+  if (now - last_loss_read_ns_ >= kLossReadEveryNs) {
+    lost_ = ReadLossesInto(sweep_from);
+    last_loss_read_ns_ = now;
+  }
   double fill = session_->last_fill();
   // Without the backend's figure: records of about 48 bytes, all CPUs'
   // counted against one ring, which errs towards sweeping again.
@@ -290,10 +302,12 @@ Status Recorder::Stop() {
   }
   session_->DisableAll();
   // Everything submitted before the detach is in the rings now.
+  const uint64_t drain_from = MonotonicNs();
   for (int i = 0; i < 4; ++i) {
     ASSIGN_OR_RETURN(int n, session_->Drain(*this));
     if (n == 0) break;
   }
+  ReadLossesInto(drain_from);
   if (!deferred_.ok()) return deferred_;
   RETURN_IF_ERROR(FlushAll());
   clock_.Add(SampleClockPair());
@@ -306,12 +320,22 @@ Status Recorder::Stop() {
                            {"syscalls_combined", wire_.load()},
                            {"lost", losses},
                            {"lost_total", lost},
+                           {"loss_intervals", trace::LossIntervalsJson(losses_.TakeNew())},
                            {"late_records", late_.load()},
                            {"malformed_records", malformed_.load()},
                            {"clock", ClockJson(clock_.Mapping())}};
   RETURN_IF_ERROR(writer_->Finish(footer));
   bytes_ = writer_->bytes_written();
   return thread_status_;
+}
+
+uint64_t Recorder::ReadLossesInto(uint64_t drain_from_ns) {
+  const auto counts = session_->ReadLosses();
+  losses_.Observe(MonotonicNs(), counts, drain_from_ns);
+  uint64_t lost = 0;
+  for (const auto& c : counts)
+    for (uint64_t v : c) lost += v;
+  return lost;
 }
 
 RecorderStats Recorder::stats() const {

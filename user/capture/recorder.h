@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/clock_sync.h"
+#include "capture/loss_locator.h"
 #include "capture/backend.h"
 #include "capture/session.h"
 #include "capture/sweep_pacer.h"
@@ -153,6 +154,14 @@ class Recorder : RecordSink {
   bool stopped_ = false;
   Status deferred_;
   SweepPacer pacer_{1.0 / 16, 30};  // the reader's naps (reader thread), up to poll_timeout_ms
+  // Losses located in time (trace/loss_intervals.h): the counters are read
+  // after a drain, at most every kLossReadEveryNs (a read is a map lookup
+  // per group, and a busy reader sweeps thousands of times a second), so an
+  // interval spans that much at least.
+  static constexpr uint64_t kLossReadEveryNs = 2'000'000;
+  LossLocator losses_;
+  uint64_t last_loss_read_ns_ = 0;
+  uint64_t ReadLossesInto(uint64_t drain_from_ns);  // returns the total so far
 };
 
 // Thread/process names of tgids (all processes if empty) from /proc:

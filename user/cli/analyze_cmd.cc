@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/loss_share.h"
 #include "cluster/interaction_clusters.h"
 #include "common/safe_file.h"
 #include "join/extractor.h"
@@ -228,6 +229,11 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     fprintf(stderr, "jackdaw: warning: %s\n", (*reader)->read_error().message().c_str());
   for (const auto& w : st.warnings) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
   fprintf(stderr, "jackdaw: %s\n", join::FormatSummary(st).c_str());
+  const trace::TraceMeta& tm = (*reader)->meta();
+  const uint64_t lost = tm.losses.total();
+  fprintf(stderr, "jackdaw: the capture lost %" PRIu64 " events (%.2f %%)%s; %" PRIu64 " requests incomplete\n", lost,
+          LostPercent(lost, st.records_in), lost && !tm.losses_located ? ", not located in time" : "",
+          st.requests_incomplete);
   // Every counter of evidence the join could not use: the user must know
   // what the requests lack. (All counters, info too, are in --json.)
   for (const join::StatInfo& info : join::kStatsInfo) {
@@ -242,6 +248,13 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     fprintf(stderr, "jackdaw: %llu requests%s written to %s\n", static_cast<unsigned long long>(written),
             cc.connections ? (" and " + std::to_string(cc.connections) + " connections").c_str() : "",
             a.requests_out.c_str());
+  }
+  const uint64_t incomplete = sm.stats().incomplete;
+  if (sm.stats().requests == 0 && incomplete) {
+    PrintError("all " + std::to_string(incomplete) +
+               " requests are incomplete (the capture lost records while they ran): record again with a larger "
+               "--buffer-size or fewer probes");
+    return 1;
   }
   if (sm.stats().requests == 0) {
     PrintError("no requests found: check that the schema's seed events occur in this trace (jackdaw dump " +
@@ -271,6 +284,11 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
             "cluster samples for the reports below)\n",
             static_cast<unsigned long long>(sm.stats().requests), a.warmup,
             static_cast<unsigned long long>(requests.size()));
+  if (incomplete)
+    std::cout << "warning: " << incomplete << " of " << incomplete + sm.stats().requests
+              << " requests incomplete (the capture lost records while they ran): kept out of clusters, anomalies "
+                 "and totals" << (requests_file ? "; marked \"incomplete\" in " + a.requests_out : std::string())
+              << "\n";
   report::WriteTextReport(*model, std::cout);
   struct Out {
     const std::string& path;
@@ -282,6 +300,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
        [&] {
          nlohmann::ordered_json j = report::ModelToJson(*model);
          j["join"] = JoinStatsJson(st);
+         j["summary"]["incomplete"] = incomplete;
          if (schema->message_attr >= 0)
            j["connections"] = {{"count", cc.connections},       {"requests", cc.requests},
                                {"one_way", cc.one_way},         {"greetings", cc.greetings},

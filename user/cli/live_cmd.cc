@@ -21,6 +21,7 @@
 #include "capture/sweep_pacer.h"
 #include "cli/capture_args.h"
 #include "cli/commands.h"
+#include "cli/loss_share.h"
 #include "cli/live_pipeline.h"
 #include "common/clock.h"
 #include "control/control_socket.h"
@@ -322,6 +323,8 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"requests_per_s", req_rate},
                           {"events_per_s", ev_rate},
                           {"lost", lost_total},
+                          {"lost_percent", LostPercent(lost_total, pl.records())},
+                          {"incomplete", ms.incomplete},
                           {"pipeline_delay_ms", d.requests ? double(d.max_ns) / 1e6 : 0.0},
                           {"rss_bytes", control::ResidentBytes()},
                           {"warmed_up", ms.warmed_up}};
@@ -347,8 +350,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     } else {
       std::string out = tty ? "\033[H\033[2J" : "";
       out += fmt::format(
-          "jackdaw live {}  {:.0f} s  requests {} ({:.1f}/s)  events {:.0f}/s  lost {}  delay {} ms  rss {:.1f} MB{}\n",
-          session_id, double(now - start) / 1e9, ms.requests, req_rate, ev_rate, lost_total,
+          "jackdaw live {}  {:.0f} s  requests {} ({:.1f}/s)  incomplete {}  events {:.0f}/s  lost {} ({:.2f} %)  "
+          "delay {} ms  rss {:.1f} MB{}\n",
+          session_id, double(now - start) / 1e9, ms.requests, req_rate, ms.incomplete, ev_rate, lost_total,
+          LostPercent(lost_total, pl.records()),
           d.requests ? Ms(double(d.max_ns)) : "-", double(control::ResidentBytes()) / 1e6,
           ms.warmed_up ? "" : "  (warming up)");
       out += fmt::format("{:>7} {:>9} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9}  {}\n", "cluster", "requests", "req/s",
@@ -375,9 +380,13 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   cs.DisableAll();
   pl.Finish();
   if (!st.ok()) return PrintError(st.message()), 1;
-  fprintf(stderr, "jackdaw: live session %s ended: %" PRIu64 " events, %" PRIu64 " requests, peak rss %.1f MB\n",
-          session_id.c_str(), pl.records(), pl.model().stats().requests,
-          double(control::PeakResidentBytes()) / 1e6);
+  uint64_t lost_at_end = 0;
+  for (uint64_t l : controller.Losses()) lost_at_end += l;
+  fprintf(stderr,
+          "jackdaw: live session %s ended: %" PRIu64 " events, %" PRIu64 " lost (%.2f %%), %" PRIu64
+          " requests, %" PRIu64 " incomplete, peak rss %.1f MB\n",
+          session_id.c_str(), pl.records(), lost_at_end, LostPercent(lost_at_end, pl.records()),
+          pl.model().stats().requests, pl.model().stats().incomplete, double(control::PeakResidentBytes()) / 1e6);
   return 0;
 }
 

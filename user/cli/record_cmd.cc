@@ -22,6 +22,7 @@
 #include "capture/usdt_notes.h"
 #include "cli/capture_args.h"
 #include "cli/commands.h"
+#include "cli/loss_share.h"
 #include "common/clock.h"
 #include "pcap/pcap_input.h"
 #include "control/control_socket.h"
@@ -322,9 +323,9 @@ int Run(const RecordArgs& a) {
     if (!a.quiet && now - last_report >= (tty ? 1'000'000'000ull : 5'000'000'000ull)) {
       auto s = (*rec)->stats();
       const double rate = double(s.records - last_records) * 1e9 / double(now - last_report);
-      fprintf(stderr, "%s%s events (%s/s), %s lost, %s written%s", tty ? "\r\033[K" : "",
+      fprintf(stderr, "%s%s events (%s/s), %s lost (%.2f %%), %s written%s", tty ? "\r\033[K" : "",
               Human(double(s.records)).c_str(), Human(rate).c_str(), Human(double(s.lost)).c_str(),
-              (Human(double(s.bytes)) + "B").c_str(), tty ? "" : "\n");
+              LostPercent(s.lost, s.records), (Human(double(s.bytes)) + "B").c_str(), tty ? "" : "\n");
       last_report = now;
       last_records = s.records;
       if (controller) WarnFilterFull(*controller, &warned_not_followed, tty);
@@ -341,18 +342,20 @@ int Run(const RecordArgs& a) {
   }
   auto s = (*rec)->stats();
   if (!a.quiet) {
-    fprintf(stderr, "jackdaw: %llu events in %.1f s, %llu lost, %s written to %s (%.1f bytes/event%s)\n",
+    fprintf(stderr, "jackdaw: %llu events in %.1f s, %llu lost (%.2f %%), %s written to %s (%.1f bytes/event%s)\n",
             static_cast<unsigned long long>(s.records), double(MonotonicNs() - start) / 1e9,
-            static_cast<unsigned long long>(s.lost), (Human(double(s.bytes)) + "B").c_str(), a.output.c_str(),
+            static_cast<unsigned long long>(s.lost), LostPercent(s.lost, s.records), (Human(double(s.bytes)) + "B").c_str(),
+            a.output.c_str(),
             s.records ? double(s.bytes) / double(s.records) : 0.0, a.compress == "zstd" ? ", zstd" : "");
   }
   if (s.lost) {
     // Never quiet: a trace with holes must not pass for a whole one.
     fprintf(stderr,
             "jackdaw: WARNING: %llu events (%.2f%%) were LOST because the per-CPU ring buffers filled "
-            "faster than they were drained; the trace has gaps (`jackdaw dump --summary` shows them per CPU and group): "
+            "faster than they were drained; the trace has gaps (`jackdaw dump --summary` shows them per CPU and group), "
+            "located in time so that analyze marks the requests they touch incomplete: "
             "grow --buffer-size (now %s), or record fewer --probes or --syscalls\n",
-            static_cast<unsigned long long>(s.lost), 100.0 * double(s.lost) / double(s.lost + s.records),
+            static_cast<unsigned long long>(s.lost), LostPercent(s.lost, s.records),
             a.cap.buffer_size.c_str());
   }
   // A selection that matched nothing leaves an empty trace that looks like

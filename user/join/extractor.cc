@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "join/cpu_clamp.h"
 #include "join/off_cpu.h"
 
 namespace jackdaw::join {
@@ -30,6 +31,9 @@ Extractor::Impl::Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options o
     if (tid == task.tgid || !comms_.count(task.tgid)) comms_[task.tgid] = task.comm;
   }
   builder_.SetProcessNames(&comms_);
+  needed_loss_ = LossMap(meta.loss_intervals, NeededGroups());
+  sched_loss_ = LossMap(meta.loss_intervals, 1u << JDW_GROUP_SCHED);
+  NoteUnlocatedLosses(meta);
 }
 
 // ---------------------------------------------------------------------------
@@ -259,11 +263,19 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
   }
 
   Thread* t = irq ? nullptr : threads_.Get(rec->tid, rec->tgid, ts, true);
+  // On CPU elsewhere by the sched records: it moved, and both switches
+  // were lost; or its CPU lost sched records since its last record: its
+  // run in between is unknown.
+  if (t && t->on_cpu && ((t->last_cpu >= 0 && t->last_cpu != rec->cpu) || SchedLostSince(t, rec->cpu, ts)))
+    threads_.EndLostRun(t, ts);
   // A task-context record proves the thread runs (its switch-in may
   // predate the trace or have been lost).
   if (t && !t->on_cpu) RunningWithoutSwitchIn(t, rec->cpu, ts);
-  if (t) threads_.TakesCpu(t, rec->cpu);
-  if (t) cs.last_task_ts = ts;
+  if (t) {
+    threads_.TakesCpu(t, rec->cpu);
+    t->last_own_ts = ts;
+    cs.last_task_ts = ts;
+  }
   // A block completion runs in whatever task the driver completes it in (an
   // unrelated thread, often of another process): like an interrupt, it is
   // not that task's event and must not take its CPU. Its owner is the
@@ -409,6 +421,13 @@ void Extractor::Impl::Gc(uint64_t now) {
 }
 
 void Extractor::Impl::Emit(Set& s, bool timed_out) {
+  // No impossible value: CPU beyond what its thread can have run within the
+  // request was charged on a lost or missing record; it goes to none.
+  const CpuClamp clamped = ClampCpuToThreadTime(s.events, s.offs, [&](const Ev& ev, uint64_t ns) {
+    if (ev.tgid) threads_.Account(ev.tgid).Unattributed(ns, ev.ts);
+  });
+  stats_.cpu_beyond_span_ns += clamped.dropped_ns;
+  stats_.events_cpu_clamped += clamped.events;
   // A request whose seed named no process (tgid 0: a damaged or crafted
   // trace) has no process account: its CPU is compared with none.
   for (const Ev& ev : s.events) ChargeEvent(ev, Charge::kRequest);
@@ -416,6 +435,8 @@ void Extractor::Impl::Emit(Set& s, bool timed_out) {
   RequestBuilder::Charged charged;
   model::Request r = builder_.Build(s, timed_out, next_request_id_++, nullptr, &charged);
   stats_.requests_emitted++;
+  MarkIfIncomplete(r);
+  if (r.incomplete) stats_.requests_incomplete++;
   if (timed_out) stats_.requests_timed_out++;
   stats_.events_in_requests += s.events.size();
   stats_.edges_wakeup += charged.wakeup_edges;

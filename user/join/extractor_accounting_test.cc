@@ -300,7 +300,9 @@ seed begin
   ASSERT_EQ(r.reqs.size(), 1u);
   const model::Request& q = r.reqs[0];
   EXPECT_EQ(q.totals.disk_bytes, 4096u);
-  EXPECT_EQ(q.totals.cpu_ns, 400u);  // 10's 1000..1300 and 6100..6200; 77 ran 1300..6100
+  // 10's 1100..1300 and 6100..6200; 77 ran 1300..6100; 10's run before the
+  // request began (1000..1100) is not the request's.
+  EXPECT_EQ(q.totals.cpu_ns, 300u);
   EXPECT_EQ(q.threads, (std::vector<uint32_t>{10}));
   for (const auto& e : q.events) {
     if (e.symbol == "block_complete:read") {
@@ -375,7 +377,7 @@ seed begin
   EXPECT_EQ(r.stats.sched_running_inferred, 1u);  // thread 10 at 1500
   EXPECT_EQ(r.stats.sched_chain_breaks, 1u);      // thread 12 at 2000; 900 is not counted
   EXPECT_EQ(r.stats.sched_switches, 4u);          // switch-outs of tgid 1000's threads
-  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 200u);       // 1000..1100, then from the syscall on
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 150u);       // 1050..1100 (it began at 1050), then from the syscall on
   // At most lost: 1400..1500 for thread 10 (after the last switch on CPU 0),
   // 1900..2000 for thread 12 (after CPU 0 went idle; it was runnable).
   EXPECT_EQ(r.stats.cpu_lost_bound_ns, 100u + 100u);
@@ -385,7 +387,7 @@ seed begin
   infer.infer_lost_switch_in = true;
   r = Extract(kSchema, s, infer);
   ASSERT_EQ(r.reqs.size(), 1u);
-  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 300u);  // + 1400..1500
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 250u);  // + 1400..1500
   EXPECT_EQ(r.stats.cpu_inferred_ns, 200u);
 }
 
@@ -409,7 +411,7 @@ seed begin
 )";
   Result r = Extract(kSchema, s);
   ASSERT_EQ(r.reqs.size(), 1u);
-  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 200u);
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 100u);  // its span, 1100..1200
   EXPECT_EQ(r.stats.sched_switch_outs_lost, 1u);
   // 10: 1000..1300, 11: 5000..5100, 12: 100000..100100; not 10 to the end.
   EXPECT_EQ(r.stats.cpu_observed_total_ns, 300u + 100u + 100u);

@@ -25,6 +25,7 @@
 #include "join/flat_map.h"
 #include "join/futex_tracker.h"
 #include "join/interval_join.h"
+#include "join/loss_map.h"
 #include "join/record_context.h"
 #include "join/request_builder.h"
 #include "join/socket_tracker.h"
@@ -166,6 +167,20 @@ class Extractor::Impl {
   void RunningWithoutSwitchIn(Thread* t, uint16_t cpu, uint64_t ts) {
     StartRunning(t, threads_.RunningWithoutSwitchIn(t, cpu, ts, opts_.infer_lost_switch_in));
   }
+
+  // --- losses (extractor_loss.cc): the capture's located losses
+  // (loss_map.h). Those of the groups the schema's join needs mark the
+  // requests that ran through them incomplete; the sched group's end the
+  // runs that cross them.
+  uint32_t NeededGroups() const;
+  void MarkIfIncomplete(model::Request& r) const;
+  void NoteUnlocatedLosses(const trace::TraceMeta& meta);
+  // Records of `t`'s CPU lost since its last own record: the sched records
+  // no longer prove it stayed on CPU.
+  bool SchedLostSince(const Thread* t, uint16_t cpu, uint64_t ts) const {
+    return !sched_loss_.empty() && sched_loss_.Touches(cpu, t->last_own_ts, ts);
+  }
+  LossMap needed_loss_, sched_loss_;
 
   // --- sets
   void Emit(Set& s, bool timed_out);

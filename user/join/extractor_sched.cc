@@ -24,7 +24,11 @@ void Extractor::Impl::Wakeup(Ctx& c, Thread* wakee) {
   c.wakee = wakee;
   if (!contention) RunEvent(c, &cs_.ForType(c.rec->type));
   const bool joined = seq_ != before;
-  if (!wakee || wakee->on_cpu) return;
+  if (!wakee) return;
+  if (wakee->on_cpu) {
+    threads_.WokenWhileRunning(wakee, c.ts);
+    return;
+  }
   ThreadTracker::Woken(wakee, c.ts);
   LeaveFutexSleep(wakee);
   wakee->wake_edge = false;
@@ -98,9 +102,21 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
   const auto* sw = reinterpret_cast<const jdw_sched_switch*>(rec + 1);
   const bool blocked = sw->prev_state != 0;
 
+  // Another task still on this CPU by the sched records: its switch-out
+  // was lost.
+  if (CpuState* cpu = threads_.FindCpu(rec->cpu); cpu && cpu->cur_tid && cpu->cur_tid != sw->prev_tid) {
+    if (Thread* x = threads_.Find(cpu->cur_tid); x && x->on_cpu && x->last_cpu == rec->cpu)
+      threads_.EndLostRun(x, ts);
+  }
+
   // prev: charge its run time, then the switch_out event takes it if joined.
   Thread* prev = threads_.Get(sw->prev_tid, sw->prev_tgid, ts, true);
   if (prev) {
+    // On CPU elsewhere by the sched records: it moved, and its switch-out
+    // there and switch-in here were lost; or sched records of this CPU were
+    // lost since its last record.
+    if (prev->on_cpu && ((prev->last_cpu >= 0 && prev->last_cpu != rec->cpu) || SchedLostSince(prev, rec->cpu, ts)))
+      threads_.EndLostRun(prev, ts);
     // Switched out while we had it off CPU, with no record of it running
     // since: its switch-in is missing from the trace.
     const bool chain_break = !prev->on_cpu;
@@ -123,6 +139,8 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     // Asleep: whatever it does when it wakes is a new interval.
     if (blocked) prev->life_sk = 0;
     ThreadTracker::SwitchedOut(prev, ts, blocked, blocked ? reader_.BlockReasonOf(prev) : 0);
+    prev->last_own_ts = ts;
+    prev->last_cpu = rec->cpu;
     LeaveFutexSleep(prev);
     if (blocked && prev->sys_nr == cs_.futex_nr() && prev->sys_obj && cs_.futex_nr() >= 0) {
       futex_.Sleep(prev->sys_obj, prev->tid);
@@ -137,6 +155,7 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
   Thread* next = threads_.Get(sw->next_tid, sw->next_tgid, ts, false);
   if (next) {
     next->last_cpu = rec->cpu;
+    next->last_own_ts = ts;
     const bool after_block = next->last_out_blocked;
     StartRunning(next, ts);
     if (after_block) next->sock_used = false;

@@ -183,6 +183,14 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
   }
   j.Char(']');
   j.Field("id", r.id);
+  // Only on requests the capture lost records of: complete lines stay as
+  // they were.
+  if (r.incomplete) {
+    j.Key("incomplete");
+    j.Bool(true);
+    j.Key("incomplete_reason");
+    j.Str(r.incomplete_reason);
+  }
   j.Field("latency_ns", r.latency_ns());
   if (r.has_message) {
     j.Raw(",\"message\":{\"connection\":");

@@ -69,6 +69,7 @@ TEST(RequestWriter, OneJsonObjectPerLine) {
   EXPECT_FALSE(j["events"][1].contains("cpu_ns"));
   EXPECT_EQ(j["edges"], nlohmann::json::array({nlohmann::json::array({1, 2})}));
   EXPECT_FALSE(j["timed_out"]);
+  EXPECT_FALSE(j.contains("incomplete"));  // complete requests: the line as before
 }
 
 // The line as a nlohmann::json tree dumps it (the writer's former
@@ -85,6 +86,10 @@ std::string TreeLine(const model::Request& r) {
   j["start_wall_ns"] = r.start_wall_ns;
   j["end_wall_ns"] = r.end_wall_ns;
   j["timed_out"] = r.timed_out;
+  if (r.incomplete) {
+    j["incomplete"] = true;
+    j["incomplete_reason"] = r.incomplete_reason;
+  }
   j["threads"] = r.threads;
   if (r.has_message)
     j["message"] = {{"connection", r.connection_id},
@@ -155,6 +160,8 @@ TEST(RequestWriter, BytesAreThoseOfTheJsonTree) {
   cases.push_back(empty);
   model::Request r = SampleRequest();
   r.timed_out = true;
+  r.incomplete = true;
+  r.incomplete_reason = "records lost on cpu 1 while it ran";
   r.has_message = true;
   r.connection_id = 3;
   r.exchange = 2;

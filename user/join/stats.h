@@ -62,6 +62,9 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   X(sets_timed_out, kInfo, "sets closed by the timeout or the end of the trace")                              \
   X(requests_emitted, kInfo, "requests emitted")                                                              \
   X(requests_timed_out, kInfo, "requests closed by the timeout or the end of the trace")                      \
+  /* The capture located its losses (trace/loss_intervals.h): a request that ran on a CPU while records of */  \
+  /* a group its join needs were lost there is marked incomplete (Request::incomplete). */                    \
+  X(requests_incomplete, kDataLoss, "requests that ran on a CPU while the capture lost records there: incomplete") \
   X(edges_wakeup, kInfo, "causal edges from sched_wakeup")                                                    \
   /* sched_wakeups the kernel ran in interrupt context on the wakee's CPU (remote wakeups of an idle CPU), */ \
   /* attributed to the thread whose futex wake caused them: to the schema they are that thread's events. */  \
@@ -88,6 +91,14 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   /* and the part of it charged (Options::infer_lost_switch_in; any process). */                             \
   X(cpu_lost_bound_ns, kDataLoss, "upper bound of request threads' run time lost with their switch-ins (ns)") \
   X(cpu_inferred_ns, kInfo, "run time charged from inferred switch-ins (ns)")                                 \
+  /* A thread the sched records had on CPU, later found elsewhere, found off CPU by another task on its */    \
+  /* CPU, or woken: its switch-out was lost, so its run after its last record is unknown, not charged. */     \
+  X(cpu_unproven_ns, kDataLoss,                                                                               \
+    "request threads' time on CPU by the sched records after their last record (switch-out lost): charged to none (ns)") \
+  /* A charge that would break the invariants (an event's CPU within its thread's time since its previous */ \
+  /* event in the request and since the request began, less its off-CPU time): the excess is dropped. */     \
+  X(cpu_beyond_span_ns, kDataLoss, "task CPU beyond its thread's time within the request: dropped (ns)")      \
+  X(events_cpu_clamped, kDataLoss, "events whose CPU was cut to their thread's time within the request")      \
   /* accounting (ns); the observed figures are filled in by Finish(). cpu_observed_ns: on-CPU time */         \
   /* (sched_switch) of the threads of request tgids while they served requests: from each process' first */   \
   /* seed event to the end of its last request that finished (Magpie's "during the course of the */          \

@@ -107,6 +107,7 @@ void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids, uint64_t irq
     stats_.sched_running_inferred += a.running_inferred;
     stats_.sched_switch_outs_lost += a.switch_outs_lost;
     stats_.cpu_lost_bound_ns += a.lost_bound_ns;
+    stats_.cpu_unproven_ns += a.unproven_ns;
     stats_.cpu_observed_total_ns += a.cpu_ns;
     stats_.cpu_charged_ns += a.req_task_ns;
     stats_.softirq_charged_ns += a.req_irq_ns;
@@ -138,12 +139,26 @@ void ThreadTracker::TakesCpuSlow(Thread* t, uint16_t cpu) {
   t->last_cpu = cpu;
   CpuState& cs = Cpu(cpu);
   if (cs.cur_tid == t->tid) return;
-  if (Thread* x = cs.cur_tid ? Find(cs.cur_tid) : nullptr; x && x->on_cpu && x->last_cpu == cpu) {
-    ChargeRun(x, x->last_seen);
-    SwitchedOut(x, std::max(x->last_seen, x->acct_from), false, 0);
-    Account(x).switch_outs_lost++;
-  }
+  if (Thread* x = cs.cur_tid ? Find(cs.cur_tid) : nullptr; x && x->on_cpu && x->last_cpu == cpu)
+    EndLostRun(x, t->last_seen);
   cs.cur_tid = t->tid;
+}
+
+void ThreadTracker::EndLostRun(Thread* t, uint64_t now) {
+  ChargeRun(t, t->last_own_ts);
+  const uint64_t end = std::max(t->last_own_ts, t->acct_from);
+  ProcessAccount& a = Account(t);
+  if (now > end) a.unproven_ns += now - end;
+  SwitchedOut(t, end, false, 0);
+  a.switch_outs_lost++;
+}
+
+void ThreadTracker::WokenWhileRunning(Thread* t, uint64_t ts) {
+  ChargeRun(t, t->last_own_ts);
+  if (ts > t->acct_from) {
+    Account(t).unproven_ns += ts - t->acct_from;
+    t->acct_from = ts;
+  }
 }
 
 }  // namespace jackdaw::join

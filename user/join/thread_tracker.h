@@ -77,6 +77,9 @@ struct Thread {
   EdgeCand wake{};
   uint64_t last_joined_seq = 0;
   uint64_t last_seen = 0;
+  // Its last task-context record or switch: the sched records prove it ran
+  // up to here, not after (a lost switch-out leaves it "on CPU" for ever).
+  uint64_t last_own_ts = 0;
   int32_t last_cpu = -1;  // the CPU of its last task-context record or switch-in
   std::vector<SyncVal> sync_vals;
 };
@@ -105,6 +108,7 @@ struct ProcessAccount {
   uint64_t cpu_ns = 0;  // all on-CPU time charged so far (ChargeRun)
   uint64_t switches = 0, chain_breaks = 0, running_inferred = 0, switch_outs_lost = 0;
   uint64_t lost_bound_ns = 0;  // see Stats::cpu_lost_bound_ns
+  uint64_t unproven_ns = 0;    // see Stats::cpu_unproven_ns
   bool window_open = false;
   uint64_t window_from_ts = 0;  // the first seed
   uint64_t last_end_ts = 0;     // the end of the last request that finished
@@ -191,6 +195,16 @@ class ThreadTracker {
     }
     TakesCpuSlow(t, cpu);
   }
+
+  // Evidence at `now` that `t` left its CPU after its last own record (a
+  // task-context record of it elsewhere, another task switched out or
+  // running there): its switch-out was lost. Its run ends at that record;
+  // the rest is unproven and charged to none (ProcessAccount::unproven_ns).
+  void EndLostRun(Thread* t, uint64_t now);
+  // `t`, on CPU by the sched records, is woken at `ts`: it had stopped
+  // running before (or was about to, a race that costs microseconds). Its
+  // run is proven to its last own record, and taken up again from `ts`.
+  void WokenWhileRunning(Thread* t, uint64_t ts);
 
   // Per-CPU state; Cpu() grows the table, FindCpu() does not.
   CpuState& Cpu(uint16_t cpu) {

@@ -81,6 +81,9 @@ struct StreamingModelOptions {
 
 struct StreamingModelStats {
   uint64_t requests = 0;
+  // Requests marked incomplete (Request::incomplete), kept out of the model
+  // and not counted in `requests`.
+  uint64_t incomplete = 0;
   uint64_t retained = 0;  // requests held now (warm-up buffer or samples)
   uint64_t peak_retained = 0;
   bool warmed_up = false;

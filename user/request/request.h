@@ -149,6 +149,12 @@ struct Request {
   // Closed by the GC timeout or by the end of the trace while some of its
   // valid-intervals were still open (so it may be missing its tail).
   bool timed_out = false;
+  // The capture lost records its join needs (a loss interval of a probe
+  // group the schema uses, on a CPU its threads ran on, within its span):
+  // it may lack events or resources. Reported and counted, kept out of
+  // clusters, anomalies and the model's totals.
+  bool incomplete = false;
+  std::string incomplete_reason;  // "sched records lost on cpu 1"
   // The message exchange the request is (schemas with `messages`; see
   // Connection below): its connection's id, its index on that connection
   // (0 = the connection's first request), the payload bytes of the inbound

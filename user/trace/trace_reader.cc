@@ -1,3 +1,4 @@
+#include "trace/loss_intervals_json.h"
 #include "trace/trace_reader.h"
 
 #include <fcntl.h>
@@ -132,6 +133,11 @@ void MergeMeta(const json& j, TraceMeta* m, std::string* bad) {
   // Loss counters are cumulative snapshots: the recorder writes one in a
   // meta chunk every clock sync and a last one in the footer, so a killed
   // recording still reports what it lost up to its last second.
+  // Loss intervals are written once each, so they add up; the header says
+  // whether the recorder located its losses.
+  if (j.contains("loss_intervals") && !AppendLossIntervals(j["loss_intervals"], &m->loss_intervals) && bad->empty())
+    *bad = "loss_intervals";
+  if (j.contains("loss_intervals_version")) m->losses_located = true;
   if (j.contains("lost") && j["lost"].is_array()) {
     size_t cpu = 0;
     for (const auto& row : j["lost"]) {

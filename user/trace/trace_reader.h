@@ -32,6 +32,7 @@
 #include "common/status.h"
 #include "jackdaw/abi.h"
 #include "trace/clock.h"
+#include "trace/loss_intervals.h"
 
 namespace jackdaw::trace {
 
@@ -68,6 +69,10 @@ struct TraceMeta {
   std::vector<std::string> app_probes;     // USDT probe_id -> "provider:name"
   std::unordered_map<uint32_t, TaskInfo> tasks;  // tid -> task, from /proc at start + fork/exec records
   LossCounters losses;
+  // Where the capture lost records (trace/loss_intervals.h), and whether it
+  // located its losses at all: older traces only counted them.
+  std::vector<LossInterval> loss_intervals;
+  bool losses_located = false;
   uint64_t records_written = 0;  // as counted by the writer (footer)
   bool complete = false;          // footer present
 };

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "trace/event_table.h"
+#include "trace/loss_intervals_json.h"
 #include "trace/syscall_names.h"
 #include "trace/trace_format.h"
 #include "trace/trace_reader.h"
@@ -88,6 +89,40 @@ TEST(TraceFile, RoundTripKeepsRecordsMetadataAndLosses) {
     }
   });
   EXPECT_EQ(n, 80u);
+  std::filesystem::remove(path);
+}
+
+// Loss intervals ride in metadata chunks and the footer, each written once:
+// the reader appends them. A trace written before them (WriteSample) reads
+// as before, with none, and says it did not locate its losses.
+TEST(TraceFile, LossIntervalsAddUpAcrossChunksAndOldTracesHaveNone) {
+  const std::string old_path = WriteSample("no_intervals");
+  auto old = TraceReader::Open(old_path);
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_TRUE((*old)->meta().loss_intervals.empty());
+  EXPECT_FALSE((*old)->meta().losses_located);
+  EXPECT_EQ((*old)->meta().losses.total(), 3u);
+  std::filesystem::remove(old_path);
+
+  const std::string path = TempPath("intervals");
+  nlohmann::json header = TestHeader();
+  header["loss_intervals_version"] = kLossIntervalsVersion;
+  auto w = TraceWriter::Create(path, header);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  auto c0 = MakeSyscalls(0, 100, 5);
+  EXPECT_TRUE((*w)->WriteRecords(0, c0.data(), c0.size(), 5).ok());
+  EXPECT_TRUE((*w)->WriteMeta({{"loss_intervals", LossIntervalsJson({{0, JDW_GROUP_SCHED, 100, 140, 7}})}}).ok());
+  EXPECT_TRUE((*w)->Finish({{"records", 5}, {"loss_intervals", LossIntervalsJson({{1, JDW_GROUP_NET, 150, 160, 2}})}})
+                  .ok());
+  auto r = TraceReader::Open(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TraceMeta& m = (*r)->meta();
+  EXPECT_TRUE(m.losses_located);
+  ASSERT_EQ(m.loss_intervals.size(), 2u);
+  EXPECT_EQ(m.loss_intervals[0].group, uint32_t{JDW_GROUP_SCHED});
+  EXPECT_EQ(m.loss_intervals[0].to_ns, 140u);
+  EXPECT_EQ(m.loss_intervals[0].lost, 7u);
+  EXPECT_EQ(m.loss_intervals[1].cpu, 1u);
   std::filesystem::remove(path);
 }
 

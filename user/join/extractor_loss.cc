@@ -1,0 +1,56 @@
+// Extractor::Impl: the capture's located losses (see extractor_impl.h).
+#include "join/extractor_impl.h"
+
+#include <string>
+
+namespace jackdaw::join {
+
+uint32_t Extractor::Impl::NeededGroups() const {
+  // Run and off-CPU time come from the sched records, whatever the schema
+  // matches; the message rule reads syscalls and packets.
+  uint32_t groups = 1u << JDW_GROUP_SCHED;
+  if (messages_on()) groups |= (1u << JDW_GROUP_SYSCALL) | (1u << JDW_GROUP_NET);
+  for (const schema::EventDef& d : schema_.events) {
+    switch (d.kind) {
+      case schema::EventKind::kSwitchIn:
+      case schema::EventKind::kSwitchOut:
+        break;
+      case schema::EventKind::kIoStart:
+        groups |= 1u << JDW_GROUP_BLOCK;
+        break;
+      case schema::EventKind::kUsdt:
+        groups |= 1u << JDW_GROUP_APP;
+        break;
+      case schema::EventKind::kRecord:
+        if (const uint32_t g = GroupOfRecordType(d.record_type); g < 32) groups |= 1u << g;
+        break;
+    }
+  }
+  return groups;
+}
+
+void Extractor::Impl::MarkIfIncomplete(model::Request& r) const {
+  if (needed_loss_.empty()) return;
+  uint64_t checked = 0;  // CPUs already asked about (the first 64)
+  for (const model::RequestEvent& e : r.events) {
+    if (e.cpu < 64) {
+      if (checked >> e.cpu & 1) continue;
+      checked |= uint64_t{1} << e.cpu;
+    }
+    if (needed_loss_.Touches(e.cpu, r.start_ns, r.end_ns)) {
+      r.incomplete = true;
+      r.incomplete_reason = "records lost on cpu " + std::to_string(e.cpu) + " while it ran";
+      return;
+    }
+  }
+}
+
+void Extractor::Impl::NoteUnlocatedLosses(const trace::TraceMeta& meta) {
+  const uint64_t lost = meta.losses.total();
+  if (!lost || meta.losses_located) return;
+  stats_.warnings.push_back("the trace counts " + std::to_string(lost) +
+                            " lost records but not when they were lost (recorded before loss intervals): "
+                            "no request can be marked incomplete; record again to locate them");
+}
+
+}  // namespace jackdaw::join
