@@ -41,7 +41,7 @@ bool Accepts(int port) {
   return ok;
 }
 
-struct Run {
+struct TwoTierRun {
   std::map<std::string, int> truth;  // client requests by type
   std::vector<nlohmann::json> requests;
   std::string analyze_out;
@@ -49,7 +49,7 @@ struct Run {
 
 // Records backend + front (front calls backend), drives `n` requests of
 // G (1 call), H (3 calls) and D (no call), analyzes.
-void RecordTwoTiers(bool pooled, int n, Run* run) {
+void RecordTwoTiers(bool pooled, int n, TwoTierRun* run) {
   const int backend_port = 20000 + getpid() % 5000;
   const int front_port = backend_port + 5000;
   const std::string trace = testing::TempPath(pooled ? "tiers-pooled.jdw" : "tiers.jdw");
@@ -88,7 +88,7 @@ void RecordTwoTiers(bool pooled, int n, Run* run) {
   for (const std::string& f : {trace, truth, reqs}) std::filesystem::remove(f);
 }
 
-void ExpectOneRequestPerClientRequest(const Run& run, int n) {
+void ExpectOneRequestPerClientRequest(const TwoTierRun& run, int n) {
   ASSERT_EQ(run.truth.at("G") + run.truth.at("H") + run.truth.at("D"), n);
   std::map<size_t, int> by_calls;
   uint32_t front = 0;
@@ -123,14 +123,14 @@ void ExpectOneRequestPerClientRequest(const Run& run, int n) {
 
 TEST(CrossProcess, ConnectionPerCallJoinsTheBackendsWorkToItsRequest) {
   JDW_REQUIRE_ROOT();
-  Run run;
+  TwoTierRun run;
   ASSERT_NO_FATAL_FAILURE(RecordTwoTiers(false, 60, &run));
   ExpectOneRequestPerClientRequest(run, 60);
 }
 
 TEST(CrossProcess, PooledBackendConnectionsGiveEachCallToItsWriter) {
   JDW_REQUIRE_ROOT();
-  Run run;
+  TwoTierRun run;
   ASSERT_NO_FATAL_FAILURE(RecordTwoTiers(true, 60, &run));
   ExpectOneRequestPerClientRequest(run, 60);
 }

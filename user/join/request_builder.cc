@@ -92,9 +92,11 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
   // off-CPU period (clipped to the request's start) and charged CPU are
   // added up.
   model::ResourceTotals& t = r.totals;
-  auto add_blocked = [&](uint8_t reason, uint64_t ns) {
+  // Blocked time split by reason goes to the totals; the sum to `sum` (the
+  // event's process segment, or the totals).
+  auto add_blocked = [&](uint8_t reason, uint64_t ns, uint64_t* sum) {
     if (!ns) return;
-    t.blocked_ns += ns;
+    *sum += ns;
     switch (static_cast<model::BlockReason>(reason)) {
       case model::BlockReason::kDisk: t.blocked_disk_ns += ns; break;
       case model::BlockReason::kNetwork: t.blocked_net_ns += ns; break;
@@ -147,11 +149,13 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
     }
     const Ev& e = s.events[next_real++];
     end = std::max(end, e.ts);
-    if (e.tid || !seg) seg = segment_of(e.tid ? e.tgid : s.seed_tgid, e.ts);
-    const model::ResourceTotals before = t;
+    // Resources go to the segment of the event's process; the totals are
+    // the segments' sums (below), so each event adds once.
+    if (!seg || (e.tid && seg->tgid != e.tgid)) seg = segment_of(e.tid ? e.tgid : s.seed_tgid, e.ts);
     out.ts_ns = e.ts;
     out.tsc = clock_.MonoToTsc(e.ts);
     out.tid = e.tid;
+    out.tgid = e.tid ? e.tgid : 0;
     out.cpu = e.cpu;
     out.record_type = e.record_type;
     out.synthetic = static_cast<model::SyntheticKind>(e.synth);
@@ -160,10 +164,10 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
     if (e.flags & (kEvNetIn | kEvNetOut)) out.net_bytes = e.bytes;
     if (e.flags & kEvDisk) out.disk_bytes = e.bytes;
     if (e.flags & kEvIrq) {
-      t.softirq_cpu_ns += e.cpu_ns;
+      seg->softirq_cpu_ns += e.cpu_ns;
       charged->softirq_ns += e.cpu_ns;
     } else {
-      t.cpu_ns += e.cpu_ns;
+      seg->cpu_ns += e.cpu_ns;
       if (process && e.tid && e.tgid == r.tgid) {
         // Compared against the observed CPU of request tgids (the seed's), so
         // helper processes joined in (kworkers) do not skew the ratio.
@@ -171,11 +175,11 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
         if (e.ts <= process->from_ts) charged->pre_window_ns += e.cpu_ns;  // its CPU ran before e.ts
       }
     }
-    if (e.flags & kEvNetIn) t.net_bytes_in += e.bytes;
-    if (e.flags & kEvNetOut) t.net_bytes_out += e.bytes;
+    if (e.flags & kEvNetIn) seg->net_bytes_in += e.bytes;
+    if (e.flags & kEvNetOut) seg->net_bytes_out += e.bytes;
     if (e.flags & kEvDisk) {
-      t.disk_bytes += e.bytes;
-      t.disk_ios++;
+      seg->disk_bytes += e.bytes;
+      seg->disk_ios++;
     }
     if (e.tid && std::find(r.threads.begin(), r.threads.end(), e.tid) == r.threads.end()) {
       r.threads.push_back(e.tid);
@@ -184,24 +188,26 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
     if (e.off) {
       const OffCpu& o = s.offs[e.off - 1];
       if (o.early_from && o.early_from >= start) {
-        t.runq_wait_ns += o.early_runq;
-        for (uint8_t rsn = 0; rsn < kBlockReasons; rsn++) add_blocked(rsn, o.early_blocked[rsn]);
+        seg->runq_wait_ns += o.early_runq;
+        for (uint8_t rsn = 0; rsn < kBlockReasons; rsn++) add_blocked(rsn, o.early_blocked[rsn], &seg->blocked_ns);
       }
       const uint64_t bfrom = std::max(o.off_from, start);
-      if (o.wake > bfrom) add_blocked(o.reason, o.wake - bfrom);
+      if (o.wake > bfrom) add_blocked(o.reason, o.wake - bfrom, &seg->blocked_ns);
       const uint64_t rfrom = std::max(o.wake, start);
-      if (o.run > rfrom) t.runq_wait_ns += o.run - rfrom;
+      if (o.run > rfrom) seg->runq_wait_ns += o.run - rfrom;
     }
     seg->last_ns = std::max(seg->last_ns, e.ts);
     seg->events++;
-    seg->cpu_ns += t.cpu_ns - before.cpu_ns;
-    seg->softirq_cpu_ns += t.softirq_cpu_ns - before.softirq_cpu_ns;
-    seg->disk_bytes += t.disk_bytes - before.disk_bytes;
-    seg->disk_ios += t.disk_ios - before.disk_ios;
-    seg->net_bytes_in += t.net_bytes_in - before.net_bytes_in;
-    seg->net_bytes_out += t.net_bytes_out - before.net_bytes_out;
-    seg->runq_wait_ns += t.runq_wait_ns - before.runq_wait_ns;
-    seg->blocked_ns += t.blocked_ns - before.blocked_ns;
+  }
+  for (const model::ProcessSegment& p : segs) {
+    t.cpu_ns += p.cpu_ns;
+    t.softirq_cpu_ns += p.softirq_cpu_ns;
+    t.disk_bytes += p.disk_bytes;
+    t.disk_ios += p.disk_ios;
+    t.net_bytes_in += p.net_bytes_in;
+    t.net_bytes_out += p.net_bytes_out;
+    t.runq_wait_ns += p.runq_wait_ns;
+    t.blocked_ns += p.blocked_ns;
   }
   // The request's front process first (tier 0), then the others in order
   // of their first event; a process is one call further than its caller.
@@ -232,7 +238,7 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
   // Periods settled while the set was open (join/off_cpu.h): they lie after
   // the set's earliest event, so no clipping to this start changes them.
   t.runq_wait_ns += s.settled.runq;
-  for (uint8_t rsn = 0; rsn < kBlockReasons; rsn++) add_blocked(rsn, s.settled.blocked[rsn]);
+  for (uint8_t rsn = 0; rsn < kBlockReasons; rsn++) add_blocked(rsn, s.settled.blocked[rsn], &t.blocked_ns);
   r.start_ns = start;
   r.end_ns = end;
   r.start_tsc = clock_.MonoToTsc(start);

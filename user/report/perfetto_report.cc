@@ -230,6 +230,43 @@ StatusOr<json> BuildPerfettoTrace(const model::WorkloadModel& m,
     }
   }
 
+  // Calls to traced processes (requests across processes): an arrow from
+  // the caller's thread where the call began to the peer process's first
+  // event in the request after it.
+  for (size_t i = 0; i < n; ++i) {
+    const model::Request& r = requests[i];
+    for (const model::Call& call : r.calls) {
+      if (!call.peer_tgid || !call.caller_tid) continue;
+      const model::RequestEvent* peer = nullptr;
+      for (const model::RequestEvent& e : r.events) {
+        if (e.tgid == call.peer_tgid && e.tid && e.ts_ns >= call.start_ns) {
+          peer = &e;
+          break;
+        }
+      }
+      if (!peer) continue;
+      ++flow_id;
+      const json args = {{"request", m.requests[i].id}, {"remote", call.endpoint.remote}};
+      events.push_back({{"ph", "s"},
+                        {"cat", "call"},
+                        {"name", "call"},
+                        {"id", flow_id},
+                        {"pid", kPidActual},
+                        {"tid", call.caller_tid},
+                        {"ts", Us(rel(call.start_ns))},
+                        {"args", args}});
+      events.push_back({{"ph", "f"},
+                        {"bp", "e"},
+                        {"cat", "call"},
+                        {"name", "call"},
+                        {"id", flow_id},
+                        {"pid", kPidActual},
+                        {"tid", peer->tid},
+                        {"ts", Us(rel(std::max(peer->ts_ns, call.start_ns)))},
+                        {"args", args}});
+    }
+  }
+
   // 3. Canonical forms at each request's actual start, a lane per
   // canonical thread.
   struct CanonThread {

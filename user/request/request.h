@@ -38,6 +38,7 @@ struct RequestEvent {
   uint64_t ts_ns = 0;          // CLOCK_MONOTONIC ns
   uint64_t tsc = 0;            // TSC cycles (same instant)
   uint32_t tid = 0;
+  uint32_t tgid = 0;           // its thread's process (0 for interrupt work)
   uint16_t cpu = 0;
   uint16_t record_type = 0;    // enum jdw_event_type, 0 for synthetic
   SyntheticKind synthetic = SyntheticKind::kNone;
