@@ -96,9 +96,26 @@ StatusOr<uint32_t> ParseGroups(const std::string& list) {
   return mask;
 }
 
+namespace {
+
+// A parser of this file as a CLI11 check, so a bad value is a usage error
+// (exit 2) found before anything is attached, with or without privileges.
+template <typename Parse>
+CLI::Validator Checked(Parse parse, const std::string& name) {
+  return CLI::Validator(
+      [parse](std::string& in) -> std::string {
+        auto parsed = parse(in);
+        return parsed.ok() ? std::string() : parsed.status().message();
+      },
+      name);
+}
+
+}  // namespace
+
 void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb) {
   sub->add_option("--probes", args->probes, "probe groups, comma-separated: " + trace::GroupList())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Checked(ParseGroups, "GROUP,..."));
   // allow_extra_args(false): one value per flag, so `--pid 1 -- cmd --opt`
   // leaves --opt to the command.
   sub->add_option("--pid", args->pids,
@@ -112,11 +129,13 @@ void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb
   sub->add_option("--comm", args->comm,
                   verb + " processes with this name (as /proc/PID/comm shows it), running now or\n"
                          "started later, and their descendants");
-  sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)");
+  sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)")
+      ->check(Checked(ParseSyscalls, "SYSCALL,..."));
   sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)")
       ->allow_extra_args(false);
   sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Checked(ParseSize, "SIZE"));
   sub->add_flag("--no-combine", args->no_combine,
                 "an enter and an exit record for every syscall (default: one record for a call whose\n"
                 "enter and exit meet on one CPU with nothing between them; the events read back the\n"
