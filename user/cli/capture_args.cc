@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "capture/usdt_notes.h"
+#include "cli/usage.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -145,8 +146,9 @@ void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb
 StatusOr<Selection> Resolve(const CaptureArgs& a, capture::CaptureOptions* co) {
   ASSIGN_OR_RETURN(co->groups, ParseGroups(a.probes));
   if ((co->groups & (1u << JDW_GROUP_APP)) && a.usdt.empty())
-    return ErrStatus("--probes app needs --usdt BINARY[:PROVIDER[:NAME]]: the app group records only the USDT "
-                     "probes named there");
+    return Status::Error("--probes app needs --usdt BINARY[:PROVIDER[:NAME]]: the app group records only the USDT "
+                         "probes named there",
+                         kExitUsage);
   ASSIGN_OR_RETURN(co->syscalls, ParseSyscalls(a.syscalls));
   ASSIGN_OR_RETURN(co->ring_bytes_per_cpu, ParseSize(a.buffer_size));
   ASSIGN_OR_RETURN(co->usdt, ParseUsdt(a.usdt));
@@ -156,7 +158,8 @@ StatusOr<Selection> Resolve(const CaptureArgs& a, capture::CaptureOptions* co) {
   const uint32_t pid_max = PidMax();
   for (uint32_t p : a.pids) {
     if (p == 0 || p >= pid_max)
-      return ErrStatus("--pid %u: not a process id (1 to %u)", p, pid_max - 1);
+      return Status::Error("--pid " + std::to_string(p) + ": not a process id (1 to " + std::to_string(pid_max - 1) + ")",
+                           kExitUsage);
     if (kill(static_cast<pid_t>(p), 0) != 0 && errno == ESRCH) return ErrStatus("--pid %u: no such process", p);
     sel.pids_.push_back(p);
   }
@@ -167,9 +170,9 @@ StatusOr<Selection> Resolve(const CaptureArgs& a, capture::CaptureOptions* co) {
   }
   if (!a.comm.empty()) {
     if (a.comm.size() >= JDW_COMM_LEN)
-      return ErrStatus("--comm %s: the kernel keeps only %d characters of a name; give the name as /proc/PID/comm "
-                       "shows it",
-                       a.comm.c_str(), JDW_COMM_LEN - 1);
+      return Status::Error("--comm " + a.comm + ": the kernel keeps only " + std::to_string(JDW_COMM_LEN - 1) +
+                               " characters of a name; give the name as /proc/PID/comm shows it",
+                           kExitUsage);
     sel.comm_ = a.comm;
     co->admit_comm = a.comm;
   }

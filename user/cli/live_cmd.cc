@@ -112,7 +112,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
   capture::CaptureOptions co;
   auto sel = Resolve(a.cap, &co);
-  if (!sel.ok()) return PrintError(sel.status().message()), 1;
+  if (!sel.ok()) return PrintError(sel.status().message()), sel.status().exit_code();
   std::string choice;
   auto session = capture::OpenBackend(co, a.backend, capture::BackendClock::kMonoNs, &choice);
   if (!session.ok()) return PrintError(session.status().message()), 1;

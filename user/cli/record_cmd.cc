@@ -138,7 +138,7 @@ int Run(const RecordArgs& a) {
   // The processes selected now; scanned again once the probes are
   // attached, since the fork hook only follows processes from then on.
   auto sel = Resolve(a.cap, &ro.capture);
-  if (!sel.ok()) return PrintError(sel.status().message()), 1;
+  if (!sel.ok()) return PrintError(sel.status().message()), sel.status().exit_code();
   ro.capture.verbose = a.verbose;
 
   // Launch CMD stopped on a pipe, so its pid is in the filter before it runs.
