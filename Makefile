@@ -1,8 +1,9 @@
 # jackdaw — the one entry point.
 #
-#   make            build everything (BPF objects, skeletons, user space)
+#   make            build everything (BPF objects, skeletons, user space, man pages)
 #   make test       build and run the test suite (ctest; needs root for eBPF)
-#   make demo       build, then run the built-in demo
+#   make demo       build jackdaw and the test server only, then run the built-in demo
+#   make install    install the binaries, schemas and man pages (PREFIX=/usr/local, DESTDIR=)
 #   make bench      build and run the benchmarks, writing tests/results/
 #   make fuzz       fuzz traces, metadata, records+join and schemas (FUZZ_SECONDS=60 each)
 #   make kmod       build jackdaw.ko against Debian's linux-headers (KDIR=... overrides)
@@ -39,14 +40,24 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS  := $(wildcard bpf/*.bpf.h) $(wildcard include/jackdaw/*.h)
 VMLINUX_H ?= $(BPF_OUT)/vmlinux.h
 
-.PHONY: all deps bpf user test demo bench fuzz kmod vm-test clean
+MAN_OUT  := $(OUTPUT)/man
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+# What `make demo` and `make install` build: jackdaw and what it runs from
+# beside itself (the test server, its load driver, the workload process).
+BINARIES := jackdaw jackdaw-testserver jackdaw-load jackdaw-workload
+# install-deps.sh mode: everything by default, --demo for the demo's build
+# (set per target below; prerequisites inherit it).
+DEPS_MODE ?=
+
+.PHONY: all deps bpf configure user binaries man install test demo bench fuzz kmod vm-test clean
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
-all: user
+all: user man
 
 deps:
-	$(Q)scripts/install-deps.sh
+	$(Q)scripts/install-deps.sh $(DEPS_MODE)
 
 bpf: $(BPF_SKELS)
 
@@ -69,14 +80,38 @@ $(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name jdw_$(subst -,_,$*)_bpf > $@
 
-user: deps bpf
+configure: deps bpf
 	$(Q)cmake -S user -B $(USER_OUT) -DJDW_BPF_OUT=$(BPF_OUT) $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)) -Wno-dev > $(OUTPUT)/cmake.log 2>&1 || { cat $(OUTPUT)/cmake.log; exit 1; }
+
+user: configure
 	$(Q)cmake --build $(USER_OUT) -j$(JOBS) $(if $(filter 1,$(V)),--verbose,) -- --no-print-directory
+
+binaries: configure
+	$(Q)cmake --build $(USER_OUT) -j$(JOBS) $(if $(filter 1,$(V)),--verbose,) $(addprefix --target ,$(BINARIES)) -- --no-print-directory
+
+# Man pages come from the CLI's own definitions (jackdaw help-man), so they
+# cannot drift from the options the binary takes.
+man: binaries
+	$(call msg,MAN,$(MAN_OUT))
+	$(Q)mkdir -p $(MAN_OUT)
+	$(Q)$(USER_OUT)/bin/jackdaw help-man > $(MAN_OUT)/jackdaw.1
+	$(Q)for c in $$($(USER_OUT)/bin/jackdaw help-man --list); do \
+		$(USER_OUT)/bin/jackdaw help-man $$c > $(MAN_OUT)/jackdaw-$$c.1 || exit 1; \
+	done
+
+install: DEPS_MODE := --demo
+install: binaries man
+	$(Q)install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/jackdaw/schemas $(DESTDIR)$(PREFIX)/share/man/man1
+	$(Q)install -m 755 $(addprefix $(USER_OUT)/bin/,$(BINARIES)) $(DESTDIR)$(PREFIX)/bin/
+	$(Q)install -m 644 user/schemas/*.schema $(DESTDIR)$(PREFIX)/share/jackdaw/schemas/
+	$(Q)install -m 644 $(MAN_OUT)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	@echo "  INSTALL  $(DESTDIR)$(PREFIX): bin/jackdaw, share/jackdaw/schemas, share/man/man1"
 
 test: user
 	$(Q)scripts/run-tests.sh $(USER_OUT)
 
-demo: user
+demo: DEPS_MODE := --demo
+demo: binaries
 	$(Q)$(USER_OUT)/bin/jackdaw demo -o $(OUTPUT)/demo
 
 bench: user

@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# Installs every Debian package jackdaw's build, tests, benchmarks and demo
-# need. Idempotent: packages already present are skipped, so `make` can call
-# it on every run at the cost of one dpkg query.
+# Installs the Debian packages jackdaw needs. Idempotent: packages already
+# present are skipped, so `make` can call it on every run at the cost of one
+# dpkg query.
+#
+#   install-deps.sh          everything: build, tests, benchmarks, the
+#                            real-server suite, the module's VM test (make test)
+#   install-deps.sh --demo   what building jackdaw and running `jackdaw demo`
+#                            need, nothing for the tests (make demo, make install)
 set -euo pipefail
 
-packages=(
-	# build
+# Building jackdaw and its test server and load driver (CMake's configure
+# step finds GoogleTest even when no test is built, so it is here too).
+build_packages=(
 	make cmake g++ clang llvm pkg-config ccache
 	libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
 	libcli11-dev nlohmann-json3-dev libfmt-dev
-	systemtap-sdt-dev
+	systemtap-sdt-dev libpcap-dev
+	libgtest-dev libgmock-dev
+)
+
+test_packages=(
 	# tests and benchmarks
-	libgtest-dev libgmock-dev libbenchmark-dev
+	libbenchmark-dev
 	linux-perf bpftrace jq
 	# benchmarks and the interact benchmark: a real server under a real load generator
 	nginx wrk
 	# report rendering check (headless screenshot of the HTML report)
 	chromium
-	# later stages: pcap input
-	libpcap-dev
 	# pcapng export test (tshark reads what jackdaw export --pcap writes)
 	tshark
 	# real-server validation suite (jackdaw reproduce --real): run privately
@@ -32,6 +40,15 @@ packages=(
 	# metapackages keep Debian's kernel image and its headers at one version
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio
 )
+
+case "${1:-}" in
+	"") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+	--demo) packages=("${build_packages[@]}") ;;
+	*)
+		echo "install-deps: unknown mode '$1': use --demo for the build and demo packages, or nothing for everything" >&2
+		exit 2
+		;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -324,12 +324,17 @@ TEST(RecordSafety, CommandThatCannotRunOrDiesGivesANonZeroExit) {
 
 TEST(RecordCliArgs, ImpossiblePidAndAppWithoutUsdtAreRefused) {
   JDW_REQUIRE_ROOT();
+  // Command-line mistakes: the usage status, 2.
   auto pid = RunCommand({Jackdaw(), "record", "-o", "/dev/null", "--pid", "4294967295", "--duration", "1"});
-  EXPECT_EQ(pid.exit_code, 1);
+  EXPECT_EQ(pid.exit_code, 2);
   EXPECT_NE(pid.err.find("--pid 4294967295: not a process id"), std::string::npos) << pid.err;
   auto app = RunCommand({Jackdaw(), "record", "-o", "/dev/null", "--probes", "app", "--duration", "1"});
-  EXPECT_EQ(app.exit_code, 1);
+  EXPECT_EQ(app.exit_code, 2);
   EXPECT_NE(app.err.find("--probes app needs --usdt"), std::string::npos) << app.err;
+  auto comm = RunCommand({Jackdaw(), "live", "--schema", "tcp-threadpool", "--comm",
+                          "a-name-longer-than-the-kernel-keeps", "--duration", "1"});
+  EXPECT_EQ(comm.exit_code, 2);
+  EXPECT_NE(comm.err.find("characters of a name"), std::string::npos) << comm.err;
 }
 
 TEST(RecordCliArgs, UsdtAndPidBeforeTheCommandLeaveItsOptionsAlone) {

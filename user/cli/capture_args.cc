@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "capture/usdt_notes.h"
+#include "cli/usage.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -96,9 +97,26 @@ StatusOr<uint32_t> ParseGroups(const std::string& list) {
   return mask;
 }
 
+namespace {
+
+// A parser of this file as a CLI11 check, so a bad value is a usage error
+// (exit 2) found before anything is attached, with or without privileges.
+template <typename Parse>
+CLI::Validator Checked(Parse parse, const std::string& name) {
+  return CLI::Validator(
+      [parse](std::string& in) -> std::string {
+        auto parsed = parse(in);
+        return parsed.ok() ? std::string() : parsed.status().message();
+      },
+      name);
+}
+
+}  // namespace
+
 void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb) {
   sub->add_option("--probes", args->probes, "probe groups, comma-separated: " + trace::GroupList())
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Checked(ParseGroups, "GROUP,..."));
   // allow_extra_args(false): one value per flag, so `--pid 1 -- cmd --opt`
   // leaves --opt to the command.
   sub->add_option("--pid", args->pids,
@@ -112,11 +130,13 @@ void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb
   sub->add_option("--comm", args->comm,
                   verb + " processes with this name (as /proc/PID/comm shows it), running now or\n"
                          "started later, and their descendants");
-  sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)");
+  sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)")
+      ->check(Checked(ParseSyscalls, "SYSCALL,..."));
   sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)")
       ->allow_extra_args(false);
   sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Checked(ParseSize, "SIZE"));
   sub->add_flag("--no-combine", args->no_combine,
                 "an enter and an exit record for every syscall (default: one record for a call whose\n"
                 "enter and exit meet on one CPU with nothing between them; the events read back the\n"
@@ -126,8 +146,9 @@ void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb
 StatusOr<Selection> Resolve(const CaptureArgs& a, capture::CaptureOptions* co) {
   ASSIGN_OR_RETURN(co->groups, ParseGroups(a.probes));
   if ((co->groups & (1u << JDW_GROUP_APP)) && a.usdt.empty())
-    return ErrStatus("--probes app needs --usdt BINARY[:PROVIDER[:NAME]]: the app group records only the USDT "
-                     "probes named there");
+    return Status::Error("--probes app needs --usdt BINARY[:PROVIDER[:NAME]]: the app group records only the USDT "
+                         "probes named there",
+                         kExitUsage);
   ASSIGN_OR_RETURN(co->syscalls, ParseSyscalls(a.syscalls));
   ASSIGN_OR_RETURN(co->ring_bytes_per_cpu, ParseSize(a.buffer_size));
   ASSIGN_OR_RETURN(co->usdt, ParseUsdt(a.usdt));
@@ -137,7 +158,8 @@ StatusOr<Selection> Resolve(const CaptureArgs& a, capture::CaptureOptions* co) {
   const uint32_t pid_max = PidMax();
   for (uint32_t p : a.pids) {
     if (p == 0 || p >= pid_max)
-      return ErrStatus("--pid %u: not a process id (1 to %u)", p, pid_max - 1);
+      return Status::Error("--pid " + std::to_string(p) + ": not a process id (1 to " + std::to_string(pid_max - 1) + ")",
+                           kExitUsage);
     if (kill(static_cast<pid_t>(p), 0) != 0 && errno == ESRCH) return ErrStatus("--pid %u: no such process", p);
     sel.pids_.push_back(p);
   }
@@ -148,9 +170,9 @@ StatusOr<Selection> Resolve(const CaptureArgs& a, capture::CaptureOptions* co) {
   }
   if (!a.comm.empty()) {
     if (a.comm.size() >= JDW_COMM_LEN)
-      return ErrStatus("--comm %s: the kernel keeps only %d characters of a name; give the name as /proc/PID/comm "
-                       "shows it",
-                       a.comm.c_str(), JDW_COMM_LEN - 1);
+      return Status::Error("--comm " + a.comm + ": the kernel keeps only " + std::to_string(JDW_COMM_LEN - 1) +
+                               " characters of a name; give the name as /proc/PID/comm shows it",
+                           kExitUsage);
     sel.comm_ = a.comm;
     co->admit_comm = a.comm;
   }

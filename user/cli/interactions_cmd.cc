@@ -18,6 +18,7 @@
 #include "capture/recorder.h"
 #include "capture/session.h"
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "common/clock.h"
 #include "report/interactions.h"
 
@@ -320,8 +321,8 @@ Runner RegisterInteractions(CLI::App& app) {
   sub->add_option("--interval", args->interval, "seconds per class window")
       ->capture_default_str()
       ->check(FiniteRange(0, 3600, true, " seconds"));
-  sub->add_option("--duration", args->duration, "stop after this many seconds, at most a year (default: Ctrl-C)")
-      ->check(FiniteRange(0, kMaxDurationS, true, " seconds"));
+  sub->add_option("--duration", args->duration, "stop after this long: 30s, 250ms, 2m (a bare number is seconds), at most a year\n(default: Ctrl-C)")
+      ->transform(DurationSeconds(0, kMaxDurationS, true));
   sub->add_flag("--json", args->json, "JSON: one object per interaction or per window");
   sub->add_option("-o,--output", args->output, "also record the interaction records into this .jdw");
   sub->add_option("--prefix4", args->prefix4, "remote IPv4 prefix bits kept in a class")

@@ -21,6 +21,7 @@
 #include "capture/sweep_pacer.h"
 #include "cli/capture_args.h"
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "cli/loss_share.h"
 #include "cli/live_pipeline.h"
 #include "common/clock.h"
@@ -111,7 +112,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
   capture::CaptureOptions co;
   auto sel = Resolve(a.cap, &co);
-  if (!sel.ok()) return PrintError(sel.status().message()), 1;
+  if (!sel.ok()) return PrintError(sel.status().message()), sel.status().exit_code();
   std::string choice;
   auto session = capture::OpenBackend(co, a.backend, capture::BackendClock::kMonoNs, &choice);
   if (!session.ok()) return PrintError(session.status().message()), 1;
@@ -413,8 +414,8 @@ Runner RegisterLive(CLI::App& app) {
                   "module); see jackdaw record --help")
       ->capture_default_str()
       ->check(CLI::IsMember({"bpf", "kmod", "auto"}));
-  sub->add_option("--duration", args->duration, "stop after this many seconds, at most a year (default: Ctrl-C)")
-      ->check(FiniteRange(0, kMaxDurationS, true, " seconds"));
+  sub->add_option("--duration", args->duration, "stop after this long: 30s, 250ms, 2m (a bare number is seconds), at most a year\n(default: Ctrl-C)")
+      ->transform(DurationSeconds(0, kMaxDurationS, true));
   sub->add_flag("--json", args->json, "one JSON line per refresh instead of the terminal view");
   sub->add_option("--interval", args->interval, "refresh interval, seconds")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
   sub->add_option("--window", args->window, "reorder window, seconds")->capture_default_str()->check(CLI::Range(0.01, 5.0));

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/man_page.h"
+#include "cli/usage.h"
 
 namespace jackdaw::cli {
 void PrintError(const std::string& message) {
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
       "jackdaw"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every subcommand");
+  app.set_version_flag("--version", "jackdaw " JDW_VERSION, "print jackdaw's version and exit");
   std::vector<std::pair<CLI::App*, jackdaw::cli::Runner>> runners;
   auto add = [&](jackdaw::cli::Runner r) {
     auto subs = app.get_subcommands([](CLI::App*) { return true; });
@@ -41,10 +44,12 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterLive(app));
   add(jackdaw::cli::RegisterCtl(app));
   add(jackdaw::cli::RegisterOverhead(app));
+  add(jackdaw::cli::RegisterHelpMan(app, JDW_VERSION));
+  if (auto status = jackdaw::cli::RejectUnknownCommand(app, argc, argv)) return *status;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return jackdaw::cli::ReportParseError(app, e);
   }
   for (auto& [sub, run] : runners)
     if (sub->parsed()) return run();

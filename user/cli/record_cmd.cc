@@ -22,6 +22,7 @@
 #include "capture/usdt_notes.h"
 #include "cli/capture_args.h"
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "cli/loss_share.h"
 #include "common/clock.h"
 #include "pcap/pcap_input.h"
@@ -137,7 +138,7 @@ int Run(const RecordArgs& a) {
   // The processes selected now; scanned again once the probes are
   // attached, since the fork hook only follows processes from then on.
   auto sel = Resolve(a.cap, &ro.capture);
-  if (!sel.ok()) return PrintError(sel.status().message()), 1;
+  if (!sel.ok()) return PrintError(sel.status().message()), sel.status().exit_code();
   ro.capture.verbose = a.verbose;
 
   // Launch CMD stopped on a pipe, so its pid is in the filter before it runs.
@@ -407,8 +408,8 @@ Runner RegisterRecord(CLI::App& app) {
   sub->add_option("-o,--output", args->output, "trace file to write")->capture_default_str();
   AddCaptureOptions(sub, &args->cap);
   sub->add_option("--duration", args->duration,
-                  "stop after this many seconds, at most a year (default: until CMD exits or Ctrl-C)")
-      ->check(FiniteRange(0, kMaxDurationS, true, " seconds"));
+                  "stop after this long: 30s, 250ms, 2m (a bare number is seconds), at most a year\n(default: until CMD exits or Ctrl-C)")
+      ->transform(DurationSeconds(0, kMaxDurationS, true));
   sub->add_option("--pcap", args->pcap_iface,
                   "also capture packets with libpcap on this interface ('any' for all), on the trace's "
                   "clock; usually with net left out of --probes");

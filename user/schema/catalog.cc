@@ -1,4 +1,5 @@
 #include "schema/catalog.h"
+#include "schema/edit_distance.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -229,6 +230,8 @@ constexpr Constant kConstants[] = {
     {Domain::kBlockReason, "other", static_cast<int64_t>(BlockReasonValue::kOther)},
 };
 
+}  // namespace
+
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); j++) prev[j] = j;
@@ -242,8 +245,6 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   }
   return prev[b.size()];
 }
-
-}  // namespace
 
 const FieldSpec* EventTypeSpec::FindField(std::string_view field) const { return FindIn(*this, field); }
 

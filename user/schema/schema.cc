@@ -681,7 +681,11 @@ std::vector<std::string> DefaultSchemaDirs(const std::string& argv0) {
   std::error_code ec;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec && !argv0.empty()) exe = std::filesystem::absolute(argv0, ec);
-  if (!exe.empty()) dirs.push_back((exe.parent_path() / "schemas").string());
+  if (!exe.empty()) {
+    dirs.push_back((exe.parent_path() / "schemas").string());
+    // Installed (make install): PREFIX/bin/jackdaw finds PREFIX/share/jackdaw/schemas.
+    dirs.push_back((exe.parent_path().parent_path() / "share" / "jackdaw" / "schemas").string());
+  }
 #ifdef JDW_SCHEMA_SOURCE_DIR
   dirs.push_back(JDW_SCHEMA_SOURCE_DIR);
 #endif

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -205,6 +206,15 @@ TEST(SchemaLoader, ShippedSchemasParse) {
     EXPECT_TRUE(s->HasSeed());
     EXPECT_GT(s->events.size(), 5u);
   }
+}
+
+// make install puts the binary in PREFIX/bin and the schemas in
+// PREFIX/share/jackdaw/schemas: --schema NAME must find them there.
+TEST(SchemaLoader, InstalledBinaryLooksUnderShareJackdaw) {
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
+  const std::string installed = (exe.parent_path().parent_path() / "share" / "jackdaw" / "schemas").string();
+  const auto dirs = DefaultSchemaDirs("");
+  EXPECT_NE(std::find(dirs.begin(), dirs.end(), installed), dirs.end()) << installed;
 }
 
 TEST(SchemaLoader, LanguageDocExampleParses) {
