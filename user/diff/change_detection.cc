@@ -64,6 +64,31 @@ void AddDistributionChange(std::vector<Change>& out, const std::string& kind, Me
   out.push_back(c);
 }
 
+// A kind's share of the mix on both sides (0 where it is absent: a
+// structure change), tested as two proportions; its CPU part is its rate
+// change at the CPU per request given.
+Change ShareChange(const std::string& kind, Metric metric, uint64_t n_before, uint64_t n_after, const Side& before,
+                   const Side& after, double cpu_per_request_ns) {
+  Change c;
+  c.kind = kind;
+  c.metric = metric;
+  c.before = before.requests ? double(n_before) / double(before.requests) : 0;
+  c.after = after.requests ? double(n_after) / double(after.requests) : 0;
+  c.effect = RelativeChange(c.before, c.after);
+  c.raw_p = TwoProportionZ(n_before, before.requests, n_after, after.requests).p_value;
+  c.rate_before = Rate(n_before, before.duration_s);
+  c.rate_after = Rate(n_after, after.duration_s);
+  c.cpu_rate_delta = (c.rate_after - c.rate_before) * cpu_per_request_ns / 1e9;
+  return c;
+}
+
+// CPU-seconds per second the side's requests demanded.
+double CpuRate(const Side& side) {
+  double ns = 0;
+  for (const Kind& k : side.kinds) ns += k.mean_cpu_ns * double(k.requests());
+  return side.duration_s > 0 ? ns / 1e9 / side.duration_s : 0;
+}
+
 }  // namespace
 
 const char* MetricName(Metric m) {
@@ -125,19 +150,10 @@ DiffResult DetectChanges(const Side& before, const Side& after, const KindMatchi
     s.distance = m.distance;
     r.matched.push_back(s);
 
-    Change f;
-    f.kind = s.kind;
-    f.metric = Metric::kFrequency;
-    f.before = before.requests ? double(b.requests()) / double(before.requests) : 0;
-    f.after = after.requests ? double(a.requests()) / double(after.requests) : 0;
-    f.effect = RelativeChange(f.before, f.after);
-    f.raw_p = TwoProportionZ(b.requests(), before.requests, a.requests(), after.requests).p_value;
-    f.rate_before = Rate(b.requests(), before.duration_s);
-    f.rate_after = Rate(a.requests(), after.duration_s);
-    r.cpu_rate_before += f.rate_before * b.mean_cpu_ns() / 1e9;
-    r.cpu_rate_after += f.rate_after * a.mean_cpu_ns() / 1e9;
-    f.cpu_rate_delta = (f.rate_after - f.rate_before) * b.mean_cpu_ns() / 1e9;
+    const Change f = ShareChange(s.kind, Metric::kFrequency, b.requests(), a.requests(), before, after,
+                                 b.mean_cpu_ns());
     changes.push_back(f);
+    // With the frequency part above, this sums to the kind's CPU-rate change.
     AddDistributionChange(changes, s.kind, Metric::kCpu, b.cpu_ms, a.cpu_ms,
                           f.rate_after * (a.mean_cpu_ns() - b.mean_cpu_ns()) / 1e9);
     AddDistributionChange(changes, s.kind, Metric::kLatency, b.latency_ms, a.latency_ms);
@@ -155,16 +171,7 @@ DiffResult DetectChanges(const Side& before, const Side& after, const KindMatchi
     if (n.nearest_before >= 0) s.nearest_before = before.kinds[n.nearest_before].label;
     s.representative = k.representative_text;
     r.new_kinds.push_back(s);
-    Change c;
-    c.kind = s.kind;
-    c.metric = Metric::kStructure;
-    c.after = after.requests ? double(k.requests()) / double(after.requests) : 0;
-    c.effect = 1;
-    c.raw_p = TwoProportionZ(0, before.requests, k.requests(), after.requests).p_value;
-    c.rate_after = Rate(k.requests(), after.duration_s);
-    c.cpu_rate_delta = c.rate_after * k.mean_cpu_ns / 1e9;
-    r.cpu_rate_after += c.cpu_rate_delta;
-    changes.push_back(c);
+    changes.push_back(ShareChange(s.kind, Metric::kStructure, 0, k.requests(), before, after, k.mean_cpu_ns));
   }
 
   for (uint32_t g : matching.gone) {
@@ -175,17 +182,10 @@ DiffResult DetectChanges(const Side& before, const Side& after, const KindMatchi
     s.before_requests = k.requests();
     s.representative = k.representative_text;
     r.gone_kinds.push_back(s);
-    Change c;
-    c.kind = s.kind;
-    c.metric = Metric::kStructure;
-    c.before = before.requests ? double(k.requests()) / double(before.requests) : 0;
-    c.effect = -1;
-    c.raw_p = TwoProportionZ(k.requests(), before.requests, 0, after.requests).p_value;
-    c.rate_before = Rate(k.requests(), before.duration_s);
-    c.cpu_rate_delta = -c.rate_before * k.mean_cpu_ns / 1e9;
-    r.cpu_rate_before -= c.cpu_rate_delta;
-    changes.push_back(c);
+    changes.push_back(ShareChange(s.kind, Metric::kStructure, k.requests(), 0, before, after, k.mean_cpu_ns));
   }
+  r.cpu_rate_before = CpuRate(before);
+  r.cpu_rate_after = CpuRate(after);
 
   double total = 0;
   for (const Change& c : changes) total += std::fabs(c.cpu_rate_delta);
