@@ -95,8 +95,10 @@ TEST_F(DiffRecordings, ShiftedMixRanksTheSpinningKindsFrequencyFirst) {
   EXPECT_EQ(first["kind"], a) << d["changes"].dump(1);
   EXPECT_EQ(first["metric"], "frequency");
   EXPECT_TRUE(first["significant"].get<bool>());
-  EXPECT_NEAR(first["before"].get<double>(), 0.5, 0.05);
-  EXPECT_NEAR(first["after"].get<double>(), 0.25, 0.05);
+  // jackdaw-load draws each request's type by the weights: 80 requests of
+  // A:1,C:1 held 44 A in one recording.
+  EXPECT_NEAR(first["before"].get<double>(), 0.5, 0.1);
+  EXPECT_NEAR(first["after"].get<double>(), 0.25, 0.1);
   // C's share went up from a half to three quarters, significant too.
   bool c_rose = false;
   for (const auto& c : d["changes"])
