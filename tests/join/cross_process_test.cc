@@ -60,8 +60,12 @@ void RecordTwoTiers(bool pooled, int n, TwoTierRun* run) {
   const std::string backend = Bin("jackdaw-testserver") + " --keepalive --port " + std::to_string(backend_port);
   {
     // One recording of both: the backend first (its "listening on" line
-    // is the one RecordedServer waits for), then the front.
-    testing::RecordedServer servers(trace, {"/bin/sh", "-c", backend + " & sleep 0.5; exec " + front});
+    // is the one RecordedServer waits for), then the front; the shell stops
+    // both when the recorder stops it, so no server outlives the test (a
+    // leftover would hold ctest's output pipe open).
+    testing::RecordedServer servers(
+        trace, {"/bin/sh", "-c",
+                backend + " & b=$!; sleep 0.5; " + front + " & f=$!; trap 'kill $b $f; wait' INT TERM HUP; wait"});
     ASSERT_TRUE(servers.ok()) << "servers did not start under jackdaw record";
     for (int i = 0; i < 100 && !Accepts(front_port); i++) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     ASSERT_TRUE(Accepts(front_port)) << "the front server is not listening on " << front_port;
@@ -70,6 +74,7 @@ void RecordTwoTiers(bool pooled, int n, TwoTierRun* run) {
     ASSERT_EQ(load.exit_code, 0) << load.out << load.err;
     ASSERT_EQ(servers.Stop(), 0);
   }
+  RunCommand({"pkill", "-f", "--", "jackdaw-testserver --keepalive --port " + std::to_string(backend_port)});
   std::ifstream tin(truth);
   for (std::string line; std::getline(tin, line);) {
     auto j = nlohmann::json::parse(line, nullptr, false);
