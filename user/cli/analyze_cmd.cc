@@ -21,6 +21,7 @@
 #include "schema/schema.h"
 #include "trace/event_table.h"
 #include "trace/trace_reader.h"
+#include "cli/self_path.h"
 
 namespace jackdaw::cli {
 namespace {
@@ -373,12 +374,7 @@ Runner RegisterAnalyze(CLI::App& app) {
       ->check(CLI::Range(2u, 4096u));
   sub->add_flag("--salvage", args->salvage, "analyse the intact part of a damaged trace");
   sub->add_flag("-q,--quiet", args->quiet, "no progress bar");
-  auto argv0 = std::make_shared<std::string>();
-  sub->preparse_callback([argv0](size_t) {
-    char buf[4096];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    *argv0 = n > 0 ? std::string(buf, n) : "jackdaw";
-  });
+  auto argv0 = SelfPathAtParse(sub);
   return [args, argv0] { return Run(*args, *argv0); };
 }
 

@@ -17,6 +17,7 @@
 #include "report/report.h"
 #include "schema/schema.h"
 #include "trace/trace_reader.h"
+#include "cli/self_path.h"
 
 namespace jackdaw::cli {
 namespace {
@@ -119,12 +120,7 @@ Runner RegisterDiff(CLI::App& app) {
   sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")
       ->capture_default_str()
       ->check(FiniteRange(0, 3600, true, " seconds"));
-  auto argv0 = std::make_shared<std::string>();
-  sub->preparse_callback([argv0](size_t) {
-    char buf[4096];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    *argv0 = n > 0 ? std::string(buf, n) : "jackdaw";
-  });
+  auto argv0 = SelfPathAtParse(sub);
   return [args, argv0] { return Run(*args, *argv0); };
 }
 

@@ -33,6 +33,7 @@
 #include "model/explain.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
+#include "cli/self_path.h"
 
 namespace jackdaw::cli {
 namespace {
@@ -440,12 +441,7 @@ Runner RegisterLive(CLI::App& app) {
                   "cluster request counts, latency histograms, CPU/disk/net demand, anomalies; per probe\n"
                   "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface, with a warning)");
   sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
-  auto argv0 = std::make_shared<std::string>();
-  sub->preparse_callback([argv0](size_t) {
-    char buf[4096];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    *argv0 = n > 0 ? std::string(buf, n) : "jackdaw";
-  });
+  auto argv0 = SelfPathAtParse(sub);
   return [args, argv0] { return Run(*args, *argv0); };
 }
 

@@ -115,6 +115,8 @@ class CallTracker {
     FinishedCall cur;
   };
   Conn* Find(uint64_t conn) const {
+    // Every socket event of a server asks: most servers open no connection.
+    if (conns_.empty()) return nullptr;
     auto it = conns_.find(conn);
     return it == conns_.end() ? nullptr : const_cast<Conn*>(&it->second);
   }
