@@ -85,26 +85,33 @@ TEST_F(DiffRecordings, SameMixTwiceHasNoSignificantChange) {
   EXPECT_EQ(SignificantChanges(d), 0) << d["changes"].dump(1);
 }
 
-TEST_F(DiffRecordings, ShiftedMixRanksTheSpinningKindsFrequencyFirst) {
+// One client drives both recordings closed-loop, so the spinning kind's
+// rate in requests per second hardly moves when its share halves: whether
+// its frequency or the light kind's ranks first by CPU-demand share is a
+// toss-up between runs. What must hold is that the mix change leads.
+TEST_F(DiffRecordings, ShiftedMixLeadsWithBothKindsFrequencyChanges) {
   const nlohmann::json d = Diff(traces_[0], traces_[2]);
   ASSERT_TRUE(d.contains("changes"));
   ASSERT_FALSE(d["changes"].empty());
   const std::string a = SpinningKind(d);
   ASSERT_FALSE(a.empty()) << d["changes"].dump(1);
-  const auto& first = d["changes"][0];
-  EXPECT_EQ(first["kind"], a) << d["changes"].dump(1);
-  EXPECT_EQ(first["metric"], "frequency");
-  EXPECT_TRUE(first["significant"].get<bool>());
+  EXPECT_EQ(d["changes"][0]["metric"], "frequency") << d["changes"].dump(1);
+  const nlohmann::json* a_share = nullptr;
+  const nlohmann::json* c_share = nullptr;
+  for (const auto& c : d["changes"]) {
+    if (c["metric"] != "frequency") continue;
+    (c["kind"] == a ? a_share : c_share) = &c;
+  }
+  ASSERT_NE(a_share, nullptr) << d["changes"].dump(1);
+  ASSERT_NE(c_share, nullptr) << d["changes"].dump(1);
+  EXPECT_TRUE((*a_share)["significant"].get<bool>());
   // jackdaw-load draws each request's type by the weights: 80 requests of
   // A:1,C:1 held 44 A in one recording.
-  EXPECT_NEAR(first["before"].get<double>(), 0.5, 0.1);
-  EXPECT_NEAR(first["after"].get<double>(), 0.25, 0.1);
+  EXPECT_NEAR((*a_share)["before"].get<double>(), 0.5, 0.1);
+  EXPECT_NEAR((*a_share)["after"].get<double>(), 0.25, 0.1);
   // C's share went up from a half to three quarters, significant too.
-  bool c_rose = false;
-  for (const auto& c : d["changes"])
-    if (c["metric"] == "frequency" && c["kind"] != a && c["significant"].get<bool>() && c["effect"].get<double>() > 0.3)
-      c_rose = true;
-  EXPECT_TRUE(c_rose) << d["changes"].dump(1);
+  EXPECT_TRUE((*c_share)["significant"].get<bool>());
+  EXPECT_GT((*c_share)["effect"].get<double>(), 0.3);
 }
 
 TEST_F(DiffRecordings, UnreadableSideIsOneLineNamingIt) {

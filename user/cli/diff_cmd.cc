@@ -25,6 +25,8 @@ namespace {
 struct DiffArgs {
   std::string before, after, schema, json_out;
   double min_effect = 0.10;
+  double min_request_effect = 0.25;
+  uint64_t min_structure_requests = 5;
   double window_s = 1.0;
 };
 
@@ -87,6 +89,8 @@ int Run(const DiffArgs& a, const std::string& argv0) {
             "part of every change below\n", before->kernel.c_str(), after->kernel.c_str());
   diff::DiffOptions options;
   options.min_effect = a.min_effect;
+  options.min_request_effect = a.min_request_effect;
+  options.min_structure_requests = a.min_structure_requests;
   const diff::KindMatching matching =
       diff::MatchKinds(before->side, after->side, diff::BaselineMatchOptions(before->side));
   const diff::DiffResult result = diff::DetectChanges(before->side, after->side, matching, options);
@@ -114,9 +118,19 @@ Runner RegisterDiff(CLI::App& app) {
   sub->add_option("-s,--schema", args->schema, "schema both traces are analysed with (name or path)")->required();
   sub->add_option("--json", args->json_out, "write the diff as JSON");
   sub->add_option("--min-effect", args->min_effect,
-                  "smallest effect called significant, as a fraction (0.10: a 10 % change of the median)")
+                  "smallest change of a kind's share of the mix called significant, as a fraction\n"
+                  "(0.10: a 10 % change)")
       ->capture_default_str()
       ->check(FiniteRange(0, 100, false, ""));
+  sub->add_option("--min-request-effect", args->min_request_effect,
+                  "smallest change of a kind's median latency, CPU, disk or network bytes called\n"
+                  "significant (the same load recorded twice moves a sub-millisecond kind's median\n"
+                  "latency or CPU by 15-20 %)")
+      ->capture_default_str()
+      ->check(FiniteRange(0, 100, false, ""));
+  sub->add_option("--min-kind-requests", args->min_structure_requests,
+                  "requests a new or gone kind needs before it is called a change (smaller ones are listed)")
+      ->capture_default_str();
   sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")
       ->capture_default_str()
       ->check(FiniteRange(0, 3600, true, " seconds"));

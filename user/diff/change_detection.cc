@@ -79,6 +79,7 @@ Change ShareChange(const std::string& kind, Metric metric, uint64_t n_before, ui
   c.rate_before = Rate(n_before, before.duration_s);
   c.rate_after = Rate(n_after, after.duration_s);
   c.cpu_rate_delta = (c.rate_after - c.rate_before) * cpu_per_request_ns / 1e9;
+  if (metric == Metric::kStructure) c.structure_requests = std::max(n_before, n_after);
   return c;
 }
 
@@ -120,8 +121,12 @@ void CorrectAndRank(std::vector<Change>& changes, const DiffOptions& o) {
   for (const Change& c : changes) raw.push_back(c.raw_p);
   const std::vector<double> adjusted = BenjaminiHochberg(raw);
   for (size_t i = 0; i < changes.size(); ++i) {
-    changes[i].p_value = adjusted[i];
-    changes[i].significant = adjusted[i] < o.alpha && std::fabs(changes[i].effect) >= o.min_effect;
+    Change& c = changes[i];
+    c.p_value = adjusted[i];
+    const bool of_the_mix = c.metric == Metric::kFrequency || c.metric == Metric::kStructure;
+    const double min_effect = of_the_mix ? o.min_effect : o.min_request_effect;
+    c.significant = adjusted[i] < o.alpha && std::fabs(c.effect) >= min_effect;
+    if (c.metric == Metric::kStructure && c.structure_requests < o.min_structure_requests) c.significant = false;
   }
   std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
     if (x.significant != y.significant) return x.significant;

@@ -11,8 +11,16 @@
 //    is not called a change.
 // Every p-value is Benjamini–Hochberg adjusted over all tests of the diff.
 // Effect: the relative change of the median (of the share for frequency;
-// +-100 % for structure). Significant: adjusted p < alpha and
-// |effect| >= min_effect.
+// +-100 % for structure). Significant: adjusted p < alpha and |effect| at
+// least the metric's minimum. The per-request metrics (latency, cpu, disk,
+// net) have a larger minimum than the mix: the same load recorded twice
+// moves a sub-millisecond kind's median latency or CPU by 15-20 % (wake-up
+// delay, caches, clock speed differ between runs), and the per-request test,
+// blind to run-to-run variation, calls that significant; the mix is drawn
+// request by request, so its test sees all of its noise. A
+// structure change also needs min_structure_requests requests on the side
+// that has the kind: a cluster of three requests split off in one recording
+// is listed, not called a change.
 //
 // Share: the total CPU demand rate is sum over kinds of requests/s x mean
 // CPU per request. Its change per matched kind splits exactly into a
@@ -50,6 +58,7 @@ struct Change {
   // change accounts for; share is its magnitude over all of theirs.
   double cpu_rate_delta = 0;
   double rate_before = 0, rate_after = 0;  // requests/s of the kind
+  uint64_t structure_requests = 0;  // structure: the kind's requests on the side that has it
 };
 
 struct KindSummary {
@@ -63,6 +72,8 @@ struct KindSummary {
 
 struct DiffOptions {
   double min_effect = 0.10;
+  double min_request_effect = 0.25;
+  uint64_t min_structure_requests = 5;
   double alpha = 0.05;
 };
 

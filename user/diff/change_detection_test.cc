@@ -118,7 +118,7 @@ TEST(DetectChanges, CpuChangeNeedsBothTheTestAndTheMinimumEffect) {
   ASSERT_NE(net, nullptr);
   EXPECT_FALSE(net->significant);
   DiffOptions strict;
-  strict.min_effect = 0.5;
+  strict.min_request_effect = 0.5;
   const DiffResult s = DetectChanges(before, after, m, strict);
   EXPECT_FALSE(s.changes[0].significant);
   EXPECT_LT(s.changes[0].p_value, 0.05);
@@ -138,4 +138,31 @@ TEST(CorrectAndRank, SignificantFirstThenByShare) {
 }
 
 }  // namespace
+TEST(CorrectAndRank, PerRequestMetricsNeedALargerEffectThanTheMix) {
+  std::vector<Change> cs(2);
+  cs[0].kind = "mix", cs[0].metric = Metric::kFrequency, cs[0].raw_p = 1e-6, cs[0].effect = 0.2;
+  cs[1].kind = "latency", cs[1].metric = Metric::kLatency, cs[1].raw_p = 1e-6, cs[1].effect = 0.2;
+  CorrectAndRank(cs, DiffOptions{});
+  EXPECT_TRUE(cs[0].significant);
+  EXPECT_FALSE(cs[1].significant);  // a fifth is within run-to-run noise
+  cs[1].effect = -0.3;
+  CorrectAndRank(cs, DiffOptions{});
+  EXPECT_TRUE(cs[0].significant && cs[1].significant);
+}
+
+TEST(CorrectAndRank, AStructureChangeNeedsEnoughRequests) {
+  std::vector<Change> cs(2);
+  for (Change& c : cs) c.metric = Metric::kStructure, c.raw_p = 1e-4, c.effect = -1;
+  cs[0].kind = "three", cs[0].structure_requests = 3;
+  cs[1].kind = "forty", cs[1].structure_requests = 40;
+  CorrectAndRank(cs, DiffOptions{});
+  EXPECT_EQ(cs[0].kind, "forty");
+  EXPECT_TRUE(cs[0].significant);
+  EXPECT_FALSE(cs[1].significant);
+  DiffOptions any;
+  any.min_structure_requests = 1;
+  CorrectAndRank(cs, any);
+  EXPECT_TRUE(cs[0].significant && cs[1].significant);
+}
+
 }  // namespace jackdaw::diff

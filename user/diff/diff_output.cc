@@ -81,7 +81,8 @@ ordered_json DiffToJson(const DiffResult& r, const DiffOptions& o) {
   ordered_json j;
   j["format"] = "jackdaw.diff";
   j["version"] = 1;
-  j["settings"] = {{"alpha", o.alpha}, {"min_effect", o.min_effect}};
+  j["settings"] = {{"alpha", o.alpha}, {"min_effect", o.min_effect}, {"min_request_effect", o.min_request_effect},
+                   {"min_structure_requests", o.min_structure_requests}};
   j["before"] = {{"requests", r.before_requests}, {"duration_s", r.before_duration_s},
                  {"cpu_rate", r.cpu_rate_before}};
   j["after"] = {{"requests", r.after_requests}, {"duration_s", r.after_duration_s},
