@@ -20,6 +20,15 @@ int usdt_probe(struct pt_regs *ctx)
 	if (!jdw_group_on(ctl, JDW_GROUP_APP) ||
 	    !jdw_tgid_traced(ctl, bpf_get_current_pid_tgid() >> 32))
 		return 0;
+	if (targ_sample && ctl->sample_keep < JDW_SAMPLE_ALL) {
+		__u64 id = bpf_get_current_pid_tgid();
+		__u32 tid = (__u32)id;
+
+		if (bpf_map_lookup_elem(&jdw_unsampled, &tid)) {
+			jdw_gap_note(id);
+			return 0;
+		}
+	}
 	r = jdw_reserve(JDW_GROUP_APP, JDW_EVENT_USDT, sizeof(*r), &ring, JDW_CTX_TASK);
 	if (!r)
 		return 0;

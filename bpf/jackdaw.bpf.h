@@ -34,6 +34,10 @@ const volatile bool targ_combine_syscalls = false;
  * in batches (see "the record stage" below); off, each takes its own ring
  * reserve and submit. */
 const volatile bool targ_batch_records = false;
+/* targ_sample: head sampling (record --sample): a connection's socket
+ * events are recorded whole or not at all, by a hash of the connection
+ * against jdw_control.sample_keep (see "head sampling" below). */
+const volatile bool targ_sample = false;
 
 /* One BPF ring buffer per CPU so each CPU's stream is time-ordered and
  * producers never contend. Sizes are set by user space before load. */
@@ -140,6 +144,45 @@ struct {
 	__type(key, __u32);
 	__type(value, struct jdw_pending);
 } jdw_pending SEC(".maps");
+
+/* ---- head sampling ---------------------------------------------------------
+ * A connection is in the sample or not for its whole life: the decision is
+ * a hash of what both ends of it share (the address and port pairs, taken
+ * in either order, so a packet and its socket agree; a unix socket's kernel
+ * address), compared with jdw_control.sample_keep, which user space may
+ * lower or raise while recording. Listening and datagram sockets are always
+ * recorded: one listener or UDP socket serves every client.
+ *
+ * A left-out syscall is not recorded, but its thread's time in it is not
+ * the next recorded event's: the run of left-out events a task makes on a
+ * CPU is kept in that CPU's gap slot and written as one sample_gap record
+ * (abi.h), stamped with the last one's time, before the next task-context
+ * record reserved there (or by the reader's periodic flush). Only task
+ * context writes or empties the slot. */
+struct jdw_gap_slot {
+	__u32 tid;
+	__u32 tgid;
+	__u64 from;
+	__u64 to;
+	__u32 skipped;
+	__u32 open; /* the slot holds a run (which may count no call: see jdw_gap_close) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jdw_gap_slot);
+} jdw_gap SEC(".maps");
+
+/* Threads doing the work of a connection left out of the sample (see
+ * bpf/syscall.bpf.c): their calls, and their USDT probes, are left out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} jdw_unsampled SEC(".maps");
 
 /* Interrupt context without preempt_count: the per-CPU __preempt_count is
  * not addressable from BPF on kernels built without CONFIG_KALLSYMS_ALL (as
@@ -526,6 +569,140 @@ static __always_inline void jdw_flush_pending(void)
 		jdw_pending_flush_slot(p);
 }
 
+static __always_inline struct jdw_gap_slot *jdw_gap_slot(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&jdw_gap, &zero);
+}
+
+/* Writes the slot's run of left-out events as one sample_gap record and
+ * empties it. A full ring loses it, counted. */
+static __always_inline void jdw_gap_emit(struct jdw_gap_slot *g)
+{
+	struct jdw_sample_gap_record *r;
+	void *rb;
+
+	__u32 skipped = g->skipped;
+
+	g->skipped = 0;
+	g->open = 0;
+	r = jdw_ring_reserve_raw(JDW_GROUP_SYSCALL, sizeof(*r), &rb);
+	if (!r) {
+		jdw_count_lost(JDW_GROUP_SYSCALL);
+		return;
+	}
+	r->hdr.ts = g->to;
+	r->hdr.type = JDW_EVENT_SAMPLE_GAP;
+	r->hdr.size = sizeof(*r);
+	r->hdr.cpu = bpf_get_smp_processor_id();
+	r->hdr.ctx = JDW_CTX_TASK;
+	r->hdr.flags = 0;
+	r->hdr.tgid = g->tgid;
+	r->hdr.tid = g->tid;
+	r->body.from = g->from;
+	r->body.skipped = skipped;
+	r->body.reserved = 0;
+	jdw_commit(r, rb, BPF_RB_NO_WAKEUP);
+}
+
+/* Before a task-context record on this CPU: the gap it follows goes first. */
+static __always_inline void jdw_gap_flush(void)
+{
+	struct jdw_gap_slot *g;
+
+	if (!targ_sample)
+		return;
+	g = jdw_gap_slot();
+	if (g && g->open)
+		jdw_gap_emit(g);
+}
+
+/* A left-out event of the current task, at `now`. */
+static __always_inline void jdw_gap_note(__u64 pid_tgid)
+{
+	struct jdw_gap_slot *g = jdw_gap_slot();
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!g)
+		return;
+	if (g->open && g->tid != (__u32)pid_tgid)
+		jdw_gap_emit(g);
+	if (!g->open) {
+		g->tid = (__u32)pid_tgid;
+		g->tgid = pid_tgid >> 32;
+		g->from = now;
+		g->open = 1;
+	}
+	g->to = now;
+	g->skipped++;
+}
+
+/* The current task leaves a left-out connection's work at `now` (it goes
+ * back to waiting, or takes up a connection in the sample): its time up to
+ * here was that work too, so the gap reaches here, whatever came between. */
+static __always_inline void jdw_gap_close(__u64 pid_tgid)
+{
+	struct jdw_gap_slot *g = jdw_gap_slot();
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!g)
+		return;
+	if (g->open && g->tid != (__u32)pid_tgid)
+		jdw_gap_emit(g);
+	if (!g->open) {
+		g->tid = (__u32)pid_tgid;
+		g->tgid = pid_tgid >> 32;
+		g->from = now;
+		g->open = 1;
+	}
+	g->to = now;
+}
+
+static __always_inline __u32 jdw_sample_mix(__u32 addr, __u16 port)
+{
+	__u64 x = ((__u64)addr << 16 | port) * 0x9E3779B97F4A7C15ull;
+
+	return (__u32)(x >> 32) ^ (__u32)x;
+}
+
+/* Whether a connection with these ends is in the sample. Addresses: the
+ * IPv4 address, or an IPv6 address's last four bytes (where a v4-mapped
+ * address keeps its IPv4 one), as they lie in memory; ports host order. */
+static __always_inline bool jdw_sample_keeps_ends(struct jdw_control *ctl, __u32 a1, __u16 p1, __u32 a2, __u16 p2)
+{
+	__u64 k = jdw_sample_mix(a1, p1) ^ jdw_sample_mix(a2, p2);
+
+	return ((k * 0xC2B2AE3D27D4EB4Full) >> 48) < ctl->sample_keep;
+}
+
+/* Whether the socket's events are recorded. */
+static __always_inline bool jdw_sample_keeps_sock(struct jdw_control *ctl, struct sock *sk)
+{
+	__u16 family, lport, rport;
+	__u32 laddr, raddr;
+
+	if (!sk || ctl->sample_keep >= JDW_SAMPLE_ALL)
+		return true;
+	if (BPF_CORE_READ(sk, sk_type) != 1 /* SOCK_STREAM */ ||
+	    BPF_CORE_READ(sk, __sk_common.skc_state) == 10 /* TCP_LISTEN */)
+		return true;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family == 2 /* AF_INET */) {
+		laddr = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		raddr = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+	} else if (family == 10 /* AF_INET6 */) {
+		laddr = BPF_CORE_READ(sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32[3]);
+		raddr = BPF_CORE_READ(sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32[3]);
+	} else {
+		/* a unix socket: its own address, no packets to agree with */
+		return jdw_sample_keeps_ends(ctl, (__u32)((__u64)sk >> 6), 0, (__u32)((__u64)sk >> 38), 0);
+	}
+	lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	return jdw_sample_keeps_ends(ctl, laddr, lport, raddr, rport);
+}
+
 /* Reserves a record of `size` bytes on this CPU's ring and fills the header
  * (tid/tgid of the current task; ctx_kind from jdw_btf_context()). Returns NULL, having counted the loss, when
  * the ring is full. *ring receives the ring for jdw_submit(). jdw_reserve_as
@@ -538,6 +715,8 @@ static __always_inline void *jdw_reserve_as(__u32 group, __u16 type, __u32 size,
 	void *rb;
 
 	jdw_flush_pending();
+	if (ctx_kind == JDW_CTX_TASK)
+		jdw_gap_flush();
 	hdr = jdw_ring_reserve_raw(group, size, &rb);
 	if (!hdr) {
 		jdw_count_lost(group);

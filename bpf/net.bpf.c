@@ -99,6 +99,20 @@ static __always_inline bool parse_ip(struct jdw_net_packet *p, const unsigned ch
 	return true;
 }
 
+/* The packet's connection against the head sample, with the ends its
+ * socket hashes (jdw_sample_keeps_sock). */
+static __always_inline bool packet_in_sample(struct jdw_control *ctl, const struct jdw_net_packet *p)
+{
+	__u32 s4, d4;
+	int at = p->family == 10 ? 12 : 0;
+
+	if (!ctl || ctl->sample_keep >= JDW_SAMPLE_ALL)
+		return true;
+	__builtin_memcpy(&s4, p->saddr + at, 4);
+	__builtin_memcpy(&d4, p->daddr + at, 4);
+	return jdw_sample_keeps_ends(ctl, s4, p->sport, d4, p->dport);
+}
+
 static __always_inline void emit_packet(__u16 type, __u16 proto_be, const unsigned char *l3,
 					__u32 len, __u32 ifindex, __u64 sk, __u8 ck)
 {
@@ -115,6 +129,8 @@ static __always_inline void emit_packet(__u16 type, __u16 proto_be, const unsign
 	if (!parse_ip(&p, l3, proto_be))
 		return;
 	if (!jdw_net_packet_traced(&p, type == JDW_EVENT_NET_XMIT))
+		return;
+	if (targ_sample && p.protocol == IPPROTO_TCP && !packet_in_sample(ctl, &p))
 		return;
 	r = jdw_reserve(JDW_GROUP_NET, type, sizeof(*r), &ring, ck);
 	if (!r)

@@ -64,6 +64,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define NR_bind 49
 #define NR_listen 50
 
+/* Calls with which a thread goes back to waiting for work. */
+#define NR_poll 7
+#define NR_select 23
+#define NR_pselect6 270
+#define NR_ppoll 271
+
 #define F_DUPFD 0
 #define F_DUPFD_CLOEXEC 1030
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -99,6 +105,73 @@ static __always_inline bool first_arg_is_fd(long nr)
 		return true;
 	}
 	return false;
+}
+
+/* ---- head sampling (jackdaw.bpf.h) ----------------------------------------
+ * A thread that made a call on a socket left out of the sample is doing
+ * that connection's work until it goes back to waiting for work (an epoll,
+ * poll or select call, an accept, a futex: a pool's queue) or touches a
+ * socket in the sample: its calls in between (the file it serves, the log
+ * it writes) are left out too, or their time and I/O would be charged to
+ * the next request it records (jdw_unsampled marks it). */
+
+/* Calls on an fd that the sample decides: every fd call but those that
+ * make a connection (accept, connect), whose socket has no peer to hash at
+ * their enter, and which a connection makes once. */
+static __always_inline bool sampled_call(long nr)
+{
+	return first_arg_is_fd(nr) && nr != NR_accept && nr != NR_accept4 && nr != NR_connect;
+}
+
+static __always_inline bool waits_for_work(long nr)
+{
+	return nr == NR_epoll_wait || nr == NR_epoll_pwait || nr == NR_epoll_pwait2 || nr == NR_poll ||
+	       nr == NR_ppoll || nr == NR_select || nr == NR_pselect6 || nr == NR_accept || nr == NR_accept4 ||
+	       nr == NR_futex;
+}
+
+/* At a call's enter: whether the thread's call is left out, its mark
+ * updated. `sock`: the socket the call acts on, if any. */
+static __always_inline bool sample_leaves_out(struct jdw_control *ctl, __u32 tid, long nr, struct sock *sock)
+{
+	__u8 one = 1;
+
+	if (sock && sampled_call(nr)) {
+		if (!jdw_sample_keeps_sock(ctl, sock)) {
+			bpf_map_update_elem(&jdw_unsampled, &tid, &one, BPF_ANY);
+			return true;
+		}
+	} else if (!waits_for_work(nr)) {
+		return bpf_map_lookup_elem(&jdw_unsampled, &tid) != NULL;
+	}
+	/* back to waiting, or on a socket in the sample */
+	if (bpf_map_lookup_elem(&jdw_unsampled, &tid)) {
+		bpf_map_delete_elem(&jdw_unsampled, &tid);
+		jdw_gap_close(bpf_get_current_pid_tgid());
+	}
+	return false;
+}
+
+/* At an accept's exit: the connection it made is left out of the sample,
+ * and the thread marked, so that nothing of it is recorded (its enter, on
+ * the listener, was). */
+static __always_inline bool accepted_left_out(struct jdw_control *ctl, __u32 tgid, __u32 tid, int fd)
+{
+	struct jdw_fd_obj o;
+	__u8 one = 1;
+
+	if (!jdw_fd_lookup(tgid, fd, &o) || o.kind != JDW_OBJ_SOCKET || jdw_sample_keeps_sock(ctl, (struct sock *)o.obj))
+		return false;
+	bpf_map_update_elem(&jdw_unsampled, &tid, &one, BPF_ANY);
+	return true;
+}
+
+/* At its exit: the mark the enter left says (a call left out marked the
+ * thread or found it marked; one kept unmarked it). The socket is not
+ * hashed again: a close may have freed it. */
+static __always_inline bool sample_left_out_at_exit(__u32 tid, long nr)
+{
+	return !waits_for_work(nr) && bpf_map_lookup_elem(&jdw_unsampled, &tid) != NULL;
 }
 
 static __always_inline bool is_epoll_call(long nr)
@@ -308,6 +381,13 @@ static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, 
 		obj = a0;
 		arg = a1; /* futex op */
 	}
+	if (targ_sample && ctl->sample_keep < JDW_SAMPLE_ALL &&
+	    sample_leaves_out(ctl, (__u32)id, nr, kind == JDW_OBJ_SOCKET ? (struct sock *)obj : NULL)) {
+		jdw_gap_note(id);
+		return;
+	}
+	/* a parked enter is stamped now: the gap before it goes first */
+	jdw_gap_flush();
 	if (targ_combine_syscalls && park_enter(nr, kind, fd, arg, obj, ck, id))
 		return;
 	r = jdw_reserve_as(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_ENTER, sizeof(*r), &ring, ck, id);
@@ -334,8 +414,12 @@ static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a3, l
 	__s32 fd = -1;
 	void *ring;
 
+	bool left_out = false;
+
 	if (!jdw_group_on(ctl, JDW_GROUP_SYSCALL) || !jdw_tgid_traced(ctl, tgid))
 		return;
+	if (targ_sample && ctl->sample_keep < JDW_SAMPLE_ALL)
+		left_out = sample_left_out_at_exit((__u32)id, nr);
 	track_fds(tgid, nr, a0, a1, a3, ret);
 	if ((nr == NR_bind && ret == 0) || (nr == NR_listen && ret == 0)) {
 		if (jdw_fd_lookup(tgid, a0, &o) && o.kind == JDW_OBJ_SOCKET)
@@ -343,9 +427,17 @@ static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a3, l
 	}
 	if (!syscall_wanted(ctl, nr))
 		return;
+	if (left_out) {
+		jdw_gap_note(id);
+		return;
+	}
 	/* Calls that create the object they return: identify it now. */
 	if ((nr == NR_accept || nr == NR_accept4) && ret >= 0) {
 		fd = ret;
+		if (targ_sample && ctl->sample_keep < JDW_SAMPLE_ALL && accepted_left_out(ctl, tgid, (__u32)id, fd)) {
+			jdw_gap_note(id);
+			return;
+		}
 		kind = fd_object(ctl, tgid, fd, nr, true, &obj, ck);
 	} else if (nr == NR_connect && (ret == 0 || ret == -115 /* EINPROGRESS */)) {
 		fd = (__s32)a0;
@@ -404,6 +496,7 @@ SEC("raw_tp")
 int flush_pending(void *ctx)
 {
 	jdw_flush_pending();
+	jdw_gap_flush();
 	jdw_stage_flush_now();
 	return 0;
 }

@@ -26,8 +26,10 @@
 #endif
 
 /* 4: the combined syscall record (JDW_WIRE_SYS_CALL) may appear on the
- * wire and in traces; every event layout is as in 3. */
-#define JDW_ABI_VERSION 4
+ * wire and in traces; every event layout is as in 3.
+ * 5: jdw_control carries the sample rate; the sample_gap event (a
+ * version-4 reader never meets it: traces without sampling hold none). */
+#define JDW_ABI_VERSION 5
 
 #define JDW_COMM_LEN 16
 #define JDW_MAX_CPUS 256
@@ -160,6 +162,17 @@ enum jdw_obj_kind {
 	A(__u8, saddr, 16)                                                   \
 	A(__u8, daddr, 16)
 
+/* Head sampling (record --sample): a traced thread's syscalls on sockets
+ * the sample leaves out are not recorded, and the time it spent in them
+ * must not be charged to its next recorded event. One sample_gap record,
+ * stamped with the last left-out event's time (`to`), stands for a run of
+ * them on one CPU: the thread's CPU up to it belongs to no recorded
+ * request. from: the first left-out event's time; skipped: how many. */
+#define JDW_SAMPLE_GAP_FIELDS(F, A)                                          \
+	F(__u64, from)                                                       \
+	F(__u32, skipped)                                                    \
+	F(__u32, reserved)
+
 /* rq: the struct request address, the request id shared by issue and
  * completion. op: REQ_OP_* in the low byte, REQ_* flags above.
  * submit_tid: the thread that submitted the I/O (block_io_start), which
@@ -289,6 +302,7 @@ enum jdw_interact_role {
 	X(SYS_EXIT, 11, SYSCALL, "sys_exit", JDW_SYS_EXIT_FIELDS, jdw_sys_exit) \
 	X(SOCK_INFO, 12, SYSCALL, "sock_info", JDW_SOCK_INFO_FIELDS, jdw_sock_info) \
 	/* 13: JDW_WIRE_SYS_CALL (below), a record but never an event */     \
+	X(SAMPLE_GAP, 14, SYSCALL, "sample_gap", JDW_SAMPLE_GAP_FIELDS, jdw_sample_gap) \
 	X(BLOCK_ISSUE, 20, BLOCK, "block_issue", JDW_BLOCK_ISSUE_FIELDS, jdw_block_issue) \
 	X(BLOCK_COMPLETE, 21, BLOCK, "block_complete", JDW_BLOCK_COMPLETE_FIELDS, jdw_block_complete) \
 	X(NET_XMIT, 30, NET, "net_xmit", JDW_NET_PACKET_FIELDS, jdw_net_packet) \
@@ -320,6 +334,7 @@ JDW_DEFINE_PAYLOAD(jdw_task_exit, JDW_TASK_EXIT_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_sys_enter, JDW_SYS_ENTER_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_sys_exit, JDW_SYS_EXIT_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_sock_info, JDW_SOCK_INFO_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_sample_gap, JDW_SAMPLE_GAP_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_block_issue, JDW_BLOCK_ISSUE_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_block_complete, JDW_BLOCK_COMPLETE_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_net_packet, JDW_NET_PACKET_FIELDS)
@@ -343,6 +358,7 @@ JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_task_exit)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sys_enter)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sys_exit)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sock_info)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sample_gap)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_block_issue)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_block_complete)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_net_packet)
@@ -393,7 +409,13 @@ struct jdw_control {
 	__u32 filter_flags;    /* JDW_FILTER_* */
 	__u32 wakeup_bytes;    /* wake the reader once this much is pending */
 	__u64 syscall_bitmap[JDW_SYSCALL_BITMAP_WORDS];
+	/* Head sampling: a connection's socket events are recorded when its
+	 * socket hashes below sample_keep (of JDW_SAMPLE_ALL); listening
+	 * sockets always. Read only by objects loaded with sampling on. */
+	__u32 sample_keep;
+	__u32 reserved;
 };
+#define JDW_SAMPLE_ALL 65536u
 
 /* ---- process admission (record --cgroup / --comm) -----------------------
  * With JDW_FILTER_TGID set, a process joins the tgid set when it exists at
@@ -483,6 +505,7 @@ JDW_ABI_ASSERT_SIZE(jdw_task_exec, 24);
 JDW_ABI_ASSERT_SIZE(jdw_task_exit, 24);
 JDW_ABI_ASSERT_SIZE(jdw_sys_enter, 24);
 JDW_ABI_ASSERT_SIZE(jdw_sys_exit, 24);
+JDW_ABI_ASSERT_SIZE(jdw_sample_gap, 16);
 JDW_ABI_ASSERT_SIZE(jdw_sys_call, 40);
 #define JDW_ASSERT_NOT_WIRE(name, id, group, str, fields, st)                \
 	JDW_STATIC_ASSERT(id != JDW_WIRE_SYS_CALL, "event " str " takes a wire-only record's id");
@@ -494,7 +517,7 @@ JDW_ABI_ASSERT_SIZE(jdw_block_complete, 48);
 JDW_ABI_ASSERT_SIZE(jdw_net_packet, 72);
 JDW_ABI_ASSERT_SIZE(jdw_usdt, 56);
 JDW_ABI_ASSERT_SIZE(jdw_interaction, 176);
-JDW_ABI_ASSERT_SIZE(jdw_control, 80);
+JDW_ABI_ASSERT_SIZE(jdw_control, 88);
 JDW_ABI_ASSERT_SIZE(jdw_tgid_bucket, 16);
 JDW_ABI_ASSERT_SIZE(jdw_admit, 32);
 

@@ -53,6 +53,11 @@ class CaptureBackend {
     return ErrStatus("the %s backend cannot take pid %u out of the filter (use --backend bpf)", name(), tgid);
   }
   virtual Status SetSyscallFilter(const std::vector<int>& syscalls) = 0;
+  // Head sampling: the share of connections recorded from now on. Only
+  // the eBPF backend samples.
+  virtual Status SetSampleRate(double) {
+    return ErrStatus("the %s backend records every connection: head sampling needs --backend bpf", name());
+  }
 
   // Waits up to timeout_ms for data, then drains every CPU's ring. Returns
   // the number of records delivered.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "common/clock.h"
 #include "trace/event_table.h"
@@ -111,6 +112,8 @@ nlohmann::json Recorder::Header() const {
       {"clock", ClockJson(clock_.Mapping())},
       {"warnings", session_->warnings()},
       {"loss_intervals_version", trace::kLossIntervalsVersion},
+      {"sample", {{"mode", !opts_.capture.sample ? "off" : opts_.sample_auto ? "auto" : "fixed"},
+                  {"rate", opts_.capture.sample ? opts_.capture.sample_rate : 1.0}}},
   };
   return h;
 }
@@ -121,6 +124,10 @@ Status Recorder::Start() {
   ASSIGN_OR_RETURN(writer_, trace::AsyncTraceWriter::Create(opts_.output, Header(), opts_.compression));
   const uint64_t before = MonotonicNs();
   losses_.Start(before, session_->ReadLosses());
+  if (opts_.capture.sample) {
+    sampler_ = SampleController(opts_.capture.sample_rate);
+    NoteSampleRate(before, sampler_.rate());
+  }
   RETURN_IF_ERROR(session_->EnableAll());
   return Status::Ok();
 }
@@ -244,7 +251,14 @@ Status Recorder::SyncClock() {
   return writer_->SubmitMeta({{"clock", ClockJson(clock_.Mapping())},
                               {"lost", losses},
                               {"lost_total", lost},
-                              {"loss_intervals", trace::LossIntervalsJson(losses_.TakeNew())}});
+                              {"loss_intervals", trace::LossIntervalsJson(losses_.TakeNew())},
+                              {"sample_rates", std::exchange(unwritten_rates_, nlohmann::json::array())}});
+}
+
+void Recorder::NoteSampleRate(uint64_t ts, double rate) {
+  unwritten_rates_.push_back({ts, rate});
+  sample_rate_ = rate;
+  if (rate < sample_rate_min_) sample_rate_min_ = rate;
 }
 
 Status Recorder::Step() {
@@ -266,6 +280,10 @@ Status Recorder::Step() {
   // counted against one ring, which errs towards sweeping again.
   if (fill < 0) fill = double(std::max(n, 0)) * 48 / double(opts_.capture.ring_bytes_per_cpu);
   pacer_.OnSweep(now, fill);
+  if (opts_.sample_auto && sampler_.Observe(now, lost_, fill)) {
+    RETURN_IF_ERROR(session_->SetSampleRate(sampler_.rate()));
+    NoteSampleRate(now, sampler_.rate());
+  }
   for (uint32_t c = 0; c < stages_.size(); ++c)
     if (now - stages_[c].last_flush_ns >= opts_.flush_interval_ns) RETURN_IF_ERROR(FlushCpu(c));
   if (now - last_clock_ns_ >= opts_.clock_interval_ns) RETURN_IF_ERROR(SyncClock());
@@ -321,6 +339,7 @@ Status Recorder::Stop() {
                            {"lost", losses},
                            {"lost_total", lost},
                            {"loss_intervals", trace::LossIntervalsJson(losses_.TakeNew())},
+                           {"sample_rates", std::exchange(unwritten_rates_, nlohmann::json::array())},
                            {"late_records", late_.load()},
                            {"malformed_records", malformed_.load()},
                            {"clock", ClockJson(clock_.Mapping())}};
@@ -345,6 +364,8 @@ RecorderStats Recorder::stats() const {
     st.record_bytes_stored = writer_->record_bytes_stored();
     st.writer_stalls = writer_->stalls();
   }
+  st.sample_rate = sample_rate_;
+  st.sample_rate_min = sample_rate_min_;
   return st;
 }
 

@@ -39,6 +39,7 @@
 #include "capture/loss_locator.h"
 #include "capture/backend.h"
 #include "capture/session.h"
+#include "capture/sample_controller.h"
 #include "capture/sweep_pacer.h"
 #include "trace/async_writer.h"
 
@@ -62,6 +63,9 @@ struct RecorderOptions {
   // Record chunks compressed on the writer thread (trace/async_writer.h).
   trace::Compression compression = trace::Compression::kZstd;
   std::vector<std::string> command;  // recorded in the header
+  // Head sampling: capture.sample loads it at capture.sample_rate; with
+  // sample_auto the rate follows the rings (capture/sample_controller.h).
+  bool sample_auto = false;
 };
 
 struct RecorderStats {
@@ -73,6 +77,8 @@ struct RecorderStats {
   uint64_t record_bytes_raw = 0;     // records before compression
   uint64_t record_bytes_stored = 0;  // and as stored
   uint64_t writer_stalls = 0;        // times the drain waited for the disk
+  double sample_rate = 1.0;          // in force now
+  double sample_rate_min = 1.0;      // the lowest in force at any time
 };
 
 class Recorder : RecordSink {
@@ -162,6 +168,12 @@ class Recorder : RecordSink {
   LossLocator losses_;
   uint64_t last_loss_read_ns_ = 0;
   uint64_t ReadLossesInto(uint64_t drain_from_ns);  // returns the total so far
+  // Head sampling: the rate in force and its changes not yet written
+  // ([[mono ns, rate], ...], trace/trace_reader.h "sample_rates").
+  SampleController sampler_;
+  std::atomic<double> sample_rate_{1.0}, sample_rate_min_{1.0};
+  nlohmann::json unwritten_rates_ = nlohmann::json::array();
+  void NoteSampleRate(uint64_t ts, double rate);
 };
 
 // Thread/process names of tgids (all processes if empty) from /proc:

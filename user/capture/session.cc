@@ -44,7 +44,7 @@ constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "
                                        "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
                                        "jdw_traced_flows", "jdw_admit",        "jdw_pending",
                                        "jdw_traced_ports", "jdw_net_hints",    "jdw_stage",
-                                       "jdw_tgid_full"};
+                                       "jdw_tgid_full",    "jdw_gap",          "jdw_unsampled"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -122,6 +122,7 @@ OpenedObject OpenSkel(const CaptureOptions& opts, bool batch) {
   s->rodata->targ_wakeup_bytes = opts.wakeup_bytes;
   s->rodata->targ_combine_syscalls = opts.combine_syscalls;
   s->rodata->targ_batch_records = batch;
+  s->rodata->targ_sample = opts.sample;
   return {s->obj, s->rodata->jdw_abi_version, [s] { DestroyFn(s); }};
 }
 
@@ -212,6 +213,7 @@ StatusOr<std::unique_ptr<CaptureSession>> CaptureSession::Create(const CaptureOp
   libbpf_set_print(LibbpfPrint);
   std::unique_ptr<CaptureSession> s(new CaptureSession());
   s->opts_ = opts;
+  if (opts.sample) s->sample_keep_ = SampleKeep(opts.sample_rate);
   const int n = libbpf_num_possible_cpus();
   if (n <= 0 || n > JDW_MAX_CPUS) return ErrStatus("cannot count possible CPUs (%d)", n);
   s->ncpus_ = n;
@@ -272,6 +274,8 @@ Status CaptureSession::CreateSharedMaps() {
   admit_fd_ = bpf_map__fd(m->maps.jdw_admit);
   pending_fd_ = bpf_map__fd(m->maps.jdw_pending);
   stage_fd_ = bpf_map__fd(m->maps.jdw_stage);
+  gap_fd_ = bpf_map__fd(m->maps.jdw_gap);
+  unsampled_fd_ = bpf_map__fd(m->maps.jdw_unsampled);
   batching_ = BatchRecords(opts_);
   traced_ports_fd_ = bpf_map__fd(m->maps.jdw_traced_ports);
   net_hints_fd_ = bpf_map__fd(m->maps.jdw_net_hints);
@@ -373,7 +377,7 @@ Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
     }
     const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,   buckets_fd_,
                               traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_, traced_ports_fd_,
-                              net_hints_fd_, stage_fd_, tgid_full_fd_};
+                              net_hints_fd_, stage_fd_, tgid_full_fd_, gap_fd_, unsampled_fd_};
     static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
@@ -452,10 +456,23 @@ Status CaptureSession::WriteControl() {
   ctl.filter_flags = filter_flags_;
   ctl.wakeup_bytes = opts_.wakeup_bytes;
   memcpy(ctl.syscall_bitmap, syscall_bitmap_, sizeof(ctl.syscall_bitmap));
+  ctl.sample_keep = sample_keep_;
   uint32_t zero = 0;
   if (bpf_map_update_elem(control_fd_, &zero, &ctl, BPF_ANY) != 0)
     return ErrStatus("cannot update the control map: %s", strerror(errno));
   return Status::Ok();
+}
+
+uint32_t SampleKeep(double rate) {
+  if (!(rate > 0)) return 1;  // never none: a sample of nothing says nothing
+  if (rate >= 1) return JDW_SAMPLE_ALL;
+  return std::max<uint32_t>(1, static_cast<uint32_t>(rate * JDW_SAMPLE_ALL + 0.5));
+}
+
+Status CaptureSession::SetSampleRate(double rate) {
+  if (!opts_.sample) return ErrStatus("head sampling was not loaded with this session (record --sample)");
+  sample_keep_ = SampleKeep(rate);
+  return WriteControl();
 }
 
 Status CaptureSession::Enable(uint32_t group) {

@@ -71,7 +71,15 @@ struct CaptureOptions {
   // bounds how long a record waits, so it is on only with combine_syscalls
   // and the syscall group; false: a ring reserve per record.
   bool batch_records = true;
+  // Head sampling (bpf/jackdaw.bpf.h, "head sampling"): loaded with the
+  // objects when set, so a session without it pays nothing; the share of
+  // connections recorded starts at sample_rate and SetSampleRate() moves it.
+  bool sample = false;
+  double sample_rate = 1.0;
 };
+
+// A share of connections (0, 1] as the kernel compares it (of JDW_SAMPLE_ALL).
+uint32_t SampleKeep(double rate);
 
 class CaptureSession : public CaptureBackend {
  public:
@@ -103,6 +111,8 @@ class CaptureSession : public CaptureBackend {
   // being traced until they close.
   Status RemoveTgid(uint32_t tgid) override;
   Status SetSyscallFilter(const std::vector<int>& syscalls);  // empty: all
+  // The share of connections recorded from now on (needs opts.sample).
+  Status SetSampleRate(double rate) override;
 
   // Waits up to timeout_ms for data, then drains every ring. Returns the
   // number of records delivered.
@@ -172,6 +182,8 @@ class CaptureSession : public CaptureBackend {
   uint32_t enabled_ = 0;
   uint32_t filter_flags_ = 0;
   uint64_t syscall_bitmap_[JDW_SYSCALL_BITMAP_WORDS] = {};
+  uint32_t sample_keep_ = JDW_SAMPLE_ALL;
+  int gap_fd_ = -1, unsampled_fd_ = -1;
   Group groups_[JDW_GROUP_MAX];
   Group follower_;  // fork/exec hooks that grow the process filter without the sched group
   std::function<void()> maps_destroy_;

@@ -174,7 +174,12 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   uint64_t written = 0;
   bool write_failed = false;
   join::Stats st;
+  // Requests the server served, each recorded one standing for 1/rate of
+  // them (the head-sampling rate in force when it began).
+  const trace::SampleRates& sampling = (*reader)->meta().sampling;
+  double served_estimate = 0;
   auto sink = [&](model::Request&& r) {
+    if (!r.incomplete) served_estimate += 1.0 / sampling.RateAt(r.start_ns);
     if (requests_file) {
       line.clear();
       join::WriteRequestJson(&line, r);
@@ -270,6 +275,8 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (!model.ok()) return PrintError(model.status().message()), 1;
   if (st.cpu_observed_ns)
     model->accounted_cpu_fraction = join::AccountedCpuFraction(st);
+  model->sample_mode = sampling.mode;
+  if (sampling.on() && served_estimate > 0) model->sampled_share = double(sm.stats().requests) / served_estimate;
   if (cc.connections)
     fprintf(stderr,
             "jackdaw: %llu connections: %llu requests, %llu one-way messages, %llu greetings, %llu set-up "

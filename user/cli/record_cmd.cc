@@ -50,8 +50,28 @@ struct RecordArgs {
   bool detach = false;
   std::string pcap_iface;
   std::string metrics;  // ADDR:PORT of the Prometheus endpoint
+  std::string sample;   // --sample: "", "auto" or a share of connections
   std::vector<std::string> command;
 };
+
+// --sample RATE|auto: a share of connections in (0, 1], or auto.
+Status ParseSample(const std::string& s, bool* on, bool* automatic, double* rate) {
+  *on = !s.empty();
+  *automatic = s == "auto";
+  *rate = 1.0;
+  if (!*on || *automatic) return Status::Ok();
+  char* end = nullptr;
+  const double v = strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end || !(v > 0) || v > 1)
+    return ErrStatus("bad --sample '%s': give the share of connections to record, 0.01 to 1 (0.1: one in ten), "
+                     "or auto",
+                     s.c_str());
+  if (v < 1.0 / JDW_SAMPLE_ALL * 16)
+    return ErrStatus("bad --sample '%s': below %.5f nothing useful is left; give 0.01 to 1 or auto", s.c_str(),
+                     16.0 / JDW_SAMPLE_ALL);
+  *rate = v;
+  return Status::Ok();
+}
 
 // What execvp would run, or why it cannot: checked before anything is
 // recorded, so `record -- /nonexistent` fails with one line and no trace.
@@ -140,6 +160,12 @@ int Run(const RecordArgs& a) {
   auto sel = Resolve(a.cap, &ro.capture);
   if (!sel.ok()) return PrintError(sel.status().message()), sel.status().exit_code();
   ro.capture.verbose = a.verbose;
+  if (Status sp = ParseSample(a.sample, &ro.capture.sample, &ro.sample_auto, &ro.capture.sample_rate); !sp.ok())
+    return PrintError(sp.message()), kExitUsage;
+  if (ro.capture.sample && a.backend == "kmod")
+    return PrintError("--sample needs the eBPF backend: the jackdaw.ko module records every connection "
+                      "(drop --backend kmod, or --sample)"),
+           kExitUsage;
 
   // Launch CMD stopped on a pipe, so its pid is in the filter before it runs.
   pid_t child = -1;
@@ -324,9 +350,11 @@ int Run(const RecordArgs& a) {
     if (!a.quiet && now - last_report >= (tty ? 1'000'000'000ull : 5'000'000'000ull)) {
       auto s = (*rec)->stats();
       const double rate = double(s.records - last_records) * 1e9 / double(now - last_report);
-      fprintf(stderr, "%s%s events (%s/s), %s lost (%.2f %%), %s written%s", tty ? "\r\033[K" : "",
+      const std::string sampled = ro.capture.sample ? ", sampling " + Percent(s.sample_rate) + " of connections" : "";
+      fprintf(stderr, "%s%s events (%s/s), %s lost (%.2f %%)%s, %s written%s", tty ? "\r\033[K" : "",
               Human(double(s.records)).c_str(), Human(rate).c_str(), Human(double(s.lost)).c_str(),
-              LostPercent(s.lost, s.records), (Human(double(s.bytes)) + "B").c_str(), tty ? "" : "\n");
+              LostPercent(s.lost, s.records), sampled.c_str(), (Human(double(s.bytes)) + "B").c_str(),
+              tty ? "" : "\n");
       last_report = now;
       last_records = s.records;
       if (controller) WarnFilterFull(*controller, &warned_not_followed, tty);
@@ -348,6 +376,10 @@ int Run(const RecordArgs& a) {
             static_cast<unsigned long long>(s.lost), LostPercent(s.lost, s.records), (Human(double(s.bytes)) + "B").c_str(),
             a.output.c_str(),
             s.records ? double(s.bytes) / double(s.records) : 0.0, a.compress == "zstd" ? ", zstd" : "");
+    if (ro.capture.sample)
+      fprintf(stderr, "jackdaw: head sampling (%s): %s of connections recorded whole at the end, %s at the least; "
+                      "analyze scales request counts back up by the rate in force\n",
+              ro.sample_auto ? "auto" : "fixed", Percent(s.sample_rate).c_str(), Percent(s.sample_rate_min).c_str());
   }
   if (s.lost) {
     // Never quiet: a trace with holes must not pass for a whole one.
@@ -417,6 +449,13 @@ Runner RegisterRecord(CLI::App& app) {
                   "serve Prometheus metrics (text format 0.0.4) at http://ADDR:PORT/metrics while recording:\n"
                   "per probe group events and losses, records and bytes written, ring buffer fill\n"
                   "(e.g. 127.0.0.1:9464; :9464 for every interface)");
+  sub->add_option("--sample", args->sample,
+                  "record a share of connections whole instead of every connection in part when the\n"
+                  "load outruns the reader: RATE (0.1: one connection in ten, decided in the kernel by a\n"
+                  "hash of its addresses and ports) or auto (all while the rings keep up, halved whenever\n"
+                  "they lose records or fill past half, doubled again after 5 calm seconds). Listening\n"
+                  "and datagram sockets are always recorded. analyze scales counts back up")
+      ->option_text("RATE|auto");
   sub->add_option("--backend", args->backend,
                   "capture mechanism: bpf (eBPF probes), kmod (the jackdaw.ko module: make kmod, "
                   "insmod build/kmod/jackdaw.ko; TSC timestamps), auto (eBPF when it loads, else the "

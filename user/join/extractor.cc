@@ -169,8 +169,12 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   // A task's run time since its last joined event (interrupt time: EventOf()).
   if (Thread* t = c.irq ? nullptr : c.thread) {
     threads_.ChargeRun(t, c.ts);
+    // Switched out before it took up a recorded request again: its run
+    // since the sample gap ends the left-out connection's work.
+    if (t->after_sample_gap && c.kind == schema::EventKind::kSwitchOut) ChargeSampleGapTail(t);
     ev.cpu_ns = t->cpu_pending;
     t->cpu_pending = 0;
+    t->after_sample_gap = false;
     if (t->life_sk) {
       if (!s.life_sk) {
         s.life_sk = t->life_sk;
@@ -366,6 +370,9 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
     case JDW_EVENT_NET_RECV:
       if (!messages_on() || MessagePacket(c)) RunEvent(c, &cs_.ForType(rec->type));
       if (messages_on() && pending_end_) MessagePacketDone(c);
+      break;
+    case JDW_EVENT_SAMPLE_GAP:
+      if (t) LeftOutOfSample(t, ts, *reinterpret_cast<const jdw_sample_gap*>(c.payload));
       break;
     case JDW_EVENT_USDT: {
       const auto* u = reinterpret_cast<const jdw_usdt*>(c.payload);

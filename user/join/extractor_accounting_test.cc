@@ -538,5 +538,36 @@ TEST(RemoteWakeup, NotAttributedWithoutAFutexWake) {
   EXPECT_EQ(r.stats.wakeups_attributed, 0u);
 }
 
+// --- head sampling ----------------------------------------------------------
+
+// A worker serves request 1, then a connection left out of the sample (its
+// calls are a sample_gap), then request 2: request 2's first event is
+// charged only its run since the gap, and the thread's time in the gap and
+// after it until it blocks goes to the left-out connection.
+TEST(SampleGap, TheRunItStandsForGoesToNoRecordedRequest) {
+  constexpr uint64_t B = 1'000'000;
+  constexpr uint32_t W = 7;
+  Stream s;
+  s.Switch(B, 0, 0, W, 0);
+  s.Usdt(B + 100, 0, W, "app:begin", 1);
+  s.Usdt(B + 200, 0, W, "app:end", 1);
+  s.Switch(B + 250, 0, W, 0, 1);
+  s.Switch(B + 280, 0, 0, W, 0);
+  // left-out work from B+300 to B+5000
+  s.SampleGap(B + 5000, 0, W, B + 300, 12);
+  s.Usdt(B + 5100, 0, W, "app:begin", 2);
+  s.Usdt(B + 5300, 0, W, "app:end", 2);
+  s.SampleGap(B + 9000, 0, W, B + 5400, 3);
+  s.Switch(B + 9500, 0, W, 0, 1);  // blocks: its tail since the gap is that work's too
+  Result r = Extract(kAcctSchema, s);
+  ASSERT_EQ(r.reqs.size(), 2u);
+  EXPECT_EQ(r.reqs[0].totals.cpu_ns, 250u);
+  EXPECT_EQ(r.reqs[1].totals.cpu_ns, 300u) << "only B+5000..B+5300, not the left-out run";
+  EXPECT_EQ(r.stats.sample_gaps, 2u);
+  EXPECT_EQ(r.stats.events_unsampled, 15u);
+  EXPECT_EQ(r.stats.cpu_unsampled_ns, 4720u + 3700u + 500u);
+  EXPECT_EQ(r.stats.cpu_unattributed_ns, 0u);
+}
+
 }  // namespace
 }  // namespace jackdaw::join

@@ -181,6 +181,19 @@ class Extractor::Impl {
     return !sched_loss_.empty() && sched_loss_.Touches(cpu, t->last_own_ts, ts);
   }
   LossMap needed_loss_, sched_loss_;
+  // A run of `t`'s calls the head sample left out (abi.h, sample_gap),
+  // the last at `ts`: that connection's work, no recorded request's.
+  void LeftOutOfSample(Thread* t, uint64_t ts, const jdw_sample_gap& gap);
+  // `t` blocks with run time since a sample gap and no joined event: that
+  // time is the left-out connection's too (its return to waiting), as a
+  // recorded connection's is its life's (ChargeLifeTail).
+  bool ChargeSampleGapTail(Thread* t) {
+    if (!t->after_sample_gap) return false;
+    threads_.Account(t).unsampled_ns += t->cpu_pending;
+    t->cpu_pending = 0;
+    t->after_sample_gap = false;
+    return true;
+  }
 
   // --- sets
   void Emit(Set& s, bool timed_out);

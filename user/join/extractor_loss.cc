@@ -53,4 +53,22 @@ void Extractor::Impl::NoteUnlocatedLosses(const trace::TraceMeta& meta) {
                             "no request can be marked incomplete; record again to locate them");
 }
 
+void Extractor::Impl::LeftOutOfSample(Thread* t, uint64_t ts, const jdw_sample_gap& gap) {
+  stats_.sample_gaps++;
+  stats_.events_unsampled += gap.skipped;
+  // Its run up to the last left-out call, and what it waited for in
+  // between, were that connection's: never the next recorded request's.
+  threads_.ChargeRun(t, ts);
+  threads_.Account(t).unsampled_ns += t->cpu_pending;
+  t->cpu_pending = 0;
+  t->has_off = false;
+  t->wake_edge = false;
+  t->life_sk = 0;
+  // It read or wrote another connection since: it no longer serves the
+  // exchange it last served in the trace.
+  t->serving_conn = t->serving_msg = 0;
+  t->last_sock = 0;
+  t->after_sample_gap = true;
+}
+
 }  // namespace jackdaw::join

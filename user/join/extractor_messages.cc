@@ -91,6 +91,7 @@ void Extractor::Impl::ChargeConnection(const Ctx& c, uint64_t sk) {
     l.c.cpu_ns += t->cpu_pending;
     threads_.Account(t).conn_task_ns += t->cpu_pending;
     t->cpu_pending = 0;
+    t->after_sample_gap = false;
     if (!l.c.tgid) l.c.tgid = c.tgid;
     l.has_syscall = true;
     t->life_sk = sk;

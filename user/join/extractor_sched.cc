@@ -131,7 +131,7 @@ void Extractor::Impl::HandleSwitch(const reorder::SortedRecord& sr, uint64_t ts)
     threads_.ChargeRun(prev, ts);
     Ctx c = SwitchCtx(rec, ts, schema::EventKind::kSwitchOut, prev, blocked);
     RunEvent(c, &cs_.ForSwitchOut());
-    if (blocked && prev->cpu_pending && !ChargeLifeTail(prev, ts)) {
+    if (blocked && prev->cpu_pending && !ChargeLifeTail(prev, ts) && !ChargeSampleGapTail(prev)) {
       stats_.cpu_dropped_ns += prev->cpu_pending;
       threads_.Account(prev).Unattributed(prev->cpu_pending, ts);
       prev->cpu_pending = 0;

@@ -106,8 +106,9 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   /* length of the run). */                                                                                  \
   /* The CPU ledger (ProcessAccount, thread_tracker.h): every on-CPU ns of a request process is charged */      \
   /* once: cpu_observed_total_ns + cpu_irq_unapplied_ns = cpu_charged_ns + softirq_charged_ns + cpu_conn_ns */  \
-  /* + softirq_conn_ns + cpu_unattributed_ns + cpu_outside_ns. cpu_observed_ns is the right side less */        \
-  /* cpu_outside_ns: what the processes used from their first seed to the end of their last request. */       \
+  /* + softirq_conn_ns + cpu_unattributed_ns + cpu_outside_ns + cpu_unsampled_ns. cpu_observed_ns is the */   \
+  /* right side less cpu_outside_ns and cpu_unsampled_ns: what the processes used from their first seed */    \
+  /* to the end of their last request, on the connections recorded. */                                       \
   X(cpu_observed_ns, kInfo, "on-CPU time of request processes while they served requests (ns)")              \
   X(cpu_observed_total_ns, kInfo, "on-CPU time of request processes over the whole trace (ns)")              \
   X(cpu_charged_ns, kInfo, "on-CPU time charged to emitted requests (ns)")                                    \
@@ -118,6 +119,11 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   X(softirq_foreign_ns, kInfo,                                                                                \
     "interrupt time charged to requests or connections that ran on other processes' time (ns)")             \
   X(cpu_dropped_ns, kDataLoss, "run time of threads that blocked before a joined event: charged to none (ns)") \
+  /* Head sampling (record --sample): calls left out of the sample, and their threads' run time up to the */  \
+  /* last of them, which is no recorded request's (outside cpu_observed_ns). */                               \
+  X(sample_gaps, kInfo, "runs of calls left out of the head sample")                                          \
+  X(events_unsampled, kInfo, "calls left out of the head sample")                                             \
+  X(cpu_unsampled_ns, kInfo, "run time of threads in connections left out of the head sample: charged to none (ns)") \
   X(softirq_charged_ns, kInfo, "interrupt time of request processes charged to emitted requests (ns)")        \
   /* The message rule (schemas with `messages`): exchanges and connection life (LANGUAGE.md). */            \
   X(msg_requests, kInfo, "message exchanges with bytes both ways (requests)")                                 \

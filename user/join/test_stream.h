@@ -62,6 +62,14 @@ class Stream {
   // --- one helper per record kind; tgid defaults to kTgid
   static constexpr uint32_t kTgid = 1000;
 
+  // A run of `tid`'s calls left out of the head sample, the last at `ts`.
+  void SampleGap(uint64_t ts, uint16_t cpu, uint32_t tid, uint64_t from, uint32_t skipped) {
+    jdw_sample_gap g{};
+    g.from = from;
+    g.skipped = skipped;
+    Add(JDW_EVENT_SAMPLE_GAP, ts, cpu, JDW_CTX_TASK, kTgid, tid, g);
+  }
+
   void Switch(uint64_t ts, uint16_t cpu, uint32_t prev, uint32_t next, uint64_t prev_state,
               uint32_t prev_tgid = kTgid, uint32_t next_tgid = kTgid) {
     jdw_sched_switch b{};

@@ -100,6 +100,7 @@ void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids, uint64_t irq
   stats_.cpu_observed_total_ns = 0;
   stats_.cpu_charged_ns = stats_.softirq_charged_ns = stats_.cpu_conn_ns = stats_.softirq_conn_ns = 0;
   stats_.cpu_unattributed_ns = stats_.cpu_outside_ns = 0;
+  stats_.cpu_unsampled_ns = 0;
   for (uint32_t tgid : tgids) {
     const ProcessAccount& a = Account(tgid);
     stats_.sched_switches += a.switches;
@@ -108,6 +109,7 @@ void ThreadTracker::SumAccounts(const std::vector<uint32_t>& tgids, uint64_t irq
     stats_.sched_switch_outs_lost += a.switch_outs_lost;
     stats_.cpu_lost_bound_ns += a.lost_bound_ns;
     stats_.cpu_unproven_ns += a.unproven_ns;
+    stats_.cpu_unsampled_ns += a.unsampled_ns;
     stats_.cpu_observed_total_ns += a.cpu_ns;
     stats_.cpu_charged_ns += a.req_task_ns;
     stats_.softirq_charged_ns += a.req_irq_ns;

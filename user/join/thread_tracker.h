@@ -72,6 +72,7 @@ struct Thread {
   uint32_t acct_tgid = 0;                // cache of Account(tgid): the account of acct_tgid
   ProcessAccount* acct = nullptr;
   bool wake_synth = false;               // woken on its waker's behalf; the kernel's record is still to come
+  bool after_sample_gap = false;         // no joined event since a sample gap (Extractor::Impl::LeftOutOfSample)
   // wakeup edge pending for this thread's next joined event
   bool wake_edge = false;
   EdgeCand wake{};
@@ -109,6 +110,7 @@ struct ProcessAccount {
   uint64_t switches = 0, chain_breaks = 0, running_inferred = 0, switch_outs_lost = 0;
   uint64_t lost_bound_ns = 0;  // see Stats::cpu_lost_bound_ns
   uint64_t unproven_ns = 0;    // see Stats::cpu_unproven_ns
+  uint64_t unsampled_ns = 0;   // see Stats::cpu_unsampled_ns
   bool window_open = false;
   uint64_t window_from_ts = 0;  // the first seed
   uint64_t last_end_ts = 0;     // the end of the last request that finished

@@ -208,6 +208,12 @@ struct WorkloadModel {
   cluster::Normalization normalization;
   cluster::ThresholdEstimate threshold;
   std::optional<double> accounted_cpu_fraction;
+  // Head sampling (record --sample): how the connections were sampled
+  // ("off", "fixed", "auto") and the requests the model was built from as a
+  // share of those the server served (each weighed by the rate in force
+  // when it began): sizes and rates divide by it to estimate the whole.
+  std::string sample_mode = "off";
+  double sampled_share = 1.0;
   double avg_diameter = 0;
   double avg_inter_cluster_distance = 0;
   ModelStats stats;

@@ -6,6 +6,7 @@
 //   anomalies with reasons and events
 //   latency_breakdown per cluster
 #include <algorithm>
+#include <cmath>
 
 #include "model/scoring.h"
 #include "common/safe_file.h"
@@ -66,6 +67,10 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
                               {"net_bytes", m.normalization.net_bytes}};
   summary["accounted_cpu_fraction"] =
       m.accounted_cpu_fraction ? ordered_json(*m.accounted_cpu_fraction) : ordered_json(nullptr);
+  summary["sample_mode"] = m.sample_mode;
+  summary["sample_rate"] = m.sampled_share;
+  summary["requests_estimated"] =
+      std::llround(double(std::max<uint64_t>(m.requests.size(), m.streamed_requests)) / m.sampled_share);
   summary["model_error"] = {{"combined", m.error.combined},
                             {"cpu", m.error.per_resource[0]},
                             {"disk", m.error.per_resource[1]},
@@ -102,6 +107,7 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
     cj["id"] = c.id;
     cj["label"] = c.label;
     cj["size"] = c.size;
+    cj["size_estimated"] = std::llround(double(c.size) / m.sampled_share);
     cj["anomalous"] = c.anomalous;
     if (truth) cj["contents"] = model::Composition(c, *truth);
     cj["representative"] = c.representative_id;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include "model/explain.h"
@@ -16,6 +17,10 @@ void WriteTextReport(const model::WorkloadModel& m, std::ostream& out,
   const uint64_t n = std::max<uint64_t>(m.requests.size(), m.streamed_requests);
   out << fmt::format("jackdaw workload model: {} requests, {} clusters, {} anomalies\n", n,
                      m.clusters.size(), m.anomalies.size());
+  if (m.sample_mode != "off")
+    out << fmt::format("head sampling ({}): the requests above are {} of those served (each connection recorded "
+                       "whole or not at all); about {} in all, each cluster's size divided alike\n",
+                       m.sample_mode, Percent(m.sampled_share), std::llround(double(n) / m.sampled_share));
   out << "threshold " << ThresholdText(m.threshold) << "\n";
   if (m.stats.outlier_requests)
     out << fmt::format("outliers: {} requests in {} clusters of fewer than {:.0f}% of the requests, attached to their "

@@ -138,6 +138,24 @@ void MergeMeta(const json& j, TraceMeta* m, std::string* bad) {
   if (j.contains("loss_intervals") && !AppendLossIntervals(j["loss_intervals"], &m->loss_intervals) && bad->empty())
     *bad = "loss_intervals";
   if (j.contains("loss_intervals_version")) m->losses_located = true;
+  if (j.contains("sample") && j["sample"].is_object() && j["sample"].contains("mode") &&
+      j["sample"]["mode"].is_string())
+    m->sampling.mode = j["sample"]["mode"].get<std::string>();
+  if (j.contains("sample_rates") && j["sample_rates"].is_array()) {
+    for (const auto& c : j["sample_rates"]) {
+      if (!c.is_array() || c.size() != 2 || !c[0].is_number_unsigned() || !c[1].is_number() ||
+          !(c[1].get<double>() > 0) || c[1].get<double>() > 1) {
+        if (bad->empty()) *bad = "sample_rates";
+        break;
+      }
+      const uint64_t ts = c[0].get<uint64_t>();
+      if (!m->sampling.changes.empty() && ts < m->sampling.changes.back().first) {
+        if (bad->empty()) *bad = "sample_rates";
+        break;
+      }
+      m->sampling.changes.emplace_back(ts, c[1].get<double>());
+    }
+  }
   if (j.contains("lost") && j["lost"].is_array()) {
     size_t cpu = 0;
     for (const auto& row : j["lost"]) {
@@ -265,8 +283,9 @@ Status TraceReader::Parse(bool allow_truncated) {
                      sizeof(FileHeader), bad.c_str());
   // ABI 2 differs from 3 only in the interaction record, which no ABI 2
   // recorder ever emitted, and 3 from 4 only in the wire record 4 may hold,
-  // so their files read unchanged.
-  if (meta_.abi_version != JDW_ABI_VERSION && meta_.abi_version != 2 && meta_.abi_version != 3)
+  // so their files read unchanged; 5 added the sample_gap record and a
+  // control field that no file holds.
+  if (meta_.abi_version != JDW_ABI_VERSION && (meta_.abi_version < 2 || meta_.abi_version > 4))
     return ErrStatus("%s: records use ABI version %u, this jackdaw reads version %u", p,
                      meta_.abi_version, JDW_ABI_VERSION);
   if (meta_.ncpus == 0 || meta_.ncpus > JDW_MAX_CPUS)

@@ -33,6 +33,7 @@
 #include "jackdaw/abi.h"
 #include "trace/clock.h"
 #include "trace/loss_intervals.h"
+#include "trace/sample_rates.h"
 
 namespace jackdaw::trace {
 
@@ -73,6 +74,7 @@ struct TraceMeta {
   // located its losses at all: older traces only counted them.
   std::vector<LossInterval> loss_intervals;
   bool losses_located = false;
+  SampleRates sampling;
   uint64_t records_written = 0;  // as counted by the writer (footer)
   bool complete = false;          // footer present
 };

@@ -37,8 +37,9 @@ int WaitExit(pid_t pid) {
 // is recording (the probes are attached and the filter holds P's tree).
 StatusOr<pid_t> StartRecorder(const RealRunOptions& o, pid_t server, const std::string& trace,
                               const std::string& log) {
-  return StartJackdawChild({o.bin_dir + "/jackdaw", "record", "--pid", std::to_string(server), "-o", trace}, log,
-                           "jackdaw: recording");
+  std::vector<std::string> argv = {o.bin_dir + "/jackdaw", "record", "--pid", std::to_string(server), "-o", trace};
+  argv.insert(argv.end(), o.record_args.begin(), o.record_args.end());
+  return StartJackdawChild(argv, log, "jackdaw: recording");
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ struct RealRunOptions {
   std::string work_dir;  // per-run server directories, traces, ground truth
   uint32_t seed = 1;
   bool verbose = false;
+  std::vector<std::string> record_args;  // more `jackdaw record` options (--sample 0.25)
 };
 
 // Makes `work_dir` ready for a --real run, whatever ran in it before. The
