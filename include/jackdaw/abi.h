@@ -167,7 +167,9 @@ enum jdw_obj_kind {
  * sock_type SOCK_STREAM 1, SOCK_SEQPACKET 5; path the socket's bound name
  * when it has one (an accepted socket inherits its listener's), else its
  * peer's (unix_flags says which), NUL-padded, an abstract name's leading
- * NUL kept; path_len its full length (more than JDW_UNIX_PATH_LEN: cut).
+ * NUL kept; path_len its length as the kernel keeps it (a path's counts its
+ * terminating NUL, an abstract name's does not): longer than the field
+ * holds, the name is cut.
  * IP sockets leave these 0. */
 #define JDW_UNIX_PATH_OWN (1u << 0)  /* path is this socket's own name */
 #define JDW_UNIX_PATH_PEER (1u << 1) /* path is the peer's name */

@@ -71,6 +71,10 @@ std::vector<json> ReadRequests(const std::string& path, std::vector<json>* conne
   return out;
 }
 
+// Short, so the whole path fits in what the capture keeps of a name
+// (JDW_UNIX_PATH_LEN) and the calls can be checked against it.
+std::string SockPath(const std::string& tag) { return "/tmp/jdw" + std::to_string(getpid()) + tag + ".sock"; }
+
 bool IsUnix(const json& endpoint) {
   return endpoint.value("local", std::string()).rfind("unix:", 0) == 0;
 }
@@ -169,7 +173,7 @@ void ExpectOneRequestAcrossTheUnixHop(const TwoTierRun& run, int n, const std::s
 
 TEST(UnixPeers, ConnectionPerCallOverAUnixSocketJoinsTheBackendsWork) {
   JDW_REQUIRE_ROOT();
-  const std::string sock = testing::TempPath("backend.sock");
+  const std::string sock = SockPath("b");
   TwoTierRun run;
   ASSERT_NO_FATAL_FAILURE(RecordOverUnix(false, 60, sock, &run));
   ExpectOneRequestAcrossTheUnixHop(run, 60, sock);
@@ -177,7 +181,7 @@ TEST(UnixPeers, ConnectionPerCallOverAUnixSocketJoinsTheBackendsWork) {
 
 TEST(UnixPeers, PooledUnixConnectionsGiveEachCallToItsWriter) {
   JDW_REQUIRE_ROOT();
-  const std::string sock = testing::TempPath("backend-pool.sock");
+  const std::string sock = SockPath("p");
   TwoTierRun run;
   ASSERT_NO_FATAL_FAILURE(RecordOverUnix(true, 60, sock, &run));
   ExpectOneRequestAcrossTheUnixHop(run, 60, sock);
@@ -207,7 +211,7 @@ TEST(UnixPeers, RedisOnAUnixSocketNamesItsClientProcess) {
     if (testing::InCi()) FAIL() << "redis-server missing (scripts/install-deps.sh installs it)";
     GTEST_SKIP() << "redis-server missing (run scripts/install-deps.sh)";
   }
-  const std::string sock = testing::TempPath("redis.sock");
+  const std::string sock = SockPath("r");
   const std::string dir = testing::TempPath("redis-dir");
   std::filesystem::create_directories(dir);
   const std::string trace = testing::TempPath("redis-unix.jdw");
@@ -256,11 +260,12 @@ TEST(UnixPeers, RedisOnAUnixSocketNamesItsClientProcess) {
   }
   EXPECT_EQ(requests.size(), size_t(kConns * kPerConn)) << r.out << r.err;
   EXPECT_EQ(named, kConns * kPerConn);
-  // Each client connection's line names this process as well.
   int conn_lines = 0;
   for (const auto& c : connections)
     if (IsUnix(c) && c.value("peer_pid", 0u) == uint32_t(getpid())) conn_lines++;
-  EXPECT_EQ(conn_lines, kConns) << r.out;
+  // Each client connection's line names this process as well (and so
+  // does the readiness probe's connection, WaitForUnix).
+  EXPECT_EQ(conn_lines, kConns + 1) << r.out;
   for (const std::string& f : {trace, reqs, sock}) std::filesystem::remove(f);
   std::filesystem::remove_all(dir);
 }

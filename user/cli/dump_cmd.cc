@@ -57,7 +57,7 @@ void PrintRecord(const trace::TraceMeta& m, const jdw_record_header& h, uint64_t
         printf(" sk=%#" PRIx64 " unix %s peer_sk=%#" PRIx64 " peer_pid=%u %s%s%s\n", uint64_t(s.sk),
                s.sock_type == 5 ? "seqpacket" : "stream", uint64_t(s.peer_sk), s.peer_tgid,
                s.unix_flags & JDW_UNIX_PATH_PEER ? "peer_path=" : "path=", name.c_str(),
-               s.path_len > sizeof(s.path) ? "..." : "");
+               s.path_len - (s.path[0] ? 1u : 0u) > sizeof(s.path) ? "..." : "");
         return;
       }
       printf(" sk=%#" PRIx64 " %s %s -> %s\n", uint64_t(s.sk), s.protocol == 6 ? "tcp" : "udp",

@@ -63,7 +63,7 @@ void UnixInfo(Stream& s, uint64_t ts, uint16_t cpu, uint32_t tgid, uint32_t tid,
   b.peer_sk = peer;
   b.peer_tgid = peercred;
   b.unix_flags = flags;
-  b.path_len = sizeof(kPath) - 1;
+  b.path_len = sizeof(kPath);  // the kernel counts a path's NUL
   memcpy(b.path, kPath, sizeof(kPath) - 1);
   s.Add(JDW_EVENT_SOCK_INFO, ts, cpu, JDW_CTX_TASK, tgid, tid, b);
 }

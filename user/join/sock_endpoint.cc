@@ -19,7 +19,10 @@ std::string UnixName(const SockEntry& e) {
   } else {
     name.assign(e.path, strnlen(e.path, kept));
   }
-  if (e.path_len > sizeof(e.path)) name += "...";
+  // The kernel counts a path's terminating NUL in its length (an abstract
+  // name has none): a path of exactly JDW_UNIX_PATH_LEN bytes is whole.
+  const size_t full = e.path[0] == '\0' ? e.path_len : e.path_len - 1u;
+  if (full > sizeof(e.path)) name += "...";
   return name;
 }
 

@@ -27,7 +27,7 @@ jdw_sock_info Unix(uint64_t sk, uint64_t peer, uint32_t peercred, uint8_t flags,
   si.peer_sk = peer;
   si.peer_tgid = peercred;
   si.unix_flags = path.empty() ? 0 : flags;
-  si.path_len = static_cast<uint16_t>(path.size());
+  si.path_len = static_cast<uint16_t>(path.empty() ? 0 : path.size() + 1);  // the kernel counts a path's NUL
   memcpy(si.path, path.data(), std::min(path.size(), sizeof(si.path)));
   return si;
 }
@@ -143,6 +143,12 @@ TEST(UnixEndpoints, AbstractCutAndUnnamedNames) {
   cut.path_len = static_cast<uint16_t>(longer.size());
   memcpy(cut.path, longer.data(), sizeof(cut.path));
   EXPECT_EQ(UnixName(cut), std::string(JDW_UNIX_PATH_LEN, 'x') + "...");
+  // A path that fills the field exactly, its NUL counted: whole.
+  SockEntry full;
+  full.family = kAfUnix;
+  full.path_len = JDW_UNIX_PATH_LEN + 1;
+  memset(full.path, 'y', sizeof(full.path));
+  EXPECT_EQ(UnixName(full), std::string(JDW_UNIX_PATH_LEN, 'y'));
   SockEntry pair;  // a socketpair: no name either end
   pair.family = kAfUnix;
   EXPECT_EQ(UnixName(pair), "");
