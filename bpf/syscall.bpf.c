@@ -225,14 +225,78 @@ static __always_inline void track_fds(__u32 tgid, long nr, __u64 a0, __u64 a1, _
 	}
 }
 
-/* What emit_sock_info() did: a socket that can never have addresses to
- * report (not IPv4/IPv6) is settled like one whose addresses were sent, so
- * a unix socket's reads and writes stop reading the socket every time. */
+/* What emit_sock_info() did: a socket that can never have anything to
+ * report (neither IP nor a connection-oriented unix socket, or a unix
+ * listener) is settled like one whose description was sent, so its reads
+ * and writes stop reading the socket every time. */
 enum sock_info_result {
-	SOCK_INFO_NOT_YET = 0, /* an IP socket not connected (yet) */
+	SOCK_INFO_NOT_YET = 0, /* not connected (yet) */
 	SOCK_INFO_SENT = 1,
-	SOCK_INFO_NEVER = 2,   /* not an IP socket: nothing to report, ever */
+	SOCK_INFO_NEVER = 2,   /* nothing to report, ever */
 };
+
+#define AF_UNIX 1
+#define SOCK_STREAM 1
+#define SOCK_SEQPACKET 5
+
+/* A connected unix stream or seqpacket socket: its peer socket, the peer
+ * process SO_PEERCRED names, and the connection's name (its own bound
+ * name, which an accepted socket inherits from its listener, else the
+ * peer's), so user space can pair the two ends and name the peer.
+ * Datagram sockets have no one peer to report. */
+static __always_inline enum sock_info_result emit_unix_sock_info(struct jdw_control *ctl, struct sock *sk,
+								  __u8 ck)
+{
+	struct unix_sock *u = (struct unix_sock *)sk;
+	struct jdw_sock_info_record *r;
+	struct unix_address *addr;
+	struct sock *peer;
+	struct pid *peer_pid;
+	__u16 type;
+	__u8 flags = JDW_UNIX_PATH_OWN;
+	__u32 n;
+	int len;
+	void *ring;
+
+	type = BPF_CORE_READ(sk, sk_type);
+	if (type != SOCK_STREAM && type != SOCK_SEQPACKET)
+		return SOCK_INFO_NEVER;
+	if (BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_LISTEN)
+		return SOCK_INFO_NEVER;
+	peer = BPF_CORE_READ(u, peer);
+	if (!peer)
+		return SOCK_INFO_NOT_YET;
+	r = jdw_reserve(JDW_GROUP_SYSCALL, JDW_EVENT_SOCK_INFO, sizeof(*r), &ring, ck);
+	if (!r)
+		return SOCK_INFO_NOT_YET; /* counted lost; retried on the next call */
+	__builtin_memset(&r->body, 0, sizeof(r->body));
+	r->body.sk = (__u64)sk;
+	r->body.family = AF_UNIX;
+	r->body.peer_sk = (__u64)peer;
+	r->body.sock_type = type;
+	peer_pid = BPF_CORE_READ(sk, sk_peer_pid);
+	if (peer_pid)
+		r->body.peer_tgid = BPF_CORE_READ(peer_pid, numbers[0].nr);
+	addr = BPF_CORE_READ(u, addr);
+	if (!addr) {
+		addr = BPF_CORE_READ((struct unix_sock *)peer, addr);
+		flags = JDW_UNIX_PATH_PEER;
+	}
+	if (addr) {
+		/* len counts sun_family before the name */
+		len = BPF_CORE_READ(addr, len) - (int)sizeof(__u16);
+		if (len > 0) {
+			r->body.unix_flags = flags;
+			r->body.path_len = len;
+			n = len > JDW_UNIX_PATH_LEN ? JDW_UNIX_PATH_LEN : len;
+			barrier_var(n);
+			if (n > 0 && n <= JDW_UNIX_PATH_LEN)
+				bpf_core_read(r->body.path, n, &addr->name[0].sun_path);
+		}
+	}
+	jdw_submit(r, ring, ctl);
+	return SOCK_INFO_SENT;
+}
 
 /* Reports a connected socket's addresses. */
 static __always_inline enum sock_info_result emit_sock_info(struct jdw_control *ctl, struct sock *sk,
@@ -245,7 +309,9 @@ static __always_inline enum sock_info_result emit_sock_info(struct jdw_control *
 	if (!sk)
 		return SOCK_INFO_NEVER;
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	/* Non-IP sockets have no 5-tuple to report; they still join by
+	if (family == AF_UNIX)
+		return emit_unix_sock_info(ctl, sk, ck);
+	/* Other non-IP sockets have no 5-tuple to report; they still join by
 	 * identity. Unconnected IP sockets may connect later. */
 	if (family != 2 /* AF_INET */ && family != 10 /* AF_INET6 */)
 		return SOCK_INFO_NEVER;

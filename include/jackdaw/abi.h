@@ -27,8 +27,10 @@
 
 /* 4: the combined syscall record (JDW_WIRE_SYS_CALL) may appear on the
  * wire and in traces; every event layout is as in 3.
- * 5: jdw_control carries the sample rate; the sample_gap event (a
- * version-4 reader never meets it: traces without sampling hold none). */
+ * 5: sock_info grew the unix-domain fields (peer_sk ... path); a 4 trace's
+ * shorter sock_info reads as a 5 one with those fields 0 (the reader widens
+ * it, user/trace/record_decoder.h). jdw_control carries the head-sampling
+ * rate; the sample_gap event (traces recorded without sampling hold none). */
 #define JDW_ABI_VERSION 5
 
 #define JDW_COMM_LEN 16
@@ -37,6 +39,10 @@
 #define JDW_SYSCALL_BITMAP_WORDS 8
 #define JDW_MAX_SYSCALLS (JDW_SYSCALL_BITMAP_WORDS * 64)
 #define JDW_USDT_MAX_ARGS 6
+/* Bytes of a unix socket's name a sock_info carries: the common server
+ * sockets (/run/php/php8.2-fpm.sock, /run/mysqld/mysqld.sock) fit, and the
+ * record stays within JDW_STAGE_REC_MAX. */
+#define JDW_UNIX_PATH_LEN 40
 
 /* ---- probe groups ------------------------------------------------------ */
 #define JDW_GROUP_TABLE(X)                                                   \
@@ -152,7 +158,22 @@ enum jdw_obj_kind {
 
 /* Emitted the first time a connected socket is seen (and on accept and
  * connect): maps a socket identity to its addresses. Ports host order;
- * IPv4 addresses in the first 4 bytes of the address arrays. */
+ * IPv4 addresses in the first 4 bytes of the address arrays.
+ * AF_UNIX (family 1; stream and seqpacket sockets once connected): ports
+ * and addresses 0; peer_sk is the connected peer socket (unix_sk(sk)->peer,
+ * the identity the peer's own sock_info and syscalls carry as sk/obj), so
+ * the two ends pair by identity; peer_tgid the process SO_PEERCRED names
+ * (sk_peer_pid: for a connecting socket the process that called listen(),
+ * for an accepted one the process that called connect()), 0 if none;
+ * sock_type SOCK_STREAM 1, SOCK_SEQPACKET 5; path the socket's bound name
+ * when it has one (an accepted socket inherits its listener's), else its
+ * peer's (unix_flags says which), NUL-padded, an abstract name's leading
+ * NUL kept; path_len its length as the kernel keeps it (a path's counts its
+ * terminating NUL, an abstract name's does not): longer than the field
+ * holds, the name is cut.
+ * IP sockets leave these 0. */
+#define JDW_UNIX_PATH_OWN (1u << 0)  /* path is this socket's own name */
+#define JDW_UNIX_PATH_PEER (1u << 1) /* path is the peer's name */
 #define JDW_SOCK_INFO_FIELDS(F, A)                                           \
 	F(__u64, sk)                                                         \
 	F(__u16, family)                                                     \
@@ -160,7 +181,16 @@ enum jdw_obj_kind {
 	F(__u16, sport)                                                      \
 	F(__u16, dport)                                                      \
 	A(__u8, saddr, 16)                                                   \
-	A(__u8, daddr, 16)
+	A(__u8, daddr, 16)                                                   \
+	F(__u64, peer_sk)                                                    \
+	F(__u32, peer_tgid)                                                  \
+	F(__u8, sock_type)                                                   \
+	F(__u8, unix_flags)                                                  \
+	F(__u16, path_len)                                                   \
+	A(char, path, JDW_UNIX_PATH_LEN)
+
+/* The sock_info payload of ABI 2-4 traces: its first fields, up to daddr. */
+#define JDW_SOCK_INFO_V4_SIZE 48
 
 /* Head sampling (record --sample): a traced thread's syscalls on sockets
  * the sample leaves out are not recorded, and the time it spent in them
@@ -511,7 +541,7 @@ JDW_ABI_ASSERT_SIZE(jdw_sys_call, 40);
 	JDW_STATIC_ASSERT(id != JDW_WIRE_SYS_CALL, "event " str " takes a wire-only record's id");
 JDW_EVENT_TABLE(JDW_ASSERT_NOT_WIRE)
 #undef JDW_ASSERT_NOT_WIRE
-JDW_ABI_ASSERT_SIZE(jdw_sock_info, 48);
+JDW_ABI_ASSERT_SIZE(jdw_sock_info, 104);
 JDW_ABI_ASSERT_SIZE(jdw_block_issue, 32);
 JDW_ABI_ASSERT_SIZE(jdw_block_complete, 48);
 JDW_ABI_ASSERT_SIZE(jdw_net_packet, 72);

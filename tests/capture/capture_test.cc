@@ -41,7 +41,8 @@ class KnownWorkloadTrace : public ::testing::Test {
     path_ = testing::TempPath("known.jdw");
     PausedChild child({testing::BinDir() + "/jackdaw-workload", "--getppid", std::to_string(kGetppidCalls),
                        "--direct-io", std::to_string(kDirectBytes), "--tcp", std::to_string(kTcpC2S),
-                       std::to_string(kTcpS2C), "--pipe-rounds", std::to_string(kPipeRounds)});
+                       std::to_string(kTcpS2C), "--pipe-rounds", std::to_string(kPipeRounds),
+                       "--socketpair-rounds", "10"});
     capture::RecorderOptions ro;
     ro.output = path_;
     ro.capture.filter_tgid = true;
@@ -191,6 +192,40 @@ TEST_F(KnownWorkloadTrace, DirectIoReachesTheBlockLayerWithItsBytesAndTid) {
   EXPECT_TRUE(found) << "no 1 MiB window written and read back (tid " << tid << "):" << seen;
 }
 
+// A unix stream socketpair: each end described once its thread uses it,
+// naming the other as its peer and this process as SO_PEERCRED's; no name
+// (a socketpair's ends are unbound), no IP fields.
+TEST_F(KnownWorkloadTrace, SocketpairEndsNameEachOther) {
+  const uint32_t tid = report_["socketpair"]["tid"];
+  std::vector<jdw_sock_info> ends;
+  uint32_t tgid = 0;
+  reader_->ForEachRecord([&](const jdw_record_header& h) {
+    if (h.type != JDW_EVENT_SOCK_INFO) return;
+    auto s = trace::PayloadAs<jdw_sock_info>(h);
+    if (s.family != 1) return;
+    EXPECT_EQ(h.tid, tid);
+    EXPECT_EQ(h.ctx, JDW_CTX_TASK);
+    tgid = h.tgid;
+    ends.push_back(s);
+  });
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_NE(ends[0].sk, ends[1].sk);
+  EXPECT_EQ(ends[0].peer_sk, ends[1].sk);
+  EXPECT_EQ(ends[1].peer_sk, ends[0].sk);
+  for (const jdw_sock_info& s : ends) {
+    EXPECT_EQ(s.sock_type, 1);  // SOCK_STREAM
+    EXPECT_EQ(s.peer_tgid, tgid);
+    EXPECT_EQ(s.unix_flags, 0);
+    EXPECT_EQ(s.path_len, 0);
+    EXPECT_EQ(s.protocol, 0);
+    EXPECT_EQ(s.sport, 0);
+    EXPECT_EQ(s.dport, 0);
+    const uint8_t zero[16] = {};
+    EXPECT_EQ(memcmp(s.saddr, zero, 16), 0);
+    EXPECT_EQ(memcmp(s.daddr, zero, 16), 0);
+  }
+}
+
 TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
   const auto& t = report_["tcp"];
   const uint32_t client = t["client_tid"], server = t["server_tid"];
@@ -202,6 +237,7 @@ TEST_F(KnownWorkloadTrace, TcpExchangeHasItsBytesSocketsAndPackets) {
   reader_->ForEachRecord([&](const jdw_record_header& h) {
     if (h.type != JDW_EVENT_SOCK_INFO) return;
     auto s = trace::PayloadAs<jdw_sock_info>(h);
+    if (s.family == 1) return;  // the socketpair's (SocketpairEndsNameEachOther)
     EXPECT_EQ(s.family, 2);
     EXPECT_EQ(s.protocol, 6);
     const uint8_t lo[4] = {127, 0, 0, 1};

@@ -1,6 +1,7 @@
 // jackdaw dump: a trace's records, human-readably, or a summary of counts.
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 #include <map>
@@ -47,6 +48,18 @@ void PrintRecord(const trace::TraceMeta& m, const jdw_record_header& h, uint64_t
     case JDW_EVENT_SOCK_INFO: {
       jdw_sock_info s;
       memcpy(&s, p, sizeof(s));
+      if (s.family == 1) {
+        // a unix socket: its peer socket and process, and the name (an
+        // abstract one's leading NUL shown as '@')
+        std::string name(s.path, std::min<size_t>(s.path_len, sizeof(s.path)));
+        if (!name.empty() && name[0] == '\0') name[0] = '@';
+        name.resize(strnlen(name.c_str(), name.size()));
+        printf(" sk=%#" PRIx64 " unix %s peer_sk=%#" PRIx64 " peer_pid=%u %s%s%s\n", uint64_t(s.sk),
+               s.sock_type == 5 ? "seqpacket" : "stream", uint64_t(s.peer_sk), s.peer_tgid,
+               s.unix_flags & JDW_UNIX_PATH_PEER ? "peer_path=" : "path=", name.c_str(),
+               s.path_len - (s.path[0] ? 1u : 0u) > sizeof(s.path) ? "..." : "");
+        return;
+      }
       printf(" sk=%#" PRIx64 " %s %s -> %s\n", uint64_t(s.sk), s.protocol == 6 ? "tcp" : "udp",
              Addr(s.family, s.saddr, s.sport).c_str(), Addr(s.family, s.daddr, s.dport).c_str());
       return;

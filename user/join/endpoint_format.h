@@ -11,6 +11,7 @@ namespace jackdaw::join {
 
 // Address families and protocols as the kernel numbers them (the ABI
 // carries the kernel's values).
+inline constexpr uint16_t kAfUnix = 1;
 inline constexpr uint16_t kAfInet = 2;
 inline constexpr uint16_t kAfInet6 = 10;
 inline constexpr uint8_t kIpProtoTcp = 6;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "jackdaw/abi.h"
 #include "join/flat_map.h"
 #include "request/request.h"
 
@@ -103,6 +104,16 @@ struct SockEntry {
   uint32_t gen = 0;
   uint64_t since = 0;  // when it got its current connection
   uint64_t sk = 0;     // owner of the slot
+  // AF_UNIX (family 1; see jdw_sock_info): the peer socket, the process
+  // whose sock_info described this socket, the process at the other end
+  // (the one that described peer_sk when it is traced, else SO_PEERCRED's),
+  // and the connection's name.
+  uint64_t peer_sk = 0;
+  uint32_t owner_tgid = 0;
+  uint32_t peer_tgid = 0;
+  uint8_t unix_flags = 0;
+  uint16_t path_len = 0;
+  char path[JDW_UNIX_PATH_LEN] = {};
 };
 
 // A connection a set used, copied when it joined: by the time the set is

@@ -57,7 +57,7 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
   const SockEntry* before = socks_.Current(si->sk);
   const uint32_t gen = before ? before->gen : 0;
   const bool known = before != nullptr;
-  early_.Named(socks_.OnSockInfo(*si, c.ts), si->sk);
+  if (const uint64_t key = socks_.OnSockInfo(*si, c.ts, c.tgid)) early_.Named(key, si->sk);
   const SockEntry* after = socks_.Current(si->sk);
   const bool same_connection = known && after && after->gen == gen;
   if (messages_on()) MessageSockInfo(si->sk, c.ts, same_connection);

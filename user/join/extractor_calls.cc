@@ -5,7 +5,8 @@
 // which call it belongs to (Ctx::call, call_start); the event goes on to
 // the schema's definitions, which join it to the request through the call
 // attribute. Where the connection's far end is a socket of a traced process
-// (loopback TCP), the exchange that the call's bytes begin there gets
+// (loopback TCP, or a unix stream socket: its ends pair by identity,
+// socket_tracker_unix.cc), the exchange that the call's bytes begin there gets
 // Ctx::peer_call, so the schema joins the peer's work for that exchange to
 // the caller's request: one request across processes, recursively (each
 // tier's own calls are calls again). When a call ends (the next one begins
@@ -14,6 +15,7 @@
 #include <cerrno>
 
 #include "join/endpoint_format.h"
+#include "join/sock_endpoint.h"
 #include "join/extractor_impl.h"
 
 namespace jackdaw::join {
@@ -28,7 +30,11 @@ void Extractor::Impl::CallSockInfo(const jdw_sock_info& si, uint64_t ts, bool de
   // A connection first seen mid-stream (a pooled one opened before the
   // trace began) is the caller's when its ports say so; connect() says so
   // for every connection opened while tracing (CallSysExit).
-  if (CallTracker::OpenedLocally(si.sport, si.dport) && !msgs_.Knows(si.sk)) {
+  // A unix socket with no name of its own connected to a named one: the
+  // name is the server's, so this end called connect().
+  const bool opened = si.family == kAfUnix ? (si.unix_flags & JDW_UNIX_PATH_PEER) != 0
+                                           : CallTracker::OpenedLocally(si.sport, si.dport);
+  if (opened && !msgs_.Knows(si.sk)) {
     calls_.OnOpened(si.sk, ts);
   } else if (client) {
     calls_.OnClose(si.sk, ts);  // the memory serves another connection, not ours
@@ -68,6 +74,9 @@ bool Extractor::Impl::CallConnect(const jdw_sys_exit& e, uint64_t sk, uint64_t t
   // connection is this process's either way.
   if (e.ret != 0 && e.ret != -EINPROGRESS) return false;
   if (msgs_.Knows(sk)) return false;
+  // The sock_info connect() emitted just before its return opened it
+  // already (its ports or its unix peer's name said so): one connection.
+  if (calls_.IsClient(sk) && !calls_.Current(sk)) return true;
   calls_.OnOpened(sk, ts);
   EndCalls();
   return true;
@@ -117,10 +126,7 @@ void Extractor::Impl::AttachCall(Set& s, const FinishedCall& f) {
     call.seq_out_start = f.seq_out_start;
     call.seq_out_end = f.seq_out_end;
   }
-  if (const SockEntry* e = socks_.Current(f.conn); e && e->family) {
-    call.endpoint.local = FormatAddr(e->family, e->saddr, e->sport);
-    call.endpoint.remote = FormatAddr(e->family, e->daddr, e->dport);
-  }
+  if (const SockEntry* e = socks_.Current(f.conn); e && e->family) call.endpoint = EndpointOf(*e, &comms_);
   std::erase_if(s.open_calls, [&](const Set::CallRef& r) { return r.key == f.key; });
 }
 

@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "join/endpoint_format.h"
+#include "join/sock_endpoint.h"
 #include "join/extractor_impl.h"
 
 namespace jackdaw::join {
@@ -56,10 +57,7 @@ Extractor::Impl::ConnLife& Extractor::Impl::Life(uint64_t sk, uint64_t ts) {
   // The endpoints are for the connection sink only (`analyze --requests`):
   // without one (`jackdaw live`) they are not formatted.
   if (conn_sink_ && l.c.endpoint.local.empty()) {
-    if (const SockEntry* e = socks_.Current(sk); e && e->family) {
-      l.c.endpoint.local = FormatAddr(e->family, e->saddr, e->sport);
-      l.c.endpoint.remote = FormatAddr(e->family, e->daddr, e->dport);
-    }
+    if (const SockEntry* e = socks_.Current(sk); e && e->family) l.c.endpoint = EndpointOf(*e, &comms_);
   }
   l.c.end_ns = std::max(l.c.end_ns, ts);
   return l;

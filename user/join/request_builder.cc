@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "join/endpoint_format.h"
+#include "join/sock_endpoint.h"
 
 namespace jackdaw::join {
 
@@ -255,8 +256,7 @@ model::Request RequestBuilder::Build(Set& s, bool timed_out, uint64_t id, const 
   r.connections.reserve(s.socks.size());
   for (const SetSock& ss : s.socks) {
     const SockEntry& e = ss.conn;
-    r.connections.push_back(
-        model::Endpoint{FormatAddr(e.family, e.saddr, e.sport), FormatAddr(e.family, e.daddr, e.dport)});
+    r.connections.push_back(EndpointOf(e, comms_));
   }
   r.has_message = s.has_msg;
   r.connection_id = s.msg_conn;

@@ -5,6 +5,8 @@
 //    "start_tsc":..,"end_tsc":..,"start_wall_ns":..,"end_wall_ns":..,
 //    "timed_out":false,"threads":[42,43],
 //    "connections":[{"local":"127.0.0.1:8080","remote":"127.0.0.1:5000"}],
+//      (a unix socket: {"local":"unix:/run/php/php-fpm.sock","peer_comm":"nginx",
+//       "peer_pid":812,"remote":"unix:"}; calls name their unix peer the same way)
 //    "totals":{"cpu_ns":..,"softirq_cpu_ns":..,"disk_bytes":..,"disk_ios":..,
 //              "net_bytes_in":..,"net_bytes_out":..,"runq_wait_ns":..,
 //              "blocked_ns":..,"blocked":{"disk":..,"net":..,"futex":..,
@@ -26,7 +28,8 @@
 //    "requests":2,"one_way":0,"greetings":0,"setups":0,"pipelined":0,"eof_reads":1,
 //    "empty_reads":0,"events":9,"idle_ns":..,"cpu_ns":..,"softirq_cpu_ns":..,
 //    "net_bytes_in":..,"net_bytes_out":..}
-// (request lines have no "type").
+// (request lines have no "type"; a unix connection's line adds "peer_pid" and
+// "peer_comm" after "remote").
 // Event fields that are zero or none (synthetic, cpu_ns, disk_bytes,
 // net_bytes) are left out to keep lines short; "synthetic" is one of
 // "signal", "resume", "wait", "io_start"; edges index "events", and an edge
@@ -111,6 +114,16 @@ class JsonLine {
   std::string& out_;
 };
 
+// A unix socket's peer process (IP endpoints have none: nothing is
+// written, so their lines stay as they were), keys in byte order between
+// "local" and "remote".
+void WritePeer(JsonLine& j, const model::Endpoint& e) {
+  if (!e.peer_tgid) return;
+  j.Key("peer_comm");
+  j.Str(e.peer_comm);
+  j.Field("peer_pid", e.peer_tgid);
+}
+
 void WriteRequestJson(std::string* out, const model::Request& r) {
   JsonLine j(out);
   j.Raw("{\"calls\":[");
@@ -129,6 +142,7 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
     j.Str(c.endpoint.local);
     j.Key("overlapped");
     j.Bool(c.overlapped);
+    WritePeer(j, c.endpoint);
     j.Field("peer_tgid", c.peer_tgid);
     j.Key("remote");
     j.Str(c.endpoint.remote);
@@ -144,6 +158,7 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
     if (i) j.Char(',');
     j.Raw("{\"local\":");
     j.Str(r.connections[i].local);
+    WritePeer(j, r.connections[i]);
     j.Raw(",\"remote\":");
     j.Str(r.connections[i].remote);
     j.Char('}');
@@ -267,6 +282,11 @@ void WriteConnectionJson(std::string* out, const model::Connection& c) {
   j.Str(c.endpoint.local);
   j.Key("remote");
   j.Str(c.endpoint.remote);
+  if (c.endpoint.peer_tgid) {
+    j.Field("peer_pid", c.endpoint.peer_tgid);
+    j.Key("peer_comm");
+    j.Str(c.endpoint.peer_comm);
+  }
   j.Field("start_ns", c.start_ns);
   j.Field("end_ns", c.end_ns);
   j.Key("closed");

@@ -19,7 +19,7 @@ uint64_t SocketTracker::LocalConnKey(uint16_t type, const jdw_net_packet& p) {
                                     : ConnKey(p.family, p.saddr, p.sport, p.daddr, p.dport);
 }
 
-uint64_t SocketTracker::OnSockInfo(const jdw_sock_info& si, uint64_t ts) {
+uint64_t SocketTracker::OnSockInfo(const jdw_sock_info& si, uint64_t ts, uint32_t tgid) {
   bool inserted;
   uint32_t* idx = index_.FindOrInsert(si.sk, &inserted);
   if (inserted) {
@@ -41,15 +41,18 @@ uint64_t SocketTracker::OnSockInfo(const jdw_sock_info& si, uint64_t ts) {
     epoch_++;
     e.since = ts;
     e.sk = si.sk;
-  } else if (e.sport != si.sport || e.dport != si.dport || memcmp(e.daddr, si.daddr, 16) != 0) {
+  } else if (e.sport != si.sport || e.dport != si.dport || memcmp(e.daddr, si.daddr, 16) != 0 ||
+             e.peer_sk != si.peer_sk) {
     // Same memory, another connection: nothing known about the old one
     // (direction of its last data, threads that used it) applies, and its
     // address pair no longer names this socket (a late packet of the old
     // connection stays unjoined rather than joining the new one's request;
     // and the map does not grow with every connection ever seen).
-    const uint64_t old_key = ConnKey(e.family, e.saddr, e.sport, e.daddr, e.dport);
-    const uint64_t* cur = conn_to_sock_.Find(old_key);
-    if (cur && *cur == si.sk) conn_to_sock_.Erase(old_key);
+    if (e.family != kAfUnix) {
+      const uint64_t old_key = ConnKey(e.family, e.saddr, e.sport, e.daddr, e.dport);
+      const uint64_t* cur = conn_to_sock_.Find(old_key);
+      if (cur && *cur == si.sk) conn_to_sock_.Erase(old_key);
+    }
     e.gen++;
     epoch_++;
     e.since = ts;
@@ -61,6 +64,10 @@ uint64_t SocketTracker::OnSockInfo(const jdw_sock_info& si, uint64_t ts) {
   memcpy(e.saddr, si.saddr, 16);
   memcpy(e.daddr, si.daddr, 16);
   e.info_ts = ts;
+  if (si.family == kAfUnix) {
+    PairUnix(e, si, tgid);
+    return 0;
+  }
   const uint64_t key = ConnKey(si.family, si.saddr, si.sport, si.daddr, si.dport);
   conn_to_sock_.Set(key, si.sk);
   return key;
@@ -69,6 +76,7 @@ uint64_t SocketTracker::OnSockInfo(const jdw_sock_info& si, uint64_t ts) {
 uint64_t SocketTracker::PeerOf(uint64_t sk) const {
   const SockEntry* e = Current(sk);
   if (!e || !e->family) return 0;
+  if (e->family == kAfUnix) return e->peer_sk != sk ? e->peer_sk : 0;
   const uint64_t peer = SocketOf(ConnKey(e->family, e->daddr, e->dport, e->saddr, e->sport));
   return peer != sk ? peer : 0;
 }
@@ -88,6 +96,8 @@ void SocketTracker::NoteInSet(Set& s, uint64_t sk, const jdw_net_packet* packet,
     const SockEntry& cur = socks_[ss.slot];
     if (cur.sk == sk && cur.gen == ss.conn.gen) {
       ss.checked = epoch_;
+      // A unix peer's own description arrived since: who holds the other end.
+      ss.conn.peer_tgid = cur.peer_tgid;
       return;
     }
   }
@@ -109,9 +119,11 @@ void SocketTracker::ExpireClosed(uint64_t now, uint64_t keep_ns) {
     if (const uint32_t* idx = index_.Find(cl.sk)) {
       SockEntry& e = socks_[*idx];
       if (e.info_ts <= cl.ts) {
-        const uint64_t key = ConnKey(e.family, e.saddr, e.sport, e.daddr, e.dport);
-        const uint64_t* cur = conn_to_sock_.Find(key);
-        if (cur && *cur == cl.sk) conn_to_sock_.Erase(key);
+        if (e.family != kAfUnix) {
+          const uint64_t key = ConnKey(e.family, e.saddr, e.sport, e.daddr, e.dport);
+          const uint64_t* cur = conn_to_sock_.Find(key);
+          if (cur && *cur == cl.sk) conn_to_sock_.Erase(key);
+        }
         e.sk = 0;
         free_.push_back(*idx);
         index_.Erase(cl.sk);

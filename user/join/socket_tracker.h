@@ -11,6 +11,9 @@
 // can tell cheaply that nothing changed hands since they last looked
 // (NoteInSet's fast path). Sockets closed longer ago than the caller's
 // horizon are forgotten (their late FIN/ACK packets had their chance).
+//
+// Unix stream sockets have no addresses: their sock_info names the peer
+// socket instead, and the two ends pair by that identity (PairUnix).
 #pragma once
 
 #include <cstdint>
@@ -28,17 +31,18 @@ class SocketTracker {
   // destination is the local end).
   static uint64_t LocalConnKey(uint16_t type, const jdw_net_packet& p);
 
-  // sock_info at `ts`: si.sk is now the connection si describes. Returns
-  // the connection's key.
-  uint64_t OnSockInfo(const jdw_sock_info& si, uint64_t ts);
+  // sock_info at `ts`, recorded in process `tgid`: si.sk is now the
+  // connection si describes. Returns the connection's key (0 for a unix
+  // socket: no packet ever names one).
+  uint64_t OnSockInfo(const jdw_sock_info& si, uint64_t ts, uint32_t tgid = 0);
   // The socket a connection key names, 0 if none.
   uint64_t SocketOf(uint64_t conn_key) const {
     const uint64_t* sk = conn_to_sock_.Find(conn_key);
     return sk ? *sk : 0;
   }
   // The socket at the far end of `sk`'s connection, when the capture
-  // described it too (both ends on this host and traced: loopback); 0 if
-  // none.
+  // described it too (both ends on this host and traced: loopback); for a
+  // unix socket, the peer its own description names; 0 if none.
   uint64_t PeerOf(uint64_t sk) const;
   // When `sk` got its current connection; 0 for a socket never described.
   uint64_t ConnectedSince(uint64_t sk) const {
@@ -76,6 +80,11 @@ class SocketTracker {
   struct ClosedSock {
     uint64_t ts, sk;
   };
+  // The AF_UNIX half of OnSockInfo (socket_tracker_unix.cc): the ends of
+  // a unix connection name each other by identity, not by address, and
+  // each learns from the other's description which process holds it.
+  void PairUnix(SockEntry& e, const jdw_sock_info& si, uint32_t tgid);
+
   FlatMap<uint64_t, uint64_t, U64Hash> conn_to_sock_;  // ConnKey -> sk
   FlatMap<uint64_t, uint32_t, U64Hash> index_;         // sk -> socks_ slot
   FlatMap<uint64_t, uint8_t, U64Hash> dir_;            // sk -> direction of its last data syscall

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "request/symbol.h"
@@ -76,8 +77,17 @@ struct CausalEdge {
 };
 
 struct Endpoint {
-  std::string local;   // "127.0.0.1:8080"
+  // {local, remote}, as every IP endpoint is written.
+  Endpoint() = default;
+  Endpoint(std::string l, std::string r) : local(std::move(l)), remote(std::move(r)) {}
+
+  std::string local;   // "127.0.0.1:8080"; a unix socket "unix:/run/php/php-fpm.sock", unnamed "unix:"
   std::string remote;  // "127.0.0.1:45678"
+  // A unix socket's peer process (the one holding the other end where the
+  // trace saw it, else SO_PEERCRED's) and its name where the trace has it;
+  // 0 for IP connections, whose peer is their remote address.
+  uint32_t peer_tgid = 0;
+  std::string peer_comm;
 };
 
 struct ResourceTotals {

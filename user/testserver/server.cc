@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -56,6 +57,7 @@ Status TestServer::Listen() {
 
   stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) return ErrStatus("eventfd: %s", strerror(errno));
+  if (!opts_.unix_path.empty()) return ListenUnix();
 
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -79,6 +81,25 @@ Status TestServer::Listen() {
   socklen_t len = sizeof(addr);
   getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
+  listening_ = true;
+  return Status::Ok();
+}
+
+Status TestServer::ListenUnix() {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (opts_.unix_path.size() >= sizeof(addr.sun_path))
+    return ErrStatus("--unix %s: a unix socket path is at most %zu bytes", opts_.unix_path.c_str(),
+                     sizeof(addr.sun_path) - 1);
+  memcpy(addr.sun_path, opts_.unix_path.c_str(), opts_.unix_path.size());
+  listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) return ErrStatus("socket: %s", strerror(errno));
+  // A socket file left by a server that did not stop cleanly would make
+  // bind fail; nothing else listens there once its server is gone.
+  unlink(opts_.unix_path.c_str());
+  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    return ErrStatus("cannot bind unix socket %s: %s", opts_.unix_path.c_str(), strerror(errno));
+  if (listen(listen_fd_, 1024) != 0) return ErrStatus("listen: %s", strerror(errno));
   listening_ = true;
   return Status::Ok();
 }
@@ -114,6 +135,7 @@ void TestServer::Stop() {
   helper_queue_.Close();
   for (std::thread& t : helpers_) t.join();
   close(std::exchange(stop_fd_, -1));
+  if (!opts_.unix_path.empty()) unlink(opts_.unix_path.c_str());
 }
 
 void TestServer::AcceptLoop() {
@@ -313,16 +335,32 @@ TestServer::Response TestServer::Execute(uint64_t req_id, const std::string& met
 }
 
 StatusOr<int> TestServer::CallBackend() {
-  const size_t colon = opts_.backend.rfind(':');
-  const int port = colon == std::string::npos ? 0 : atoi(opts_.backend.c_str() + colon + 1);
-  if (port <= 0 || port > 65535) return ErrStatus("--backend %s: want HOST:PORT", opts_.backend.c_str());
-  ASSIGN_OR_RETURN(sockaddr_in addr, ResolveIpv4(opts_.backend.substr(0, colon), static_cast<uint16_t>(port)));
-  if (opts_.backend_pool) return CallPooledBackend(addr);
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  if (opts_.backend.rfind("unix:", 0) == 0) {
+    const std::string path = opts_.backend.substr(5);
+    auto* un = reinterpret_cast<sockaddr_un*>(&ss);
+    if (path.empty() || path.size() >= sizeof(un->sun_path))
+      return ErrStatus("--backend %s: want unix:PATH, PATH 1 to %zu bytes", opts_.backend.c_str(),
+                       sizeof(un->sun_path) - 1);
+    un->sun_family = AF_UNIX;
+    memcpy(un->sun_path, path.c_str(), path.size());
+    len = sizeof(*un);
+  } else {
+    const size_t colon = opts_.backend.rfind(':');
+    const int port = colon == std::string::npos ? 0 : atoi(opts_.backend.c_str() + colon + 1);
+    if (port <= 0 || port > 65535) return ErrStatus("--backend %s: want HOST:PORT or unix:PATH", opts_.backend.c_str());
+    ASSIGN_OR_RETURN(sockaddr_in addr, ResolveIpv4(opts_.backend.substr(0, colon), static_cast<uint16_t>(port)));
+    memcpy(&ss, &addr, sizeof(addr));
+    len = sizeof(addr);
+  }
+  const sockaddr* addr = reinterpret_cast<const sockaddr*>(&ss);
+  if (opts_.backend_pool) return CallPooledBackend(addr, len);
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return ErrStatus("socket: %s", strerror(errno));
   Status s = Status::Ok();
   int status = 0;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+  if (connect(fd, addr, len) != 0) {
     s = ErrStatus("connect: %s", strerror(errno));
   } else {
     s = WriteAll(fd, "GET " + std::string(kBackendPath) + " HTTP/1.0\r\n\r\n");
@@ -341,7 +379,7 @@ StatusOr<int> TestServer::CallBackend() {
 // One keep-alive connection per worker thread, kept across its requests. A
 // connection the backend closed while idle is found out by the next call,
 // which reconnects once.
-StatusOr<int> TestServer::CallPooledBackend(const sockaddr_in& addr) {
+StatusOr<int> TestServer::CallPooledBackend(const sockaddr* addr, socklen_t len) {
   struct Pooled {
     int fd = -1;
     std::string buf;
@@ -359,9 +397,9 @@ StatusOr<int> TestServer::CallPooledBackend(const sockaddr_in& addr) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool reused = pooled.fd >= 0;
     if (!reused) {
-      pooled.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      pooled.fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
       if (pooled.fd < 0) return ErrStatus("socket: %s", strerror(errno));
-      if (connect(pooled.fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+      if (connect(pooled.fd, addr, len) != 0) {
         last = ErrStatus("connect: %s", strerror(errno));
         pooled.Drop();
         return last;

@@ -58,6 +58,11 @@ struct ServerOptions {
   // thread, reused by its requests in turn (a pooled upstream, as a reverse
   // proxy's `keepalive`), instead of a connection per call.
   bool backend_pool = false;
+  // Listen on this unix-domain stream socket instead of TCP (the socket
+  // file is replaced at start and removed at stop): a backend behind a
+  // unix socket, as php-fpm behind nginx. `backend` may then be
+  // "unix:PATH" on the calling side.
+  std::string unix_path;
 };
 
 // A blocking FIFO that can be closed; Pop returns nullopt once closed and
@@ -115,7 +120,7 @@ class TestServer {
   // Idempotent; returns when every thread has exited.
   void Stop();
 
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return port_; }  // 0 on a unix socket
   const std::string& docroot_dir() const { return docroot_->dir(); }
 
  private:
@@ -133,7 +138,8 @@ class TestServer {
   Response Execute(uint64_t req_id, const std::string& method, const std::string& path);
   // One synchronous GET of kBackendPath on a new connection; the HTTP status.
   StatusOr<int> CallBackend();
-  StatusOr<int> CallPooledBackend(const sockaddr_in& addr);
+  StatusOr<int> CallPooledBackend(const sockaddr* addr, socklen_t len);
+  Status ListenUnix();
 
   ServerOptions opts_;
   std::unique_ptr<Docroot> docroot_;

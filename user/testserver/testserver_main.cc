@@ -96,8 +96,12 @@ int main(int argc, char** argv) {
       ->excludes(dio);
   app.add_flag("-v,--verbose", opts.verbose, "one line per request on stderr");
   app.add_option("--backend", opts.backend,
-                 "HOST:PORT of a second jackdaw-testserver that G /book (1 call) and H /categories "
-                 "(3 calls) call for GET /tiny: the two-tier site of Magpie's Table 6");
+                 "HOST:PORT (or unix:PATH) of a second jackdaw-testserver that G /book (1 call) and "
+                 "H /categories (3 calls) call for GET /tiny: the two-tier site of Magpie's Table 6");
+  CLI::Option* unix_opt = app.add_option("--unix", opts.unix_path,
+                                         "listen on this unix-domain stream socket instead of TCP (the file "
+                                         "is replaced at start and removed at stop)");
+  unix_opt->excludes(app.get_option("--bind"));
   app.add_flag("--backend-pool", opts.backend_pool,
                "reuse one keep-alive connection to the backend per worker thread (a pooled upstream; "
                "start the backend with --keepalive)");
@@ -146,7 +150,8 @@ int main(int argc, char** argv) {
     return st.exit_code();
   }
   fprintf(stderr, "docroot: %s\n", server.docroot_dir().c_str());
-  printf("listening on %s:%u\n", opts.bind.c_str(), server.port());
+  if (!opts.unix_path.empty()) printf("listening on unix:%s\n", opts.unix_path.c_str());
+  else printf("listening on %s:%u\n", opts.bind.c_str(), server.port());
   fflush(stdout);
 
   int sig = 0;

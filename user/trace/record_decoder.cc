@@ -28,16 +28,17 @@ bool ExpandRecords(const uint8_t* data, size_t len, std::vector<uint8_t>* out) {
   // A wire record too short to hold its call (the reader refuses those)
   // expands to nothing.
   auto expands = [](const jdw_record_header& h) { return h.size >= sizeof(jdw_sys_call_record); };
-  size_t wire = 0, wire_bytes = 0, expanded = 0;
+  size_t wire = 0, wire_bytes = 0, expanded = 0, widened = 0;
   for (size_t off = 0; off + sizeof(jdw_record_header) <= len;) {
     jdw_record_header h;
     memcpy(&h, data + off, sizeof(h));
     if (h.size < sizeof(h)) break;  // the caller checked sizes; never loop
     if (IsWireRecord(h.type)) ++wire, wire_bytes += h.size, expanded += expands(h);
+    else widened += WidenedSize(h) - h.size;
     off += h.size;
   }
-  if (wire == 0) return false;
-  out->resize(len - wire_bytes + expanded * kSysCallExpandedBytes);
+  if (wire == 0 && widened == 0) return false;
+  out->resize(len - wire_bytes + expanded * kSysCallExpandedBytes + widened);
   uint8_t* w = out->data();
   bool sorted = true;
   uint64_t prev = 0;
@@ -59,8 +60,15 @@ bool ExpandRecords(const uint8_t* data, size_t len, std::vector<uint8_t>* out) {
       note(enter.hdr.ts);
       note(exit.hdr.ts);
     } else if (!IsWireRecord(h.type)) {
+      const size_t size = WidenedSize(h);
       memcpy(w, data + off, h.size);
-      w += h.size;
+      if (size != h.size) {
+        memset(w + h.size, 0, size - h.size);
+        jdw_record_header wide = h;
+        wide.size = static_cast<uint16_t>(size);
+        memcpy(w, &wide, sizeof(wide));
+      }
+      w += size;
       note(h.ts);
     }
     off += h.size;

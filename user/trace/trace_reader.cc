@@ -283,8 +283,8 @@ Status TraceReader::Parse(bool allow_truncated) {
                      sizeof(FileHeader), bad.c_str());
   // ABI 2 differs from 3 only in the interaction record, which no ABI 2
   // recorder ever emitted, and 3 from 4 only in the wire record 4 may hold,
-  // so their files read unchanged; 5 added the sample_gap record and a
-  // control field that no file holds.
+  // so their files read unchanged; 4's sock_info is widened to 5's as it
+  // is read (record_decoder.h). 5 also added the sample_gap record.
   if (meta_.abi_version != JDW_ABI_VERSION && (meta_.abi_version < 2 || meta_.abi_version > 4))
     return ErrStatus("%s: records use ABI version %u, this jackdaw reads version %u", p,
                      meta_.abi_version, JDW_ABI_VERSION);
@@ -480,7 +480,7 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
   // Validate every record now, so later stages can trust sizes. Tasks are
   // collected aside and kept only if the whole chunk is sound.
   std::vector<std::pair<uint32_t, TaskInfo>> tasks;
-  uint64_t roff = 0, n = 0, wire = 0, wire_bytes = 0;
+  uint64_t roff = 0, n = 0, wire = 0, wire_bytes = 0, widened = 0;
   while (roff < len) {
     jdw_record_header h;
     if (len - roff < sizeof(h))
@@ -489,10 +489,12 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
     memcpy(&h, payload + roff, sizeof(h));
     const EventDesc* d = FindEvent(h.type);
     if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > len - roff ||
-        (d && h.size < d->record_size()) || (IsWireRecord(h.type) && h.size < sizeof(jdw_sys_call_record)))
+        (d && h.size < MinRecordSize(h.type, d->record_size(), meta_.abi_version)) ||
+        (IsWireRecord(h.type) && h.size < sizeof(jdw_sys_call_record)))
       return ErrStatus("%s: corrupt record at byte offset %llu: size %u invalid for type %u", p,
                        static_cast<unsigned long long>(body + roff), h.size, h.type);
     if (IsWireRecord(h.type)) ++wire, wire_bytes += h.size;
+    else widened += WidenedSize(h) - h.size;
     if (d && (h.type == JDW_EVENT_TASK_FORK || h.type == JDW_EVENT_TASK_EXEC)) {
       const uint8_t* pl = payload + roff + sizeof(h);
       if (h.type == JDW_EVENT_TASK_FORK) {
@@ -517,7 +519,7 @@ Status TraceReader::ValidateRecords(const ChunkHeader& ch, uint64_t body, const 
     TaskInfo& known = meta_.tasks[tid];
     if (known.comm.empty() || known.named_ts <= t.named_ts) known = std::move(t);
   }
-  *events_len = len - wire_bytes + wire * kSysCallExpandedBytes;
+  *events_len = len - wire_bytes + wire * kSysCallExpandedBytes + widened;
   *events = n + wire;
   return Status::Ok();
 }
@@ -571,9 +573,9 @@ bool TraceReader::ReadChunk(const RecordChunk& c, ChunkBuffer* buf, const uint8_
   }
   if (n != c.stored_len || count != c.stored_count)
     return ReadFailed(ErrStatus("%s: chunk at byte offset %llu changed", p, o)), false;
-  if (c.stored_count != c.record_count) {
+  if (c.stored_count != c.record_count || c.len != c.stored_len) {
     // Wire records: the events they stand for, in time order (an exit may
-    // be the chunk's newest event).
+    // be the chunk's newest event); an older trace's short records widened.
     ExpandRecords(recs, n, &buf->expanded);
     recs = buf->expanded.data();
     n = buf->expanded.size();
