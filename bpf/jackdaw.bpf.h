@@ -695,8 +695,13 @@ static __always_inline bool jdw_sample_keeps_sock(struct jdw_control *ctl, struc
 		laddr = BPF_CORE_READ(sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32[3]);
 		raddr = BPF_CORE_READ(sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32[3]);
 	} else {
-		/* a unix socket: its own address, no packets to agree with */
-		return jdw_sample_keeps_ends(ctl, (__u32)((__u64)sk >> 6), 0, (__u32)((__u64)sk >> 38), 0);
+		/* a unix socket: the lower of its and its peer's kernel address,
+		 * so both ends of one connection decide alike */
+		__u64 a = (__u64)sk, b = (__u64)BPF_CORE_READ((struct unix_sock *)sk, peer);
+
+		if (b && b < a)
+			a = b;
+		return jdw_sample_keeps_ends(ctl, (__u32)(a >> 6), 0, (__u32)(a >> 38), 0);
 	}
 	lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
