@@ -22,7 +22,7 @@
 #include "cli/capture_args.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "cli/loss_share.h"
+#include "common/loss_share.h"
 #include "cli/live_pipeline.h"
 #include "common/clock.h"
 #include "control/control_socket.h"
@@ -49,13 +49,13 @@ struct LiveArgs {
   double interval = 1;
   double window = 0.25;
   double drain = 0.5;
-  double idle = 60;
+  double idle = double(LiveModelDefaults().idle_ns) / 1e9;
   double flight = 5;
   std::string flight_size = "64M";
   std::string flight_dir;
   std::string metrics;
-  uint32_t warmup = 512;
-  double warmup_s = 2;
+  uint32_t warmup = LiveModelDefaults().warmup_requests;
+  double warmup_s = double(LiveModelDefaults().warmup_ns) / 1e9;
   bool json = false;
   std::string run_dir = control::kDefaultRunDir;
   std::string pin_root = control::kDefaultPinRoot;
@@ -114,6 +114,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   capture::CaptureOptions co;
   auto sel = Resolve(a.cap, &co);
   if (!sel.ok()) return PrintError(sel.status().message()), sel.status().exit_code();
+  // A record the rings held back longer than the reorder window reaches
+  // the join late and is dropped (a lost switch or syscall: merged requests,
+  // impossible CPU); half the window leaves the other half for the drain.
+  co.max_record_wait_ns = static_cast<uint64_t>(a.window * 1e9) / 2;
   std::string choice;
   auto session = capture::OpenBackend(co, a.backend, capture::BackendClock::kMonoNs, &choice);
   if (!session.ok()) return PrintError(session.status().message()), 1;
@@ -183,6 +187,12 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     return nlohmann::json{{"session", session_id},
                           {"records", pl.records()},
                           {"requests", st.requests},
+                          // Kept out of the model: without the count a loss
+                          // would only show as fewer requests.
+                          {"incomplete", st.incomplete},
+                          // Records the reorder window refused: each one can
+                          // merge or split requests, as a loss does.
+                          {"late_records", pl.late_records()},
                           {"clusters", pl.model().Running().size()},
                           {"retained_requests", st.retained},
                           {"arena_bytes", pl.arena_bytes()},

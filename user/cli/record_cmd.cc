@@ -23,7 +23,7 @@
 #include "cli/capture_args.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "cli/loss_share.h"
+#include "common/loss_share.h"
 #include "common/clock.h"
 #include "pcap/pcap_input.h"
 #include "control/control_socket.h"

@@ -535,5 +535,6 @@ void Extractor::Push(const jdw_record_header* const* recs, size_t n) {
 }
 void Extractor::Finish() { impl_->Finish(); }
 const Stats& Extractor::stats() const { return impl_->stats(); }
+uint64_t Extractor::late_records() const { return impl_->late_records(); }
 
 }  // namespace jackdaw::join

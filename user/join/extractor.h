@@ -92,6 +92,10 @@ class Extractor {
   // End of input: drains the reorder window and closes every live set.
   void Finish();
   const Stats& stats() const;
+  // Records dropped so far for reaching the reorder window after their
+  // place had passed (Stats::late_records is filled in by Finish()): a
+  // stream's running count.
+  uint64_t late_records() const;
 
   class Impl;
 

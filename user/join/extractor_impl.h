@@ -112,6 +112,7 @@ class Extractor::Impl {
   void Push(const jdw_record_header* rec);
   void Finish();
   const Stats& stats() const { return stats_; }
+  uint64_t late_records() const { return reorder_.stats().late_records; }
 
  private:
   // GC timing, in units of the set timeout: a set older than kMaxSetAge

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 
-namespace jackdaw::cli {
+namespace jackdaw {
 
 inline double LostPercent(uint64_t lost, uint64_t kept) {
   return lost ? 100.0 * double(lost) / double(lost + kept) : 0.0;
 }
 
-}  // namespace jackdaw::cli
+}  // namespace jackdaw
