@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "common/loss_share.h"
+#include "capture/loss_locator.h"
 #include "cli/live_pipeline.h"
 #include "common/clock.h"
 #include "control/control_socket.h"
@@ -235,6 +236,11 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // Losses located in time, as the recorder writes them into a trace: the
+  // join marks the requests that ran through them incomplete, as analyze
+  // does, instead of clustering what is left of them.
+  capture::LossLocator losses;
+  losses.Start(MonotonicNs(), cs.ReadLosses());
   Status st = cs.EnableAll();
   if (!st.ok()) return PrintError(st.message()), 1;
   // Processes that appeared while the probes were being attached.
@@ -283,6 +289,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     };
     const bool control_due = (*server)->busy() || ready(0, control_fds);
     const bool metrics_due = metrics_endpoint && (metrics_endpoint->busy() || ready(control_fds, fds.size()));
+    const uint64_t drain_from = MonotonicNs();
     auto polled = cs.Poll(pl, 0);
     if (!polled.ok()) {
       st = polled.status();
@@ -293,6 +300,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     double fill = cs.last_fill();
     if (fill < 0) fill = double(std::max(*polled, 0)) * 48 / double(co.ring_bytes_per_cpu);
     pacer.OnSweep(MonotonicNs(), fill);
+    // Before the drain's records reach the join: they are the first that
+    // may have run through these losses.
+    losses.Observe(MonotonicNs(), cs.ReadLosses(), drain_from);
+    pl.AddLossIntervals(losses.TakeNew());
     pl.EndDrain();
     pl.Trim();
     if (!flight_capped_said && pl.flight_window().capped) {

@@ -87,6 +87,9 @@ class LivePipeline : public capture::RecordSink {
   bool TakesWireRecords() const override { return true; }
   // The drain is over: its records go to the join, merged by timestamp.
   void EndDrain();
+  // Where the capture lost records, located after a drain; call before its
+  // EndDrain() (join::Extractor::AddLossIntervals).
+  void AddLossIntervals(const std::vector<trace::LossInterval>& l) { extractor_->AddLossIntervals(l); }
   // Frees arena blocks nobody needs any more; call after each drain.
   void Trim();
   void Finish();

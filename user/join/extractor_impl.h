@@ -176,12 +176,17 @@ class Extractor::Impl {
   uint32_t NeededGroups() const;
   void MarkIfIncomplete(model::Request& r) const;
   void NoteUnlocatedLosses(const trace::TraceMeta& meta);
+ public:
+  void AddLossIntervals(const std::vector<trace::LossInterval>& intervals);
+
+ private:
   // Records of `t`'s CPU lost since its last own record: the sched records
   // no longer prove it stayed on CPU.
   bool SchedLostSince(const Thread* t, uint16_t cpu, uint64_t ts) const {
     return !sched_loss_.empty() && sched_loss_.Touches(cpu, t->last_own_ts, ts);
   }
   LossMap needed_loss_, sched_loss_;
+  std::vector<trace::LossInterval> loss_intervals_;  // what the maps are built from
 
   // --- sets
   void Emit(Set& s, bool timed_out);
