@@ -310,6 +310,37 @@ TEST(Live, PinsAndSocketDisappearAfterSigint) {
   s.live_.reset();
 }
 
+// Issue 28: ctl status and the closing line state the loss as a share of
+// events and the incomplete requests, as record's and analyze's lines do.
+TEST(Live, StatusAndClosingLineStateTheLossShareAndIncompleteRequests) {
+  JDW_REQUIRE_ROOT();
+  LiveSession s;
+  ASSERT_NO_FATAL_FAILURE(s.Start(400, 30));
+  SleepMs(2500);
+  const nlohmann::json st = s.Ctl("status");
+  ASSERT_TRUE(st.contains("lost_percent") && st["lost_percent"].is_number()) << st.dump();
+  ASSERT_TRUE(st.contains("incomplete") && st["incomplete"].is_number_unsigned()) << st.dump();
+  ASSERT_TRUE(st.contains("lost") && st.contains("events")) << st.dump();
+  EXPECT_GT(st["events"].get<uint64_t>(), 0u) << st.dump();
+  const double share = st["lost_percent"].get<double>();
+  EXPECT_GE(share, 0.0);
+  EXPECT_LE(share, 100.0);
+  s.live_->Signal(SIGINT);
+  EXPECT_EQ(s.live_->Wait(10000), 0) << s.live_->Stderr();
+  const std::string err = s.live_->Stderr();
+  const size_t at = err.find(" ended: ");
+  ASSERT_NE(at, std::string::npos) << err;
+  unsigned long long events = 0, lost = 0, requests = 0, incomplete = 0;
+  double pct = -1;
+  ASSERT_EQ(sscanf(err.c_str() + at, " ended: %llu events, %llu lost (%lf %%), %llu requests, %llu incomplete", &events,
+                   &lost, &pct, &requests, &incomplete),
+            5)
+      << err;
+  EXPECT_GT(events, 0u);
+  EXPECT_NEAR(pct, lost ? 100.0 * double(lost) / double(lost + events) : 0.0, 0.01) << err;
+  s.live_.reset();
+}
+
 // `jackdaw ctl list` (the command, as a user runs it) names every running
 // session and its socket; with --session it lists that session's groups.
 TEST(Live, CtlListShowsTheRunningSessions) {

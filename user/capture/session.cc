@@ -593,7 +593,13 @@ Status CaptureSession::FlushStalePending() {
     // has not been written out since: its records have waited a period.
     const uint64_t ts = s.state == kPendingFull ? s.rec.hdr.ts : 0;
     const uint64_t sts = stages && cpu < stages_.size() && stages_[cpu].len ? stages_[cpu].first_ts : 0;
-    if ((ts != 0 && ts == parked_seen_[cpu]) || (sts != 0 && sts == stage_seen_[cpu])) {
+    // And one held longer than the reader's reorder window allows, however
+    // the CPU's slot moved: a CPU busy with untraced work (a build, the load
+    // generator) stages a traced record now and then and never goes idle.
+    const auto too_old = [&](uint64_t t) {
+      return opts_.max_record_wait_ns && t && last_pending_flush_ns_ > t + opts_.max_record_wait_ns;
+    };
+    if ((ts != 0 && ts == parked_seen_[cpu]) || (sts != 0 && sts == stage_seen_[cpu]) || too_old(ts) || too_old(sts)) {
       RETURN_IF_ERROR(FlushPendingOn(cpu));
       parked_seen_[cpu] = stage_seen_[cpu] = 0;
     } else {

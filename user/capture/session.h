@@ -71,6 +71,12 @@ struct CaptureOptions {
   // bounds how long a record waits, so it is on only with combine_syscalls
   // and the syscall group; false: a ring reserve per record.
   bool batch_records = true;
+  // The longest a record may wait in a CPU's stage or parked enter slot
+  // before Poll() flushes it (0: only what has not moved for a period,
+  // FlushStalePending()). A reader that naps long (live, 0.5 s) needs it:
+  // the period rule alone delivers a record up to two naps after it was
+  // produced, later than a reorder window shorter than that can place it.
+  uint64_t max_record_wait_ns = 0;
   // Head sampling (bpf/jackdaw.bpf.h, "head sampling"): loaded with the
   // objects when set, so a session without it pays nothing; the share of
   // connections recorded starts at sample_rate and SetSampleRate() moves it.
@@ -141,7 +147,9 @@ class CaptureSession : public CaptureBackend {
   // still holds the enter it held at the previous check, so a parked enter
   // reaches the reader within two periods. Under load every slot turns over
   // between checks and no CPU is interrupted (running the program on a CPU
-  // is an inter-processor interrupt into whatever runs there).
+  // is an inter-processor interrupt into whatever runs there). With
+  // max_record_wait_ns it also flushes a CPU whose oldest held record is
+  // older than that.
   Status FlushStalePending();
   static constexpr uint64_t kPendingFlushNs = 10'000'000;
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/loss_share.h"
+#include "common/loss_share.h"
 #include "cluster/interaction_clusters.h"
 #include "common/safe_file.h"
 #include "join/extractor.h"

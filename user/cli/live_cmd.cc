@@ -22,7 +22,8 @@
 #include "cli/capture_args.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "cli/loss_share.h"
+#include "common/loss_share.h"
+#include "capture/loss_locator.h"
 #include "cli/live_pipeline.h"
 #include "common/clock.h"
 #include "control/control_socket.h"
@@ -49,13 +50,13 @@ struct LiveArgs {
   double interval = 1;
   double window = 0.25;
   double drain = 0.5;
-  double idle = 60;
+  double idle = double(LiveModelDefaults().idle_ns) / 1e9;
   double flight = 5;
   std::string flight_size = "64M";
   std::string flight_dir;
   std::string metrics;
-  uint32_t warmup = 512;
-  double warmup_s = 2;
+  uint32_t warmup = LiveModelDefaults().warmup_requests;
+  double warmup_s = double(LiveModelDefaults().warmup_ns) / 1e9;
   bool json = false;
   std::string run_dir = control::kDefaultRunDir;
   std::string pin_root = control::kDefaultPinRoot;
@@ -114,6 +115,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   capture::CaptureOptions co;
   auto sel = Resolve(a.cap, &co);
   if (!sel.ok()) return PrintError(sel.status().message()), sel.status().exit_code();
+  // A record the rings held back longer than the reorder window reaches
+  // the join late and is dropped (a lost switch or syscall: merged requests,
+  // impossible CPU); half the window leaves the other half for the drain.
+  co.max_record_wait_ns = static_cast<uint64_t>(a.window * 1e9) / 2;
   std::string choice;
   auto session = capture::OpenBackend(co, a.backend, capture::BackendClock::kMonoNs, &choice);
   if (!session.ok()) return PrintError(session.status().message()), 1;
@@ -183,6 +188,12 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     return nlohmann::json{{"session", session_id},
                           {"records", pl.records()},
                           {"requests", st.requests},
+                          // Kept out of the model: without the count a loss
+                          // would only show as fewer requests.
+                          {"incomplete", st.incomplete},
+                          // Records the reorder window refused: each one can
+                          // merge or split requests, as a loss does.
+                          {"late_records", pl.late_records()},
                           {"clusters", pl.model().Running().size()},
                           {"retained_requests", st.retained},
                           {"arena_bytes", pl.arena_bytes()},
@@ -225,6 +236,11 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // Losses located in time, as the recorder writes them into a trace: the
+  // join marks the requests that ran through them incomplete, as analyze
+  // does, instead of clustering what is left of them.
+  capture::LossLocator losses;
+  losses.Start(MonotonicNs(), cs.ReadLosses());
   Status st = cs.EnableAll();
   if (!st.ok()) return PrintError(st.message()), 1;
   // Processes that appeared while the probes were being attached.
@@ -273,6 +289,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     };
     const bool control_due = (*server)->busy() || ready(0, control_fds);
     const bool metrics_due = metrics_endpoint && (metrics_endpoint->busy() || ready(control_fds, fds.size()));
+    const uint64_t drain_from = MonotonicNs();
     auto polled = cs.Poll(pl, 0);
     if (!polled.ok()) {
       st = polled.status();
@@ -283,6 +300,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     double fill = cs.last_fill();
     if (fill < 0) fill = double(std::max(*polled, 0)) * 48 / double(co.ring_bytes_per_cpu);
     pacer.OnSweep(MonotonicNs(), fill);
+    // Before the drain's records reach the join: they are the first that
+    // may have run through these losses.
+    losses.Observe(MonotonicNs(), cs.ReadLosses(), drain_from);
+    pl.AddLossIntervals(losses.TakeNew());
     pl.EndDrain();
     pl.Trim();
     if (!flight_capped_said && pl.flight_window().capped) {

@@ -102,5 +102,46 @@ TEST(LivePipeline, ManyCpusMergeInTimeOrder) {
   }
 }
 
+// A loss the capture located after a drain marks the requests that ran
+// through it incomplete, as analyze marks them from a trace's intervals.
+TEST(LivePipeline, LossesLocatedAfterADrainMarkRequestsIncomplete) {
+  uint64_t requests = 0;
+  auto s = TwoCpus(600, &requests);
+  auto schema = schema::ParseSchema(kSchema, "test.schema");
+  ASSERT_TRUE(schema.ok());
+  // CPU 1 lost app records within [300, 320] ms: its requests of 300 and
+  // 310 ms (2 ms each) ran through that, those of 290 and 320 ms did not.
+  const trace::LossInterval loss{1, JDW_GROUP_APP, 300'000'000, 320'000'000, 3};
+  LivePipelineOptions o;
+  o.reorder_window_ns = 100'000'000;
+  auto p = LivePipeline::Create(*schema, s.meta(), o);
+  ASSERT_TRUE(p.ok());
+  const auto drain = [&](uint64_t from, uint64_t to) {
+    for (uint16_t cpu = 0; cpu < 2; ++cpu)
+      for (const jdw_record_header* h : s.records())
+        if (h->cpu == cpu && h->ts >= from && h->ts < to)
+          (*p)->OnRecord(cpu, reinterpret_cast<const uint8_t*>(h), h->size);
+  };
+  drain(0, 300'000'000);
+  (*p)->EndDrain();
+  (*p)->AddLossIntervals({loss});  // read after the drain that ended at 300 ms
+  drain(300'000'000, UINT64_MAX);
+  (*p)->EndDrain();
+  (*p)->Finish();
+  EXPECT_EQ((*p)->model().stats().incomplete, 2u);
+  EXPECT_EQ((*p)->model().stats().requests, requests - 2);
+  // analyze: the same interval in the trace's metadata.
+  trace::TraceMeta meta = s.meta();
+  meta.loss_intervals = {loss};
+  meta.losses_located = true;
+  uint64_t incomplete = 0;
+  auto ex = join::Extractor::Create(*schema, meta, join::Options{},
+                                    [&](model::Request&& r) { incomplete += r.incomplete; });
+  ASSERT_TRUE(ex.ok());
+  for (const jdw_record_header* h : s.records()) (*ex)->Push(h);
+  (*ex)->Finish();
+  EXPECT_EQ(incomplete, 2u);
+}
+
 }  // namespace
 }  // namespace jackdaw::cli

@@ -23,7 +23,7 @@
 #include "cli/capture_args.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
-#include "cli/loss_share.h"
+#include "common/loss_share.h"
 #include "common/clock.h"
 #include "pcap/pcap_input.h"
 #include "control/control_socket.h"
@@ -350,7 +350,7 @@ int Run(const RecordArgs& a) {
     if (!a.quiet && now - last_report >= (tty ? 1'000'000'000ull : 5'000'000'000ull)) {
       auto s = (*rec)->stats();
       const double rate = double(s.records - last_records) * 1e9 / double(now - last_report);
-      const std::string sampled = ro.capture.sample ? ", sampling " + Percent(s.sample_rate) + " of connections" : "";
+      const std::string sampled = ro.capture.sample ? ", sampling " + SampleShareText(s.sample_rate) + " of connections" : "";
       fprintf(stderr, "%s%s events (%s/s), %s lost (%.2f %%)%s, %s written%s", tty ? "\r\033[K" : "",
               Human(double(s.records)).c_str(), Human(rate).c_str(), Human(double(s.lost)).c_str(),
               LostPercent(s.lost, s.records), sampled.c_str(), (Human(double(s.bytes)) + "B").c_str(),
@@ -379,7 +379,7 @@ int Run(const RecordArgs& a) {
     if (ro.capture.sample)
       fprintf(stderr, "jackdaw: head sampling (%s): %s of connections recorded whole at the end, %s at the least; "
                       "analyze scales request counts back up by the rate in force\n",
-              ro.sample_auto ? "auto" : "fixed", Percent(s.sample_rate).c_str(), Percent(s.sample_rate_min).c_str());
+              ro.sample_auto ? "auto" : "fixed", SampleShareText(s.sample_rate).c_str(), SampleShareText(s.sample_rate_min).c_str());
   }
   if (s.lost) {
     // Never quiet: a trace with holes must not pass for a whole one.

@@ -13,6 +13,7 @@
 
 #include "capture/clock_sync.h"
 #include "common/clock.h"
+#include "common/loss_share.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 
@@ -83,8 +84,15 @@ nlohmann::json Controller::Status() const {
                       {"last_event_ns", last_ts_[g]},
                       {"lost", lost[g]}});
   }
+  // The loss as the closing lines state it, a share of every event the
+  // probes produced: per-group counts alone leave the user to add them up.
+  uint64_t events = 0, lost_total = 0;
+  for (uint32_t g = 0; g < JDW_GROUP_MAX; ++g) events += events_[g], lost_total += lost[g];
   nlohmann::json s = {{"pid", getpid()},
                       {"groups", groups},
+                      {"events", events},
+                      {"lost", lost_total},
+                      {"lost_percent", LostPercent(lost_total, events)},
                       {"filters", {{"syscalls", syscall_filter_}, {"pids_added", added_pids_}, {"pids_removed", removed_pids_}}},
                       {"memory", {{"rss_bytes", ResidentBytes()}, {"peak_rss_bytes", PeakResidentBytes()}}}};
   if (interact_) s["interact"] = InteractStatus();

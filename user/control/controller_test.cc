@@ -37,12 +37,13 @@ class RecordingBackend : public capture::CaptureBackend {
   Status SetSyscallFilter(const std::vector<int>&) override { return Status::Ok(); }
   StatusOr<int> Poll(capture::RecordSink&, int) override { return 0; }
   StatusOr<int> Drain(capture::RecordSink&) override { return 0; }
-  std::vector<std::vector<uint64_t>> ReadLosses() const override { return {std::vector<uint64_t>(JDW_GROUP_MAX, 0)}; }
+  std::vector<std::vector<uint64_t>> ReadLosses() const override { return losses; }
   uint64_t PidsNotFollowed() const override { return not_followed; }
 
   uint32_t enabled = available_groups();
   std::vector<uint32_t> tgids;
   uint64_t not_followed = 0;
+  std::vector<std::vector<uint64_t>> losses{std::vector<uint64_t>(JDW_GROUP_MAX, 0)};
 
  private:
   std::string mode_ = "tp_btf";
@@ -111,6 +112,26 @@ TEST(Controller, SnapshotRefusesARelativePath) {
   r = c.Handle({"snapshot", "/tmp/with space.jdw"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(written, std::vector<std::string>({"/tmp/with space.jdw"}));
+}
+
+// The loss as a share of every event the probes produced, summed over the
+// groups and CPUs, as the closing lines state it.
+TEST(Controller, StatusStatesTheLossAsAShareOfEvents) {
+  RecordingBackend b;
+  Controller c(&b, {}, true);
+  EXPECT_EQ(c.Status()["lost_percent"], 0.0);
+  jdw_record_header h{};
+  h.type = JDW_EVENT_SYS_ENTER;
+  for (int i = 0; i < 60; ++i) c.CountRecord(h);
+  h.type = JDW_EVENT_SCHED_SWITCH;
+  for (int i = 0; i < 15; ++i) c.CountRecord(h);
+  b.losses = {std::vector<uint64_t>(JDW_GROUP_MAX, 0), std::vector<uint64_t>(JDW_GROUP_MAX, 0)};
+  b.losses[0][JDW_GROUP_SYSCALL] = 20;
+  b.losses[1][JDW_GROUP_SCHED] = 5;
+  const nlohmann::json st = c.Status();
+  EXPECT_EQ(st["events"], 75);
+  EXPECT_EQ(st["lost"], 25);
+  EXPECT_DOUBLE_EQ(st["lost_percent"].get<double>(), 25.0);
 }
 
 TEST(Controller, RepliesCarryTheReceiptInstantAndGroupsTheirNewestRecord) {

@@ -31,8 +31,7 @@ Extractor::Impl::Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options o
     if (tid == task.tgid || !comms_.count(task.tgid)) comms_[task.tgid] = task.comm;
   }
   builder_.SetProcessNames(&comms_);
-  needed_loss_ = LossMap(meta.loss_intervals, NeededGroups());
-  sched_loss_ = LossMap(meta.loss_intervals, 1u << JDW_GROUP_SCHED);
+  AddLossIntervals(meta.loss_intervals);
   NoteUnlocatedLosses(meta);
 }
 
@@ -542,5 +541,9 @@ void Extractor::Push(const jdw_record_header* const* recs, size_t n) {
 }
 void Extractor::Finish() { impl_->Finish(); }
 const Stats& Extractor::stats() const { return impl_->stats(); }
+uint64_t Extractor::late_records() const { return impl_->late_records(); }
+void Extractor::AddLossIntervals(const std::vector<trace::LossInterval>& intervals) {
+  impl_->AddLossIntervals(intervals);
+}
 
 }  // namespace jackdaw::join

@@ -92,6 +92,16 @@ class Extractor {
   // End of input: drains the reorder window and closes every live set.
   void Finish();
   const Stats& stats() const;
+  // Records dropped so far for reaching the reorder window after their
+  // place had passed (Stats::late_records is filled in by Finish()): a
+  // stream's running count.
+  uint64_t late_records() const;
+  // Where a live capture lost records, located after a drain (a recording
+  // carries them in its TraceMeta): requests emitted from then on that ran
+  // through them are incomplete, as analyze marks them. Call before the
+  // drain's records are pushed: the losses are then newer than every
+  // record the join has already processed.
+  void AddLossIntervals(const std::vector<trace::LossInterval>& intervals);
 
   class Impl;
 

@@ -112,6 +112,7 @@ class Extractor::Impl {
   void Push(const jdw_record_header* rec);
   void Finish();
   const Stats& stats() const { return stats_; }
+  uint64_t late_records() const { return reorder_.stats().late_records; }
 
  private:
   // GC timing, in units of the set timeout: a set older than kMaxSetAge
@@ -175,12 +176,17 @@ class Extractor::Impl {
   uint32_t NeededGroups() const;
   void MarkIfIncomplete(model::Request& r) const;
   void NoteUnlocatedLosses(const trace::TraceMeta& meta);
+ public:
+  void AddLossIntervals(const std::vector<trace::LossInterval>& intervals);
+
+ private:
   // Records of `t`'s CPU lost since its last own record: the sched records
   // no longer prove it stayed on CPU.
   bool SchedLostSince(const Thread* t, uint16_t cpu, uint64_t ts) const {
     return !sched_loss_.empty() && sched_loss_.Touches(cpu, t->last_own_ts, ts);
   }
   LossMap needed_loss_, sched_loss_;
+  std::vector<trace::LossInterval> loss_intervals_;  // what the maps are built from
   // A run of `t`'s calls the head sample left out (abi.h, sample_gap),
   // the last at `ts`: that connection's work, no recorded request's.
   void LeftOutOfSample(Thread* t, uint64_t ts, const jdw_sample_gap& gap);

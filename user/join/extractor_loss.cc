@@ -2,6 +2,7 @@
 #include "join/extractor_impl.h"
 
 #include <string>
+#include <vector>
 
 namespace jackdaw::join {
 
@@ -43,6 +44,17 @@ void Extractor::Impl::MarkIfIncomplete(model::Request& r) const {
       return;
     }
   }
+}
+
+void Extractor::Impl::AddLossIntervals(const std::vector<trace::LossInterval>& add) {
+  if (add.empty()) return;
+  // Only what a set still open can reach is kept: a live session losing
+  // records drain after drain would otherwise rebuild ever larger maps.
+  const uint64_t horizon = now_ > max_age_ns_ ? now_ - max_age_ns_ : 0;
+  std::erase_if(loss_intervals_, [&](const trace::LossInterval& l) { return l.to_ns < horizon; });
+  loss_intervals_.insert(loss_intervals_.end(), add.begin(), add.end());
+  needed_loss_ = LossMap(loss_intervals_, NeededGroups());
+  sched_loss_ = LossMap(loss_intervals_, 1u << JDW_GROUP_SCHED);
 }
 
 void Extractor::Impl::NoteUnlocatedLosses(const trace::TraceMeta& meta) {

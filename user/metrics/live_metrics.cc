@@ -36,6 +36,12 @@ std::vector<uint64_t> LiveMetrics::BucketCounts(const model::LatencyHistogram& h
 }
 
 void LiveMetrics::OnRequest(const model::Request& r) {
+  // Its demand and latency are what was left of it: in the totals they
+  // would read as a faster, cheaper request.
+  if (r.incomplete) {
+    ++incomplete_;
+    return;
+  }
   ++requests_;
   latency_.Add(r.end_ns >= r.start_ns ? r.latency_ns() : 0);
   for (const model::RequestEvent& e : r.events) {
@@ -64,6 +70,10 @@ std::string LiveMetrics::Render(const LiveState& s) const {
            "Requests that founded a new cluster after the warm-up (a behaviour not seen before).",
            MetricType::kCounter);
   x.Sample(schema, static_cast<double>(anomalies_));
+  x.Family("jackdaw_schema_incomplete_requests_total",
+           "Requests the capture lost records of while they ran: counted here, kept out of every other series.",
+           MetricType::kCounter);
+  x.Sample(schema, static_cast<double>(incomplete_));
 
   std::vector<Labels> cl;
   cl.reserve(s.clusters.size());

@@ -4,7 +4,9 @@
 // seconds and disk/net bytes demanded, anomalies (requests that founded a
 // new cluster after the warm-up) — counters over the whole session, fed
 // request by request (OnRequest / OnAnomaly), so they never go down when
-// clusters age out. Per cluster: the same from the model's running
+// clusters age out. Incomplete requests (the capture lost records while
+// they ran) have a counter of their own and are in no other series, as
+// they are kept out of the model. Per cluster: the same from the model's running
 // statistics (model::ClusterRunning covers every member of the cluster),
 // plus whether it is anomalous; a cluster that ages out simply stops being
 // exported (its series ends, as Prometheus expects of a vanished target).
@@ -53,6 +55,7 @@ class LiveMetrics {
   std::string Render(const LiveState& state) const;
 
   uint64_t requests() const { return requests_; }
+  uint64_t incomplete() const { return incomplete_; }
 
   // The histogram's upper bounds (seconds) and per-bucket counts
   // (non-cumulative, last = above every bound) of a LatencyHistogram.
@@ -63,6 +66,7 @@ class LiveMetrics {
   std::string schema_;
   uint64_t requests_ = 0;
   uint64_t anomalies_ = 0;
+  uint64_t incomplete_ = 0;
   uint64_t cpu_ns_ = 0, disk_bytes_ = 0, net_bytes_ = 0;
   model::LatencyHistogram latency_;
 };

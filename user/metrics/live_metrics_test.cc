@@ -52,6 +52,24 @@ TEST(LiveMetrics, SchemaCountersFollowRequests) {
   EXPECT_EQ(s["jackdaw_schema_request_latency_seconds_bucket" + l + ",le=\"+Inf\"}"], 3);
 }
 
+// An incomplete request is counted apart and adds to no other series: its
+// demand and latency are only what the capture kept of it.
+TEST(LiveMetrics, IncompleteRequestsHaveTheirOwnCounter) {
+  LiveMetrics m("s");
+  m.OnRequest(MakeRequest(0, 3'000'000, 1'000'000, 50));
+  model::Request lossy = MakeRequest(0, 1'000, 7'000'000, 900);
+  lossy.incomplete = true;
+  m.OnRequest(lossy);
+  m.OnRequest(lossy);
+  auto s = Samples(m.Render({}));
+  EXPECT_EQ(s["jackdaw_schema_incomplete_requests_total{schema=\"s\"}"], 2);
+  EXPECT_EQ(s["jackdaw_schema_requests_total{schema=\"s\"}"], 1);
+  EXPECT_DOUBLE_EQ(s["jackdaw_schema_cpu_seconds_total{schema=\"s\"}"], 0.001);
+  EXPECT_EQ(s["jackdaw_schema_net_bytes_total{schema=\"s\"}"], 50);
+  EXPECT_EQ(s["jackdaw_schema_request_latency_seconds_count{schema=\"s\"}"], 1);
+  EXPECT_EQ(m.incomplete(), 2u);
+}
+
 TEST(LiveMetrics, BucketsMatchTheModelHistogramAtTheirBounds) {
   model::LatencyHistogram h;
   for (uint64_t ns = 500; ns < 60'000'000'000ull; ns = ns * 13 / 10 + 7) h.Add(ns);

@@ -6,18 +6,18 @@
 #include <cstdio>
 #include <string>
 
-namespace jackdaw::cli {
+namespace jackdaw {
 
 inline double LostPercent(uint64_t lost, uint64_t kept) {
   return lost ? 100.0 * double(lost) / double(lost + kept) : 0.0;
 }
 
 // A head-sampling rate as the status lines show it: "100 %", "12.5 %", "1.56 %".
-inline std::string Percent(double share) {
+inline std::string SampleShareText(double share) {
   char buf[32];
   const double p = share * 100;
   snprintf(buf, sizeof buf, p >= 10 || p == double(long(p)) ? "%.3g %%" : "%.2g %%", p);
   return buf;
 }
 
-}  // namespace jackdaw::cli
+}  // namespace jackdaw
