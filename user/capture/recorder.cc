@@ -119,6 +119,10 @@ nlohmann::json Recorder::Header() const {
 }
 
 Status Recorder::Start() {
+  if (opts_.capture.sample && std::string(session_->name()) != "bpf")
+    return ErrStatus("--sample needs the eBPF backend, and the %s backend was chosen: the module records every "
+                     "connection (use --backend bpf, or drop --sample)",
+                     session_->name());
   clock_.Add(SampleClockPair());
   last_clock_ns_ = MonotonicNs();
   ASSIGN_OR_RETURN(writer_, trace::AsyncTraceWriter::Create(opts_.output, Header(), opts_.compression));

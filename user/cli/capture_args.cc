@@ -143,6 +143,24 @@ void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb
                 "same either way: this is for measuring what combining saves)");
 }
 
+Status ParseSample(const std::string& s, bool* on, bool* automatic, double* rate) {
+  *on = !s.empty() && s != "off";
+  *automatic = s == "auto";
+  *rate = 1.0;
+  if (!*on || *automatic) return Status::Ok();
+  char* end = nullptr;
+  const double v = strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end || !(v > 0) || v > 1)
+    return ErrStatus("bad --sample '%s': give the share of connections to record, 0.01 to 1 (0.1: one in ten), "
+                     "auto or off",
+                     s.c_str());
+  if (v < 1.0 / JDW_SAMPLE_ALL * 16)
+    return ErrStatus("bad --sample '%s': below %.5f nothing useful is left; give 0.01 to 1, auto or off", s.c_str(),
+                     16.0 / JDW_SAMPLE_ALL);
+  *rate = v;
+  return Status::Ok();
+}
+
 StatusOr<Selection> Resolve(const CaptureArgs& a, capture::CaptureOptions* co) {
   ASSIGN_OR_RETURN(co->groups, ParseGroups(a.probes));
   if ((co->groups & (1u << JDW_GROUP_APP)) && a.usdt.empty())

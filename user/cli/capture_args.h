@@ -62,6 +62,11 @@ class Selection {
 // co->filter_tgid when anything is selected.
 StatusOr<Selection> Resolve(const CaptureArgs& args, capture::CaptureOptions* co);
 
+// --sample RATE|auto|off (record, live): a share of connections in (0, 1]
+// recorded whole, auto (the rings decide: capture/sample_controller.h), or
+// off / "" (every connection). One line naming the fix on error.
+Status ParseSample(const std::string& s, bool* on, bool* automatic, double* rate);
+
 // "sched,net" -> group mask; one line naming the valid groups on error.
 StatusOr<uint32_t> ParseGroups(const std::string& list);
 

@@ -19,6 +19,7 @@
 #include "capture/clock_sync.h"
 #include "capture/recorder.h"
 #include "capture/sweep_pacer.h"
+#include "capture/sample_controller.h"
 #include "cli/capture_args.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
@@ -58,6 +59,7 @@ struct LiveArgs {
   uint32_t warmup = LiveModelDefaults().warmup_requests;
   double warmup_s = double(LiveModelDefaults().warmup_ns) / 1e9;
   bool json = false;
+  std::string sample = "auto";  // --sample: every connection while the rings keep up
   std::string run_dir = control::kDefaultRunDir;
   std::string pin_root = control::kDefaultPinRoot;
 };
@@ -119,10 +121,23 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   // the join late and is dropped (a lost switch or syscall: merged requests,
   // impossible CPU); half the window leaves the other half for the drain.
   co.max_record_wait_ns = static_cast<uint64_t>(a.window * 1e9) / 2;
+  bool sample_auto = false;
+  if (Status sp = ParseSample(a.sample, &co.sample, &sample_auto, &co.sample_rate); !sp.ok())
+    return PrintError(sp.message()), kExitUsage;
+  // The module records every connection: auto (the default) quietly means
+  // all there; a rate the user asked for is refused.
+  if (co.sample && a.backend == "kmod") {
+    if (!sample_auto)
+      return PrintError("--sample needs the eBPF backend: the jackdaw.ko module records every connection "
+                        "(drop --backend kmod, or --sample)"),
+             kExitUsage;
+    co.sample = sample_auto = false;
+  }
   std::string choice;
   auto session = capture::OpenBackend(co, a.backend, capture::BackendClock::kMonoNs, &choice);
   if (!session.ok()) return PrintError(session.status().message()), 1;
   capture::CaptureBackend& cs = **session;
+  if (std::string(cs.name()) != "bpf") sample_auto = false;  // --backend auto chose the module
   auto* bpf = dynamic_cast<capture::CaptureSession*>(&cs);  // pinned maps: eBPF only
   fprintf(stderr, "jackdaw: backend: %s\n", choice.c_str());
   for (const auto& w : cs.warnings()) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
@@ -178,6 +193,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   // The naps between drains: --drain while the rings fill slowly, else as
   // long as the fullest takes to fill 1/16 of its size; at once from 1/8.
   capture::SweepPacer pacer(1.0 / 8, static_cast<int>(a.drain * 1000 + 0.5), 1.0 / 16);
+  // Head sampling (--sample): the rate in force; auto lowers it while the
+  // rings lose records or fill past half (capture/sample_controller.h).
+  capture::SampleController sampler(co.sample ? co.sample_rate : 1.0);
+  double sample_min = sampler.rate();
   control::Controller::Hooks hooks;
   hooks.snapshot = [&](const std::string& path) -> StatusOr<nlohmann::json> {
     ASSIGN_OR_RETURN(uint64_t n, pl.SaveSnapshot(path, header()));
@@ -194,6 +213,9 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           // Records the reorder window refused: each one can
                           // merge or split requests, as a loss does.
                           {"late_records", pl.late_records()},
+                          // The share of connections recorded (1 unless the
+                          // rings could not keep up): counts are of those.
+                          {"sample_rate", sampler.rate()},
                           {"clusters", pl.model().Running().size()},
                           {"retained_requests", st.retained},
                           {"arena_bytes", pl.arena_bytes()},
@@ -302,8 +324,21 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     pacer.OnSweep(MonotonicNs(), fill);
     // Before the drain's records reach the join: they are the first that
     // may have run through these losses.
-    losses.Observe(MonotonicNs(), cs.ReadLosses(), drain_from);
+    const auto loss_counts = cs.ReadLosses();
+    losses.Observe(MonotonicNs(), loss_counts, drain_from);
     pl.AddLossIntervals(losses.TakeNew());
+    if (sample_auto) {
+      uint64_t lost_now = 0;
+      for (const auto& cpu : loss_counts)
+        for (uint64_t v : cpu) lost_now += v;
+      if (sampler.Observe(MonotonicNs(), lost_now, fill)) {
+        if (Status rs = cs.SetSampleRate(sampler.rate()); !rs.ok()) {
+          st = rs;
+          break;
+        }
+        sample_min = std::min(sample_min, sampler.rate());
+      }
+    }
     pl.EndDrain();
     pl.Trim();
     if (!flight_capped_said && pl.flight_window().capped) {
@@ -348,6 +383,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"lost", lost_total},
                           {"lost_percent", LostPercent(lost_total, pl.records())},
                           {"incomplete", ms.incomplete},
+                          {"sample_rate", sampler.rate()},
                           {"pipeline_delay_ms", d.requests ? double(d.max_ns) / 1e6 : 0.0},
                           {"rss_bytes", control::ResidentBytes()},
                           {"warmed_up", ms.warmed_up}};
@@ -374,9 +410,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       std::string out = tty ? "\033[H\033[2J" : "";
       out += fmt::format(
           "jackdaw live {}  {:.0f} s  requests {} ({:.1f}/s)  incomplete {}  events {:.0f}/s  lost {} ({:.2f} %)  "
-          "delay {} ms  rss {:.1f} MB{}\n",
+          "{}delay {} ms  rss {:.1f} MB{}\n",
           session_id, double(now - start) / 1e9, ms.requests, req_rate, ms.incomplete, ev_rate, lost_total,
           LostPercent(lost_total, pl.records()),
+          sampler.rate() < 1 ? "sampling " + SampleShareText(sampler.rate()) + " of connections  " : "",
           d.requests ? Ms(double(d.max_ns)) : "-", double(control::ResidentBytes()) / 1e6,
           ms.warmed_up ? "" : "  (warming up)");
       out += fmt::format("{:>7} {:>9} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9}  {}\n", "cluster", "requests", "req/s",
@@ -407,9 +444,11 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   for (uint64_t l : controller.Losses()) lost_at_end += l;
   fprintf(stderr,
           "jackdaw: live session %s ended: %" PRIu64 " events, %" PRIu64 " lost (%.2f %%), %" PRIu64
-          " requests, %" PRIu64 " incomplete, peak rss %.1f MB\n",
+          " requests, %" PRIu64 " incomplete, %s of connections recorded at the end (%s at the least), "
+          "peak rss %.1f MB\n",
           session_id.c_str(), pl.records(), lost_at_end, LostPercent(lost_at_end, pl.records()),
-          pl.model().stats().requests, pl.model().stats().incomplete, double(control::PeakResidentBytes()) / 1e6);
+          pl.model().stats().requests, pl.model().stats().incomplete, SampleShareText(sampler.rate()).c_str(),
+          SampleShareText(sample_min).c_str(), double(control::PeakResidentBytes()) / 1e6);
   return 0;
 }
 
@@ -431,6 +470,13 @@ Runner RegisterLive(CLI::App& app) {
       "received no request for --idle seconds (trace time) is dropped.");
   sub->add_option("-s,--schema", args->schema, "schema name (testserver, tcp-threadpool) or path")->required();
   AddCaptureOptions(sub, &args->cap, "model");
+  sub->add_option("--sample", args->sample,
+                  "when the load outruns the reader, model a share of connections recorded whole instead of\n"
+                  "every connection in part: auto (all while the rings keep up, halved whenever they lose\n"
+                  "records or fill past half, doubled after 5 calm seconds), RATE (0.1: one connection in\n"
+                  "ten), or off. Counts in the view and JSON are of the connections recorded (sample_rate)")
+      ->option_text("auto|RATE|off")
+      ->capture_default_str();
   sub->add_option("--backend", args->backend,
                   "capture mechanism: bpf, kmod (the jackdaw.ko module), auto (eBPF when it loads, else the "
                   "module); see jackdaw record --help")

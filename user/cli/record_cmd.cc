@@ -54,24 +54,6 @@ struct RecordArgs {
   std::vector<std::string> command;
 };
 
-// --sample RATE|auto: a share of connections in (0, 1], or auto.
-Status ParseSample(const std::string& s, bool* on, bool* automatic, double* rate) {
-  *on = !s.empty();
-  *automatic = s == "auto";
-  *rate = 1.0;
-  if (!*on || *automatic) return Status::Ok();
-  char* end = nullptr;
-  const double v = strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end || !(v > 0) || v > 1)
-    return ErrStatus("bad --sample '%s': give the share of connections to record, 0.01 to 1 (0.1: one in ten), "
-                     "or auto",
-                     s.c_str());
-  if (v < 1.0 / JDW_SAMPLE_ALL * 16)
-    return ErrStatus("bad --sample '%s': below %.5f nothing useful is left; give 0.01 to 1 or auto", s.c_str(),
-                     16.0 / JDW_SAMPLE_ALL);
-  *rate = v;
-  return Status::Ok();
-}
 
 // What execvp would run, or why it cannot: checked before anything is
 // recorded, so `record -- /nonexistent` fails with one line and no trace.
