@@ -134,6 +134,11 @@ uint32_t IntervalJoin::NewSet(uint64_t ts) {
   s.settled = OffCpuSums{};
   s.settle_at = 0;
   s.life_sk = s.life_conn = 0;
+  // A reused slot's earlier set must leave nothing: a stale seed_msg made
+  // the next set's own exchange look like a peer's, and its connection
+  // share started from the earlier set's.
+  s.seed_msg = 0;
+  s.connection_cpu_ns = 0;
   live_sets_++;
   stats_.sets_created++;
   stats_.peak_live_sets = std::max<uint64_t>(stats_.peak_live_sets, live_sets_);
@@ -256,6 +261,8 @@ void IntervalJoin::FreeSet(uint32_t slot) {
   reset(s.offs);
   reset(s.edges);
   reset(s.socks);
+  reset(s.calls);
+  reset(s.open_calls);
   s.live = false;
   s.open = 0;
   free_sets_.push_back(slot);

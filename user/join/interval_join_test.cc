@@ -52,6 +52,26 @@ TEST_F(IntervalJoinTest, BasicJoinsTheOpenInterval) {
   EXPECT_TRUE(emitted_.empty());
 }
 
+// A finished set's slot is reused; the new set inherits none of the old
+// one's request state (its front exchange, calls, connection share).
+TEST_F(IntervalJoinTest, AReusedSlotStartsClean) {
+  const uint32_t a = Event({B(kReq, 1, Binding::kStart)}, 10, /*seed=*/true);
+  Set& old = join_.set(a);
+  old.seed_msg = 42;
+  old.connection_cpu_ns = 5000;
+  old.calls.emplace_back();
+  old.open_calls.push_back(Set::CallRef{1, 2});
+  Event({B(kReq, 1, Binding::kStop)}, 20);
+  ASSERT_EQ(emitted_.size(), 1u);
+  const uint32_t b = Event({B(kReq, 2, Binding::kStart)}, 30, /*seed=*/true);
+  ASSERT_EQ(b, a) << "the freed slot is taken first";
+  const Set& s = join_.set(b);
+  EXPECT_EQ(s.seed_msg, 0u);
+  EXPECT_EQ(s.connection_cpu_ns, 0u);
+  EXPECT_TRUE(s.calls.empty());
+  EXPECT_TRUE(s.open_calls.empty());
+}
+
 TEST_F(IntervalJoinTest, StartClosesTheOpenIntervalAndOpensANewOne) {
   const uint32_t a = Event({B(kThread, 7, Binding::kStart), B(kReq, 1)}, 10, /*seed=*/true);
   const uint32_t b = Event({B(kThread, 7, Binding::kStart)}, 20);
