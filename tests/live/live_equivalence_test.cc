@@ -176,13 +176,6 @@ void ExpectSame(const std::string& trace, const std::string& schema_name, bool a
   }
 }
 
-// A trace kept by a failed run, compared again: JDW_EQUIV_TRACE=FILE.
-TEST(LiveEquivalence, KeptTraceAgain) {
-  const char* kept = getenv("JDW_EQUIV_TRACE");
-  if (!kept) GTEST_SKIP() << "set JDW_EQUIV_TRACE to a trace a failed run kept";
-  ExpectSame(kept, "tcp-threadpool", false);
-}
-
 // Debian's nginx, keep-alive clients at full speed (the case).
 TEST(LiveEquivalence, NginxAtFullLoadGivesAnalyzesRequests) {
   JDW_REQUIRE_ROOT();
