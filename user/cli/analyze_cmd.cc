@@ -174,12 +174,13 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   uint64_t written = 0;
   bool write_failed = false;
   join::Stats st;
-  // Requests the server served, each recorded one standing for 1/rate of
-  // them (the head-sampling rate in force when it began).
+  // Requests the server served, each recorded one (complete or not)
+  // standing for 1/rate of them (the head-sampling rate in force when it
+  // began); the model's complete requests are a share of that.
   const trace::SampleRates& sampling = (*reader)->meta().sampling;
   double served_estimate = 0;
   auto sink = [&](model::Request&& r) {
-    if (!r.incomplete) served_estimate += 1.0 / sampling.RateAt(r.start_ns);
+    served_estimate += 1.0 / sampling.RateAt(r.start_ns);
     if (requests_file) {
       line.clear();
       join::WriteRequestJson(&line, r);
