@@ -56,6 +56,10 @@ class LiveSession {
     std::vector<std::string> live_extra;  // more jackdaw live arguments
     std::vector<std::string> replace_selection;  // instead of --pid SERVER
     bool second_server = false;  // another server and driver, also selected by --pid
+    // Start the driver once the session's probes are attached (its first
+    // JSON line is out: the control socket comes before the attach), so
+    // that every request it sends is modelled.
+    bool load_when_ready = false;
   };
   void Start(int load_requests, double seconds) { Start(load_requests, seconds, Options{}); }
   void Start(int load_requests, double seconds, const Options& o) {
@@ -77,6 +81,28 @@ class LiveSession {
     live_argv.insert(live_argv.end(), o.replace_selection.begin(), o.replace_selection.end());
     live_argv.insert(live_argv.end(), o.live_extra.begin(), o.live_extra.end());
     ASSERT_TRUE(live_->Spawn(live_argv).ok());
+    // Drain the JSON lines so the session never blocks on its stdout.
+    reader_ = std::thread([this] {
+      for (;;) {
+        std::string l = live_->ReadLine(60000);
+        if (l.empty()) break;
+        std::lock_guard<std::mutex> g(mu_);
+        lines_.push_back(l);
+      }
+    });
+    socket_ = control::kDefaultRunDir + std::string("/") + std::to_string(live_->pid()) + ".sock";
+    const auto await_socket = [&] {
+      for (int i = 0; i < 200 && !Exists(socket_); ++i) SleepMs(50);
+    };
+    if (o.load_when_ready) {
+      for (int i = 0; i < 200; ++i) {
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          if (!lines_.empty()) break;
+        }
+        SleepMs(50);
+      }
+    }
     load_ = std::make_unique<Child>();
     std::vector<std::string> load_argv = {JDW_LOAD_BIN, "--url",  server_.url(), "-n",     std::to_string(load_requests),
                                           "--mix",      o.mix,   "-c",          "2",      "--rate",
@@ -88,17 +114,7 @@ class LiveSession {
       load_argv[2] = server2_.url();
       ASSERT_TRUE(load2_->Spawn(load_argv).ok());
     }
-    // Drain the JSON lines so the session never blocks on its stdout.
-    reader_ = std::thread([this] {
-      for (;;) {
-        std::string l = live_->ReadLine(60000);
-        if (l.empty()) break;
-        std::lock_guard<std::mutex> g(mu_);
-        lines_.push_back(l);
-      }
-    });
-    socket_ = control::kDefaultRunDir + std::string("/") + std::to_string(live_->pid()) + ".sock";
-    for (int i = 0; i < 200 && !Exists(socket_); ++i) SleepMs(50);
+    await_socket();
     ASSERT_TRUE(Exists(socket_)) << live_->Stderr();
   }
   ~LiveSession() {

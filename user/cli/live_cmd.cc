@@ -340,6 +340,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       }
     }
     pl.EndDrain();
+    // Records stay in the rings at most half a window (max_record_wait_ns):
+    // everything produced a window before this drain began is here, so the
+    // last requests before an idle spell need not wait for new traffic.
+    pl.AdvanceTo(drain_from);
     pl.Trim();
     if (!flight_capped_said && pl.flight_window().capped) {
       fprintf(stderr, "jackdaw: note: %s\n", FlightJson(pl.flight_window())["note"].get<std::string>().c_str());

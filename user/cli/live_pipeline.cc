@@ -128,6 +128,8 @@ void LivePipeline::OnRecord(uint32_t cpu, const uint8_t* data, size_t size) {
   Take(cpu, reinterpret_cast<jdw_record_header*>(dst));
 }
 
+void LivePipeline::AdvanceTo(uint64_t ts) { extractor_->AdvanceTo(ts); }
+
 void LivePipeline::Trim() {
   // Twice the window: the join pops a record once it is a window older than
   // the newest; the slack covers CPUs whose rings drained late. The flight

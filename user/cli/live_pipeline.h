@@ -87,6 +87,10 @@ class LivePipeline : public capture::RecordSink {
   bool TakesWireRecords() const override { return true; }
   // The drain is over: its records go to the join, merged by timestamp.
   void EndDrain();
+  // The capture's clock reached `ts` with every record before it delivered
+  // (a drain that began then): requests a window older are finished though
+  // the traced processes went idle (CLOCK_MONOTONIC ns, the records' clock).
+  void AdvanceTo(uint64_t ts);
   // Where the capture lost records, located after a drain; call before its
   // EndDrain() (join::Extractor::AddLossIntervals).
   void AddLossIntervals(const std::vector<trace::LossInterval>& l) { extractor_->AddLossIntervals(l); }

@@ -474,6 +474,12 @@ void Extractor::Impl::Push(const jdw_record_header* rec) {
   while (reorder_.Pop(&sr)) Process(sr);
 }
 
+void Extractor::Impl::AdvanceTo(uint64_t ts) {
+  reorder_.AdvanceTo(ts);
+  reorder::SortedRecord sr;
+  while (reorder_.Pop(&sr)) Process(sr);
+}
+
 void Extractor::Impl::Finish() {
   reorder_.Flush();
   reorder::SortedRecord sr;
@@ -540,6 +546,7 @@ void Extractor::Push(const jdw_record_header* const* recs, size_t n) {
   for (size_t i = 0; i < n; i++) impl.Push(recs[i]);
 }
 void Extractor::Finish() { impl_->Finish(); }
+void Extractor::AdvanceTo(uint64_t ts) { impl_->AdvanceTo(ts); }
 const Stats& Extractor::stats() const { return impl_->stats(); }
 uint64_t Extractor::late_records() const { return impl_->late_records(); }
 void Extractor::AddLossIntervals(const std::vector<trace::LossInterval>& intervals) {

@@ -91,6 +91,9 @@ class Extractor {
   void Push(const jdw_record_header* const* recs, size_t n);
   // End of input: drains the reorder window and closes every live set.
   void Finish();
+  // Live sources: nothing older than `ts` is still to come (see
+  // reorder::Reorderer::AdvanceTo); what is a window older is joined now.
+  void AdvanceTo(uint64_t ts);
   const Stats& stats() const;
   // Records dropped so far for reaching the reorder window after their
   // place had passed (Stats::late_records is filled in by Finish()): a

@@ -110,6 +110,7 @@ class Extractor::Impl {
  public:
   Impl(CompiledSchema cs, const trace::TraceMeta& meta, Options opts, RequestSink sink);
   void Push(const jdw_record_header* rec);
+  void AdvanceTo(uint64_t ts);
   void Finish();
   const Stats& stats() const { return stats_; }
   uint64_t late_records() const { return reorder_.stats().late_records; }

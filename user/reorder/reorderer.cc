@@ -26,9 +26,13 @@ uint32_t Reorderer::MinFifo(uint64_t* second_ts) const {
   uint32_t best = UINT32_MAX;
   uint64_t best_ts = 0;
   uint64_t second = UINT64_MAX;
+  // Equal times go to the lower CPU: the order then depends on the records,
+  // not on how they were delivered (a trace's chunks, live's drains), so
+  // analyze and live join the same records the same way.
   for (uint32_t src : active_) {
     const uint64_t ts = fifos_[src].front().ts;
-    if (best == UINT32_MAX || ts < best_ts) {
+    if (best == UINT32_MAX || ts < best_ts ||
+        (ts == best_ts && fifos_[src].front().rec->cpu < fifos_[best].front().rec->cpu)) {
       if (best != UINT32_MAX) second = std::min(second, best_ts);
       best = src;
       best_ts = ts;
@@ -48,8 +52,13 @@ void Reorderer::Insert(const Entry& e) {
     PushMisc(e);
     return;
   }
+  // A run stays in (ts, cpu) order: a record at its tail's time but of a
+  // lower CPU starts or joins another run (MinFifo breaks the tie).
+  const auto fits = [&](const RunEntry& tail) {
+    return tail.ts < e.ts || (tail.ts == e.ts && tail.rec->cpu <= e.rec->cpu);
+  };
   // Sorted input (the common case) keeps extending the run it extended last.
-  if (last_run_ != UINT32_MAX && !fifos_[last_run_].empty() && fifos_[last_run_].back().ts <= e.ts) {
+  if (last_run_ != UINT32_MAX && !fifos_[last_run_].empty() && fits(fifos_[last_run_].back())) {
     fifos_[last_run_].push_back(RunEntry{e.ts, e.rec});
     return;
   }
@@ -59,7 +68,7 @@ void Reorderer::Insert(const Entry& e) {
   uint32_t best = UINT32_MAX;
   for (uint32_t r : active_) {
     const uint64_t tail = fifos_[r].back().ts;
-    if (tail <= e.ts && (best == UINT32_MAX || tail > fifos_[best].back().ts)) best = r;
+    if (fits(fifos_[r].back()) && (best == UINT32_MAX || tail > fifos_[best].back().ts)) best = r;
   }
   if (best == UINT32_MAX) {
     if (active_.size() >= kMaxRuns) {

@@ -82,7 +82,9 @@ class Reorderer {
     // queued minimum (the tail is at or above it).
     if (tag == 0 && last_run_ != UINT32_MAX) {
       Fifo& f = fifos_[last_run_];
-      if (!f.empty() && f.back().ts <= ts) {
+      // (At its tail's time only from the same or a higher CPU: a run
+      // stays in (ts, cpu) order, see Insert().)
+      if (!f.empty() && (f.back().ts < ts || (f.back().ts == ts && f.back().rec->cpu <= rec->cpu))) {
         stats_.pushed++;
         watermark_ = std::max(watermark_, ts);
         order_++;
@@ -123,6 +125,10 @@ class Reorderer {
   }
   // End of input: every queued record becomes ready.
   void Flush() { flushing_ = true; }
+  // No record older than `ts` is still to come (a live source's clock has
+  // passed it): records a window older become ready though no newer record
+  // arrived, as when the traced processes fall idle.
+  void AdvanceTo(uint64_t ts) { watermark_ = std::max(watermark_, ts); }
 
   size_t queued() const { return queued_; }
   const ReorderStats& stats() const { return stats_; }

@@ -64,6 +64,29 @@ TEST(Reorderer, MergesPerCpuStreamsInTimestampOrder) {
   EXPECT_EQ(r.stats().late_records, 0u);
 }
 
+// Records of two CPUs at the same nanosecond come out lower CPU first,
+// however they were delivered: a trace's chunks (CPU 1's first here) and a
+// live drain give the join one order.
+TEST(Reorderer, EqualTimesGoToTheLowerCpuWhateverTheDeliveryOrder) {
+  for (bool cpu1_first : {true, false}) {
+    Records recs;
+    Reorderer r(Reorderer::Options{100});
+    const jdw_record_header* a = recs.Add(10, 1);
+    const jdw_record_header* b = recs.Add(10, 0);
+    const jdw_record_header* c = recs.Add(20, 1);
+    const jdw_record_header* d = recs.Add(20, 0);
+    if (cpu1_first) {
+      r.Push(a), r.Push(b), r.Push(c), r.Push(d);  // interleaved: CPU 1 first at each time
+    } else {
+      r.Push(b), r.Push(d), r.Push(a), r.Push(c);
+    }
+    r.Flush();
+    std::vector<uint16_t> cpus;
+    for (const SortedRecord& s : Drain(r)) cpus.push_back(s.rec->cpu);
+    EXPECT_EQ(cpus, (std::vector<uint16_t>{0, 1, 0, 1})) << (cpu1_first ? "CPU 1 delivered first" : "CPU 0 first");
+  }
+}
+
 TEST(Reorderer, ReleasesOnlyRecordsOlderThanTheWindow) {
   Records recs;
   Reorderer r(Reorderer::Options{100});
