@@ -618,8 +618,12 @@ static __always_inline void jdw_gap_flush(void)
 		jdw_gap_emit(g);
 }
 
-/* A left-out event of the current task, at `now`. */
-static __always_inline void jdw_gap_note(__u64 pid_tgid)
+/* The current task's run of left-out work reaches `now`, counting
+ * `skipped` more left-out calls: jdw_gap_note for a call left out,
+ * jdw_gap_close when the task leaves that work (it goes back to waiting, or
+ * takes up a connection in the sample), so its time up to here was that
+ * work too, whatever came between. */
+static __always_inline void jdw_gap_extend(__u64 pid_tgid, __u32 skipped)
 {
 	struct jdw_gap_slot *g = jdw_gap_slot();
 	__u64 now = bpf_ktime_get_ns();
@@ -635,29 +639,11 @@ static __always_inline void jdw_gap_note(__u64 pid_tgid)
 		g->open = 1;
 	}
 	g->to = now;
-	g->skipped++;
+	g->skipped += skipped;
 }
 
-/* The current task leaves a left-out connection's work at `now` (it goes
- * back to waiting, or takes up a connection in the sample): its time up to
- * here was that work too, so the gap reaches here, whatever came between. */
-static __always_inline void jdw_gap_close(__u64 pid_tgid)
-{
-	struct jdw_gap_slot *g = jdw_gap_slot();
-	__u64 now = bpf_ktime_get_ns();
-
-	if (!g)
-		return;
-	if (g->open && g->tid != (__u32)pid_tgid)
-		jdw_gap_emit(g);
-	if (!g->open) {
-		g->tid = (__u32)pid_tgid;
-		g->tgid = pid_tgid >> 32;
-		g->from = now;
-		g->open = 1;
-	}
-	g->to = now;
-}
+static __always_inline void jdw_gap_note(__u64 pid_tgid) { jdw_gap_extend(pid_tgid, 1); }
+static __always_inline void jdw_gap_close(__u64 pid_tgid) { jdw_gap_extend(pid_tgid, 0); }
 
 static __always_inline __u32 jdw_sample_mix(__u32 addr, __u16 port)
 {
