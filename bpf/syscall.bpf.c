@@ -9,6 +9,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* x86-64 syscall numbers (stable ABI). */
+#define MSG_PEEK 2
 #define NR_read 0
 #define NR_write 1
 #define NR_close 3
@@ -392,7 +393,7 @@ static __always_inline bool park_enter(long nr, __u8 kind, __s32 fd, __u64 arg, 
  * still holds this task's enter of this call, emits the two as one
  * JDW_WIRE_SYS_CALL record and returns true. Otherwise the caller emits
  * the ordinary exit, whose reserve flushes whatever the slot holds. */
-static __always_inline bool emit_combined(struct jdw_control *ctl, long nr, long ret, __u64 id)
+static __always_inline bool emit_combined(struct jdw_control *ctl, long nr, long ret, __u64 id, __u8 peek)
 {
 	struct jdw_pending *p = jdw_pending_slot();
 	struct jdw_sys_call_record *r;
@@ -420,8 +421,68 @@ static __always_inline bool emit_combined(struct jdw_control *ctl, long nr, long
 	r->hdr.size = sizeof(*r);
 	r->body.exit_ts = bpf_ktime_get_ns();
 	r->body.ret = ret;
+	r->body.enter.reserved = peek; /* the exit's, carried (abi.h, jdw_sys_call) */
 	jdw_submit(r, rb, ctl);
 	return true;
+}
+
+/* The TLS record headers that the bytes a read returned begin with, each
+ * found from the previous one's length (abi.h, "peek"): a handshake is a
+ * connection's set-up, not a request, and only the first bytes of what the
+ * server read say which it is. Returns 0 when they are not a TLS record. */
+static __always_inline __u8 peek_tls_records(const __u8 *buf, __u64 len)
+{
+	__u8 h[5], peek = 0, apps = 0;
+	bool after_ccs = false;
+	__u64 off = 0;
+
+	for (int i = 0; i < JDW_PEEK_RECORDS; i++) {
+		__u16 rlen;
+
+		if (off + sizeof(h) > len || bpf_probe_read_user(h, sizeof(h), buf + off))
+			break;
+		rlen = (__u16)h[3] << 8 | h[4];
+		if (h[0] < 20 || h[0] > 24 || h[1] != 3 || h[2] > 4 || rlen > 16384 + 2048)
+			break;
+		if (i == 0)
+			peek = JDW_PEEK_TLS | (h[0] - 20);
+		/* TLS 1.3 encrypts the client's Finished as application data right
+		 * after its change_cipher_spec: that one is the handshake's */
+		if (h[0] == 23 && !after_ccs && apps < 7)
+			apps++;
+		after_ccs = h[0] == 20;
+		off += sizeof(h) + rlen;
+	}
+	if (!peek)
+		return 0;
+	return peek | apps << JDW_PEEK_APP_SHIFT | (after_ccs ? JDW_PEEK_LAST_CCS : 0);
+}
+
+static __always_inline bool is_socket_read(long nr)
+{
+	return nr == NR_read || nr == NR_recvfrom || nr == NR_recvmsg || nr == NR_readv;
+}
+
+/* The first buffer a read filled: read and recvfrom name it, readv and
+ * recvmsg through their first iovec (the walk stops at its end). */
+static __always_inline __u8 peek_socket_read(long nr, __u64 a1, long ret)
+{
+	const struct iovec *vec = (const struct iovec *)a1;
+	const __u8 *buf = (const __u8 *)a1;
+	__u64 len = ret;
+	struct iovec iov;
+
+	if (nr == NR_recvmsg || nr == NR_readv) {
+		if (nr == NR_recvmsg &&
+		    bpf_probe_read_user(&vec, sizeof(vec), &((struct user_msghdr *)a1)->msg_iov))
+			return 0;
+		if (bpf_probe_read_user(&iov, sizeof(iov), vec))
+			return 0;
+		buf = iov.iov_base;
+		if (iov.iov_len < len)
+			len = iov.iov_len;
+	}
+	return peek_tls_records(buf, len);
 }
 
 static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, __u8 ck)
@@ -468,7 +529,7 @@ static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, 
 	jdw_submit(r, ring, ctl);
 }
 
-static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a3, long ret, __u8 ck)
+static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a2, __u64 a3, long ret, __u8 ck)
 {
 	struct jdw_control *ctl = jdw_ctl();
 	struct jdw_sys_exit_record *r;
@@ -478,6 +539,7 @@ static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a3, l
 	__u64 obj = 0;
 	__u8 kind = JDW_OBJ_NONE;
 	__s32 fd = -1;
+	__u8 peek = 0;
 	void *ring;
 
 	bool left_out = false;
@@ -509,14 +571,21 @@ static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a3, l
 		fd = (__s32)a0;
 		kind = fd_object(ctl, tgid, fd, nr, true, &obj, ck);
 	}
-	if (targ_combine_syscalls && kind == JDW_OBJ_NONE && emit_combined(ctl, nr, ret, id))
+	if (ret > 0 && is_socket_read(nr) && jdw_fd_lookup(tgid, (int)a0, &o) && o.kind == JDW_OBJ_SOCKET) {
+		/* flags: recvfrom's fourth argument, recvmsg's third */
+		if ((nr == NR_recvfrom && (a3 & MSG_PEEK)) || (nr == NR_recvmsg && (a2 & MSG_PEEK)))
+			peek = JDW_PEEK_MSG_PEEK;
+		else if (ret >= 5)
+			peek = peek_socket_read(nr, a1, ret);
+	}
+	if (targ_combine_syscalls && kind == JDW_OBJ_NONE && emit_combined(ctl, nr, ret, id, peek))
 		return;
 	r = jdw_reserve_as(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_EXIT, sizeof(*r), &ring, ck, id);
 	if (!r)
 		return;
 	r->body.nr = nr;
 	r->body.obj_kind = kind;
-	r->body.reserved = 0;
+	r->body.peek = peek;
 	r->body.fd = fd;
 	r->body.ret = ret;
 	r->body.obj = obj;
@@ -534,7 +603,7 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
 	/* the syscall number survives in orig_ax, the arguments in di, si, r10 */
-	handle_exit(regs->orig_ax, regs->di, regs->si, regs->r10, ret,
+	handle_exit(regs->orig_ax, regs->di, regs->si, regs->dx, regs->r10, ret,
 		    JDW_CTX_TASK /* syscalls run in task context */);
 	return 0;
 }
@@ -550,7 +619,7 @@ int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
-	handle_exit(BPF_CORE_READ(regs, orig_ax), BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si),
+	handle_exit(BPF_CORE_READ(regs, orig_ax), BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx),
 		    BPF_CORE_READ(regs, r10), ret, JDW_CTX_TASK);
 	return 0;
 }

@@ -332,7 +332,7 @@ static void probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 	jdw_fill(&r, JDW_EVENT_SYS_EXIT, JDW_CTX_TASK);
 	r.body.nr = nr;
 	r.body.obj_kind = kind;
-	r.body.reserved = 0;
+	r.body.peek = 0; /* not looked at: the join's TLS rule reads it as unknown */
 	r.body.fd = fd;
 	r.body.ret = ret;
 	r.body.obj = obj;

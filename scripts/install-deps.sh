@@ -15,7 +15,7 @@ build_packages=(
 	make cmake g++ clang llvm pkg-config ccache
 	libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
 	libcli11-dev nlohmann-json3-dev libfmt-dev
-	systemtap-sdt-dev libpcap-dev
+	systemtap-sdt-dev libpcap-dev libssl-dev
 	libgtest-dev libgmock-dev
 )
 

@@ -147,11 +147,28 @@ enum jdw_obj_kind {
 	F(__u64, obj)
 
 /* obj is resolved at exit only where the call creates it (accept*: the new
- * socket); otherwise pair the exit with its enter on the same tid. */
+ * socket); otherwise pair the exit with its enter on the same tid.
+ * peek: what a read of a socket (read, readv, recvfrom, recvmsg) returned
+ * begins with, for the join's TLS rule: 0 when not looked at (another call,
+ * fewer than 5 bytes, the kernel-module backend, traces before it was
+ * filled in); else JDW_PEEK_TLS with the record types the bytes' TLS record
+ * headers name (walking at most JDW_PEEK_RECORDS headers, each found from
+ * the previous one's length). A TLS record header is a content type 20-24,
+ * version 3.x (x <= 4) and a length of at most 2^14 + 2048. */
+#define JDW_PEEK_RECORDS 4
+#define JDW_PEEK_TLS 0x80u          /* the bytes begin with a TLS record header */
+#define JDW_PEEK_FIRST_MASK 0x07u   /* the first record's content type - 20 */
+#define JDW_PEEK_APP_SHIFT 3        /* application data (23) records walked, at most 7, */
+#define JDW_PEEK_APP_MASK 0x38u     /* one right after a change_cipher_spec left out */
+#define JDW_PEEK_LAST_CCS 0x40u     /* the last record walked is a change_cipher_spec */
+/* Without JDW_PEEK_TLS: a read with MSG_PEEK, which returned bytes but
+ * consumed none (nginx peeks at a connection's first byte to tell TLS
+ * from plain HTTP, and at idle keep-alive connections). */
+#define JDW_PEEK_MSG_PEEK 0x07u
 #define JDW_SYS_EXIT_FIELDS(F, A)                                            \
 	F(__u16, nr)                                                         \
 	F(__u8, obj_kind)                                                    \
-	F(__u8, reserved)                                                    \
+	F(__u8, peek)                                                        \
 	F(__s32, fd)                                                         \
 	F(__s64, ret)                                                        \
 	F(__u64, obj)
@@ -415,6 +432,8 @@ JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_interaction)
  * combined). */
 #define JDW_WIRE_SYS_CALL 13
 
+/* The wire record carries the exit's peek in enter.reserved (the enter's
+ * own is 0); the decoder hands it to the sys_exit it expands to. */
 struct jdw_sys_call {
 	struct jdw_sys_enter enter;
 	__u64 exit_ts;

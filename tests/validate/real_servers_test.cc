@@ -1,4 +1,4 @@
-// The real-server suite in short form (issue 10): Debian's nginx, memcached,
+// The real-server suite in short form: Debian's nginx (plain and TLS), memcached,
 // apache2 (mpm_prefork), PostgreSQL, redis, lighttpd and MariaDB on loopback with private
 // configurations, driven by jackdaw's own clients, recorded with `jackdaw
 // record --pid` started after the server (so its workers already exist;
@@ -56,6 +56,15 @@ class RealServers : public testing::RealServerTest {
 TEST_F(RealServers, NginxConnectionPerRequest) { RunAndExpectExact("nginx-close"); }
 
 TEST_F(RealServers, NginxKeepAlive) { RunAndExpectExact("nginx-keepalive"); }
+
+// TLS: each connection's handshake (ClientHello; the client's key exchange
+// or change_cipher_spec and Finished; TLS 1.3's session tickets after it) is
+// the connection's set-up, never a request. A connection per request with
+// TLS 1.3 runs a handshake per request (resumed from the previous
+// connection's ticket); keep-alive with TLS 1.2 runs one per client.
+TEST_F(RealServers, NginxTls13ConnectionPerRequest) { RunAndExpectExact("nginx-tls13-close"); }
+
+TEST_F(RealServers, NginxTls12KeepAlive) { RunAndExpectExact("nginx-tls12-keepalive"); }
 
 TEST_F(RealServers, MemcachedPersistentConnections) { RunAndExpectExact("memcached"); }
 

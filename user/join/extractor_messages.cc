@@ -372,7 +372,7 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
   life.data_tgid = c.tgid;
   if (dir == CompiledSchema::kDirIn) {
     tags_.clear();
-    const MessageAssignment a = msgs_.OnRead(sk, t->sys_ts, c.ts, e.ret, &tags_);
+    const MessageAssignment a = msgs_.OnRead(sk, t->sys_ts, c.ts, e.ret, &tags_, e.peek);
     EndExchanges();
     life.c.idle_ns += a.idle_ns;
     if (!a.key) {
@@ -506,6 +506,7 @@ void Extractor::Impl::MessagesFinish() {
   stats_.msg_one_way = ms.one_way;
   stats_.msg_greetings = ms.server_first;
   stats_.msg_setup = ms.setup;
+  stats_.msg_tls_handshakes = ms.tls_handshakes;
   stats_.msg_pipelined = ms.pipelined;
   stats_.msg_eof_reads = ms.eof_reads;
   stats_.msg_empty_reads = ms.empty_reads;

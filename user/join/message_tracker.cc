@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "jackdaw/abi.h"
+
 namespace jackdaw::join {
 
 void MessageTracker::OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payload, bool push, uint64_t tag) {
@@ -42,11 +44,13 @@ MessageAssignment MessageTracker::OnAccept(uint64_t conn, uint64_t) {
 }
 
 MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint64_t exit_ts, int64_t ret,
-                                         std::vector<uint64_t>* consumed) {
+                                         std::vector<uint64_t>* consumed, uint8_t peek) {
   Conn& c = Get(conn);
   MessageAssignment a;
-  if (ret <= 0) {
-    // End-of-file or no data: the connection's. Time blocked in it was idle.
+  if (ret <= 0 || peek == JDW_PEEK_MSG_PEEK) {
+    // End-of-file or no data: the connection's. Time blocked in it was
+    // idle. A peek (MSG_PEEK) consumed nothing: the read that takes the
+    // bytes begins the message, and the wait before it was idle too.
     a.idle_ns = exit_ts > enter_ts ? exit_ts - enter_ts : 0;
     stats_.idle_ns += a.idle_ns;
     ++(ret == 0 ? stats_.eof_reads : stats_.empty_reads);
@@ -94,6 +98,7 @@ MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint6
       stats_.idle_ns += a.idle_ns;
     }
   }
+  NoteTls(c, first == 0, peek);
   c.cur.in_bytes += uint64_t(ret);
   ++c.cur.reads;
   c.cur.pipelined |= several_pushes;
@@ -145,15 +150,30 @@ MessageAssignment MessageTracker::OnClose(uint64_t conn, uint64_t, std::vector<u
   return MessageAssignment{};
 }
 
+void MessageTracker::NoteTls(Conn& c, bool first_bytes, uint8_t peek) {
+  if (!(peek & JDW_PEEK_TLS)) return;
+  const uint32_t first_type = 20 + (peek & JDW_PEEK_FIRST_MASK);
+  if (first_bytes) c.tls = first_type == 22;
+  if (!c.tls) return;
+  uint32_t apps = (peek & JDW_PEEK_APP_MASK) >> JDW_PEEK_APP_SHIFT;
+  // A Finished read apart from the change_cipher_spec before it.
+  if (first_type == 23 && c.tls_last_ccs && apps > 0) --apps;
+  c.tls_last_ccs = (peek & JDW_PEEK_LAST_CCS) != 0;
+  c.cur.tls_records = true;
+  c.cur.tls_app_records += apps;
+}
+
 void MessageTracker::FinishExchange(Conn& c) {
   Exchange& e = c.cur;
   const uint32_t setup = std::max<uint32_t>(setup_exchanges_, c.greeted ? 1 : 0);
+  const bool tls_handshake = c.tls && e.tls_records && e.tls_app_records == 0;
   if (e.out_bytes == 0) {
     e.kind = Exchange::Kind::kOneWay;
     ++stats_.one_way;
-  } else if (e.index < setup) {
+  } else if (e.index < setup || tls_handshake) {
     e.kind = Exchange::Kind::kSetup;
     ++stats_.setup;
+    if (tls_handshake) ++stats_.tls_handshakes;
   } else {
     e.kind = Exchange::Kind::kRequest;
     ++stats_.requests;

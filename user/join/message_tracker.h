@@ -38,6 +38,20 @@
 // exchanges open each connection (`setup N`, counting that answer): such an
 // exchange is the connection's too (Exchange::Kind::kSetup).
 //
+// TLS. A TLS connection's handshake is set-up whatever the server: the
+// capture reports the TLS record headers each socket read's bytes begin
+// with (include/jackdaw/abi.h, "peek"). A connection whose first inbound
+// bytes are a handshake record (a ClientHello) is a TLS connection, and on
+// it an exchange whose inbound message holds no application data record —
+// a ClientHello, a client's key exchange and Finished, a resumption, a
+// renegotiation — is the connection's set-up (Exchange::Kind::kSetup).
+// TLS 1.3 encrypts the client's Finished as an application data record
+// right after a change_cipher_spec: that one is counted as the handshake's,
+// also when the server reads the two records in separate reads (OpenSSL
+// without read-ahead reads a record's header, then its body). A message
+// none of whose reads began at a record header (a read-ahead buffer that
+// split a record) keeps the byte rule: it is a request.
+//
 // Invariants: exchanges of a connection are numbered from 0 in arrival
 // order; an event is assigned to at most one exchange, or to the
 // connection; an exchange is final (TakeFinished) once the next inbound
@@ -80,13 +94,18 @@ struct Exchange {
   uint32_t reads = 0, writes = 0;
   bool from_packet = false;     // start_ns is a packet's arrival
   bool pipelined = false;       // a read held several client pushes
+  // TLS (above): record headers were seen in its inbound message, and how
+  // many application data records they named.
+  bool tls_records = false;
+  uint32_t tls_app_records = 0;
 };
 
 struct MessageStats {
   uint64_t requests = 0;
   uint64_t one_way = 0;           // a connection's last message, no answer
   uint64_t server_first = 0;      // greetings before any inbound message
-  uint64_t setup = 0;             // set-up exchanges (answers to greetings, declared ones)
+  uint64_t setup = 0;             // set-up exchanges (answers to greetings, declared ones, TLS handshakes)
+  uint64_t tls_handshakes = 0;    // of those, TLS exchanges without application data
   uint64_t pipelined = 0;         // exchanges flagged pipelined
   uint64_t eof_reads = 0;
   uint64_t empty_reads = 0;       // EAGAIN and other reads with no data
@@ -117,9 +136,10 @@ class MessageTracker {
   MessageAssignment OnAccept(uint64_t conn, uint64_t ts);
   // A read on the connection: entered at enter_ts, returned ret at exit_ts
   // (> 0 bytes, 0 end-of-file, < 0 no data / error). Tags of the packets
-  // whose first byte it returned are appended to `consumed`.
+  // whose first byte it returned are appended to `consumed`. `peek`: the
+  // sys_exit's TLS record summary (0: none, or not looked at).
   MessageAssignment OnRead(uint64_t conn, uint64_t enter_ts, uint64_t exit_ts, int64_t ret,
-                           std::vector<uint64_t>* consumed = nullptr);
+                           std::vector<uint64_t>* consumed = nullptr, uint8_t peek = 0);
   // A write (send, sendfile...) that moved `ret` bytes (<= 0: nothing; it
   // still belongs to the exchange being answered, if any).
   MessageAssignment OnWrite(uint64_t conn, uint64_t ts, int64_t ret);
@@ -205,6 +225,8 @@ class MessageTracker {
     bool greeting = false;      // outbound bytes before any inbound message
     bool greeted = false;       // the connection began with a greeting
     uint64_t greeting_ts = 0;
+    bool tls = false;           // its first inbound bytes were a TLS handshake record
+    bool tls_last_ccs = false;  // the last record header read was a change_cipher_spec
   };
 
   // The connection's state, through a one-entry cache of the last one
@@ -228,6 +250,7 @@ class MessageTracker {
     last_ = &c;
     return c;
   }
+  static void NoteTls(Conn& c, bool first_bytes, uint8_t peek);
   void Close(uint64_t conn, Conn& c);
   void FinishExchange(Conn& c);
   void EmitGreeting(uint64_t conn, Conn& c);

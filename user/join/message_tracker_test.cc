@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "jackdaw/abi.h"
+
 namespace jackdaw::join {
 namespace {
 
@@ -276,6 +278,130 @@ TEST(MessageTracker, SetUpExchangesBelongToTheConnection) {
     EXPECT_EQ(OfKind(done, Kind::kOneWay).size(), 1u);
     for (const Exchange& e : OfKind(done, Kind::kRequest)) EXPECT_GE(e.index, 2u);
   }
+}
+
+// The capture's TLS record summary of a read (abi.h, "peek").
+uint8_t Peek(uint32_t first_type, uint32_t app_records = 0, bool last_ccs = false) {
+  return static_cast<uint8_t>(JDW_PEEK_TLS | (first_type - 20) | app_records << JDW_PEEK_APP_SHIFT |
+                              (last_ccs ? JDW_PEEK_LAST_CCS : 0));
+}
+constexpr uint32_t kHandshake = 22, kCcs = 20, kAlert = 21, kAppData = 23;
+
+// TLS 1.3 as a read-ahead server reads it (whole flights in one read):
+// ClientHello, then change_cipher_spec + Finished, then requests.
+TEST(MessageTracker, TlsHandshakeFlightsBelongToTheConnection) {
+  MessageTracker t;
+  t.OnAccept(3, 0);
+  t.OnRead(3, 1, 2, 517, nullptr, Peek(kHandshake));
+  t.OnWrite(3, 3, 1200);  // ServerHello ... server Finished
+  t.OnRead(3, 4, 5, 80, nullptr, Peek(kCcs, 0 /* Finished after the CCS */, false));
+  t.OnWrite(3, 6, 574);   // two session tickets
+  for (uint64_t i = 0; i < 3; i++) {
+    t.OnRead(3, 10 + 10 * i, 11 + 10 * i, 100, nullptr, Peek(kAppData, 1));
+    t.OnWrite(3, 12 + 10 * i, 5000);
+  }
+  t.OnRead(3, 50, 51, 24, nullptr, Peek(kAppData, 1));  // close_notify, encrypted
+  t.OnClose(3, 60);
+  auto done = t.TakeFinished();
+  ASSERT_EQ(OfKind(done, Kind::kSetup).size(), 2u);
+  ASSERT_EQ(OfKind(done, Kind::kRequest).size(), 3u);
+  EXPECT_EQ(OfKind(done, Kind::kRequest)[0].index, 2u);
+  EXPECT_EQ(OfKind(done, Kind::kOneWay).size(), 1u);
+  EXPECT_EQ(t.stats().tls_handshakes, 2u);
+}
+
+// OpenSSL without read-ahead reads a record's 5-byte header, then its body:
+// the Finished's header comes in a read of its own after the CCS's.
+TEST(MessageTracker, TlsRecordsReadOneAtATimeKeepTheFinishedWithTheHandshake) {
+  MessageTracker t;
+  t.OnAccept(3, 0);
+  t.OnRead(3, 1, 2, 5, nullptr, Peek(kHandshake));
+  t.OnRead(3, 2, 3, 512);  // the ClientHello's body: no header at its start
+  t.OnWrite(3, 4, 1200);
+  t.OnRead(3, 5, 6, 5, nullptr, Peek(kCcs, 0, true));
+  t.OnRead(3, 6, 7, 1);
+  t.OnRead(3, 7, 8, 5, nullptr, Peek(kAppData, 1));  // the Finished's header
+  t.OnRead(3, 8, 9, 69);
+  t.OnWrite(3, 10, 574);
+  t.OnRead(3, 11, 12, 5, nullptr, Peek(kAppData, 1));  // a request
+  t.OnRead(3, 12, 13, 95);
+  t.OnWrite(3, 14, 5000);
+  t.OnClose(3, 20);
+  auto done = t.TakeFinished();
+  EXPECT_EQ(OfKind(done, Kind::kSetup).size(), 2u);
+  ASSERT_EQ(OfKind(done, Kind::kRequest).size(), 1u);
+  EXPECT_EQ(OfKind(done, Kind::kRequest)[0].index, 2u);
+}
+
+// TLS 1.2: client key exchange + CCS + Finished (all handshake types) is
+// set-up; a client that sends its first request with its Finished (false
+// start) begins a request there; renegotiation mid-connection is set-up.
+TEST(MessageTracker, Tls12FlightsAndFalseStartAndRenegotiation) {
+  MessageTracker t;
+  t.OnAccept(3, 0);
+  t.OnRead(3, 1, 2, 300, nullptr, Peek(kHandshake));
+  t.OnWrite(3, 3, 2000);
+  t.OnRead(3, 4, 5, 126, nullptr, Peek(kHandshake, 1 /* request after Finished */));
+  t.OnWrite(3, 6, 5000);
+  t.OnRead(3, 7, 8, 200, nullptr, Peek(kHandshake));  // renegotiation
+  t.OnWrite(3, 9, 1500);
+  t.OnRead(3, 10, 11, 100, nullptr, Peek(kAlert));  // an alert, answered
+  t.OnWrite(3, 12, 31);
+  t.OnClose(3, 20);
+  auto done = t.TakeFinished();
+  EXPECT_EQ(OfKind(done, Kind::kSetup).size(), 3u);
+  ASSERT_EQ(OfKind(done, Kind::kRequest).size(), 1u);
+  EXPECT_EQ(OfKind(done, Kind::kRequest)[0].index, 1u);
+}
+
+// nginx peeks at a new connection's first byte (MSG_PEEK) to tell TLS from
+// plain HTTP: the peek consumes nothing, so the ClientHello's read is still
+// the connection's first bytes and begins the first message.
+TEST(MessageTracker, APeekConsumesNothing) {
+  MessageTracker t;
+  t.OnAccept(3, 0);
+  EXPECT_EQ(t.OnRead(3, 1, 2, 1, nullptr, JDW_PEEK_MSG_PEEK).key, 0u);
+  const MessageAssignment hello = t.OnRead(3, 3, 4, 517, nullptr, Peek(kHandshake));
+  EXPECT_TRUE(hello.starts_exchange);
+  EXPECT_EQ(hello.exchange, 0u);
+  t.OnWrite(3, 5, 1200);
+  t.OnRead(3, 6, 7, 126, nullptr, Peek(kHandshake));
+  t.OnWrite(3, 8, 51);
+  t.OnRead(3, 9, 10, 100, nullptr, Peek(kAppData, 1));
+  t.OnWrite(3, 11, 5000);
+  t.OnClose(3, 12);
+  auto done = t.TakeFinished();
+  EXPECT_EQ(OfKind(done, Kind::kSetup).size(), 2u);
+  ASSERT_EQ(OfKind(done, Kind::kRequest).size(), 1u);
+  EXPECT_EQ(OfKind(done, Kind::kRequest)[0].in_bytes, 100u);
+}
+
+// Only a connection whose first bytes are a TLS handshake is TLS: a plain
+// protocol whose message happens to begin like a record header, a
+// connection first seen mid-way (its first bytes seen are application
+// data), and a read whose bytes were not looked at keep the byte rule.
+TEST(MessageTracker, TheTlsRuleHoldsOnlyOnTlsConnections) {
+  MessageTracker t;
+  t.OnAccept(3, 0);
+  t.OnRead(3, 1, 2, 40);  // plain first message
+  t.OnWrite(3, 3, 400);
+  t.OnRead(3, 4, 5, 40, nullptr, Peek(kHandshake));  // binary payload that looks like a header
+  t.OnWrite(3, 6, 400);
+  t.OnClose(3, 7);
+  t.OnRead(4, 1, 2, 100, nullptr, Peek(kAppData, 1));  // a TLS connection older than the trace
+  t.OnWrite(4, 3, 400);
+  t.OnRead(4, 4, 5, 100, nullptr, Peek(kHandshake));   // renegotiation: not known to be TLS
+  t.OnWrite(4, 6, 400);
+  t.OnClose(4, 7);
+  t.OnRead(5, 1, 2, 517, nullptr, Peek(kHandshake));
+  t.OnWrite(5, 3, 1200);
+  t.OnRead(5, 4, 5, 80);  // not looked at (the module's capture): a request
+  t.OnWrite(5, 6, 574);
+  t.OnClose(5, 7);
+  auto done = t.TakeFinished();
+  EXPECT_EQ(OfKind(done, Kind::kRequest).size(), 5u);
+  EXPECT_EQ(OfKind(done, Kind::kSetup).size(), 1u);
+  EXPECT_EQ(t.stats().tls_handshakes, 1u);
 }
 
 // Reads without packets captured for the same bytes (net group off part of

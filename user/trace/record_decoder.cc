@@ -12,6 +12,7 @@ void ExpandSysCall(const uint8_t* rec, jdw_sys_enter_record* enter, jdw_sys_exit
   enter->hdr.type = JDW_EVENT_SYS_ENTER;
   enter->hdr.size = sizeof(*enter);
   enter->body = c.body.enter;
+  enter->body.reserved = 0;  // the wire record's carrier of the exit's peek
   // What sys_exit emits for a call whose exit names no object.
   exit->hdr = enter->hdr;
   exit->hdr.type = JDW_EVENT_SYS_EXIT;
@@ -21,6 +22,7 @@ void ExpandSysCall(const uint8_t* rec, jdw_sys_enter_record* enter, jdw_sys_exit
   exit->body.obj_kind = JDW_OBJ_NONE;
   exit->body.fd = -1;
   exit->body.ret = c.body.ret;
+  exit->body.peek = c.body.enter.reserved;
   exit->body.obj = 0;
 }
 

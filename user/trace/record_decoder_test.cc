@@ -110,6 +110,19 @@ TEST(RecordDecoder, CombinedExpandsToTheTwoRecordsItReplacesByteForByte) {
   EXPECT_EQ(out, plain);
 }
 
+TEST(RecordDecoder, TheExitsPeekRidesInTheEntersSpareByteAndLandsOnTheExit) {
+  const auto e = Enter(1000, 0 /* read */, 5, 0xffff888012345678ull);
+  auto x = Exit(2500, 0, 517);
+  x.body.peek = JDW_PEEK_TLS | (22 - 20);  // a ClientHello's record header
+  auto c = Combined(e, 2500, 517);
+  c.body.enter.reserved = x.body.peek;
+  jdw_sys_enter_record ge;
+  jdw_sys_exit_record gx;
+  ExpandSysCall(reinterpret_cast<const uint8_t*>(&c), &ge, &gx);
+  EXPECT_EQ(memcmp(&ge, &e, sizeof(e)), 0);  // the enter's own byte is 0 again
+  EXPECT_EQ(memcmp(&gx, &x, sizeof(x)), 0);
+}
+
 TEST(RecordDecoder, NegativeReturnAndUnsetFieldsSurvive) {
   auto e = Enter(10, 110 /* getppid */, -1, 0);
   const auto c = Combined(e, 11, -4 /* -EINTR */);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "common/clock.h"
 #include "validate/mysql_wire.h"
 #include "validate/pg_wire.h"
+#include "validate/tls.h"
 
 namespace jackdaw::validate {
 namespace {
@@ -60,11 +62,25 @@ Status SendAll(int fd, const std::string& data) {
 // response stays for the next.
 class Conn {
  public:
-  explicit Conn(int fd) : fd_(fd) {}
+  // `ssl`: the connection's TLS session (owned), null for plain TCP.
+  explicit Conn(int fd, SSL* ssl = nullptr) : fd_(fd), ssl_(ssl) {}
   ~Conn() {
+    if (ssl_) {
+      SSL_shutdown(ssl_);  // close_notify, as a browser ends a connection
+      SSL_free(ssl_);
+    }
     if (fd_ >= 0) close(fd_);
   }
-  int fd() const { return fd_; }
+  SSL* ssl() const { return ssl_; }
+  Status Send(const std::string& data) {
+    if (!ssl_) return SendAll(fd_, data);
+    for (size_t off = 0; off < data.size();) {
+      const int n = SSL_write(ssl_, data.data() + off, static_cast<int>(data.size() - off));
+      if (n <= 0) return ErrStatus("TLS write: %s", TlsError().c_str());
+      off += size_t(n);
+    }
+    return Status::Ok();
+  }
   // Until `delim` is buffered; returns everything up to and including it.
   StatusOr<std::string> ReadUntil(const std::string& delim) {
     size_t pos;
@@ -101,19 +117,26 @@ class Conn {
   Status Fill() {
     char tmp[65536];
     ssize_t n;
-    do n = recv(fd_, tmp, sizeof(tmp), 0);
-    while (n < 0 && errno == EINTR);
+    if (ssl_) {
+      n = SSL_read(ssl_, tmp, sizeof(tmp));
+      if (n < 0 || (n == 0 && SSL_get_error(ssl_, 0) != SSL_ERROR_ZERO_RETURN))
+        return ErrStatus("TLS read: %s", TlsError().c_str());
+    } else {
+      do n = recv(fd_, tmp, sizeof(tmp), 0);
+      while (n < 0 && errno == EINTR);
+    }
     if (n < 0) return ErrStatus("recv: %s", strerror(errno));
     if (n == 0) return ErrStatus("the server closed the connection mid-response");
     buf_.append(tmp, size_t(n));
     return Status::Ok();
   }
   int fd_;
+  SSL* ssl_;
   std::string buf_;
 };
 
 Status HttpExchange(Conn& c, const RequestKind& k, bool keep_alive) {
-  RETURN_IF_ERROR(SendAll(c.fd(), "GET " + k.target + " HTTP/1.1\r\nHost: localhost\r\nConnection: " +
+  RETURN_IF_ERROR(c.Send("GET " + k.target + " HTTP/1.1\r\nHost: localhost\r\nConnection: " +
                                       (keep_alive ? "keep-alive" : "close") + "\r\n\r\n"));
   ASSIGN_OR_RETURN(std::string head, c.ReadUntil("\r\n\r\n"));
   int status = 0;
@@ -132,13 +155,13 @@ Status HttpExchange(Conn& c, const RequestKind& k, bool keep_alive) {
 
 Status MemcacheExchange(Conn& c, const RequestKind& k, const std::string& value) {
   if (k.op == "set") {
-    RETURN_IF_ERROR(SendAll(c.fd(), "set " + k.target + " 0 0 " + std::to_string(value.size()) + "\r\n" +
+    RETURN_IF_ERROR(c.Send("set " + k.target + " 0 0 " + std::to_string(value.size()) + "\r\n" +
                                         value + "\r\n"));
     ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
     if (line != "STORED\r\n") return ErrStatus("set %s: %s", k.target.c_str(), line.c_str());
     return Status::Ok();
   }
-  RETURN_IF_ERROR(SendAll(c.fd(), "get " + k.target + "\r\n"));
+  RETURN_IF_ERROR(c.Send("get " + k.target + "\r\n"));
   ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
   size_t len = 0;
   if (sscanf(line.c_str(), "VALUE %*s %*u %zu", &len) != 1)
@@ -153,12 +176,12 @@ Status MemcacheExchange(Conn& c, const RequestKind& k, const std::string& value)
 // SET answers +OK; GET a bulk string of exactly the kind's size.
 Status RedisExchange(Conn& c, const RequestKind& k, const std::string& value) {
   if (k.op == "set") {
-    RETURN_IF_ERROR(SendAll(c.fd(), RespCommand({"SET", k.target, value})));
+    RETURN_IF_ERROR(c.Send(RespCommand({"SET", k.target, value})));
     ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
     if (line != "+OK\r\n") return ErrStatus("SET %s: %s", k.target.c_str(), line.c_str());
     return Status::Ok();
   }
-  RETURN_IF_ERROR(SendAll(c.fd(), RespCommand({"GET", k.target})));
+  RETURN_IF_ERROR(c.Send(RespCommand({"GET", k.target})));
   ASSIGN_OR_RETURN(std::string line, c.ReadUntil("\r\n"));
   long long len = -1;
   if (sscanf(line.c_str(), "$%lld", &len) != 1 || len < 0)
@@ -169,7 +192,7 @@ Status RedisExchange(Conn& c, const RequestKind& k, const std::string& value) {
 
 // The startup exchange: protocol 3.0, user and database postgres, trust.
 Status PgStartup(Conn& c) {
-  RETURN_IF_ERROR(SendAll(c.fd(), PgStartupMessage("postgres", "postgres")));
+  RETURN_IF_ERROR(c.Send(PgStartupMessage("postgres", "postgres")));
   std::vector<PgMessage> reply;
   do {
     ASSIGN_OR_RETURN(PgMessage m, c.ReadPg());
@@ -181,7 +204,7 @@ Status PgStartup(Conn& c) {
 // One simple query, read up to ReadyForQuery; its last CommandComplete tag
 // must be `tag` (when given) and its rows at least `min_row_bytes`.
 Status PgExchange(Conn& c, const std::string& sql, const std::string& tag, size_t min_row_bytes) {
-  RETURN_IF_ERROR(SendAll(c.fd(), PgQueryMessage(sql)));
+  RETURN_IF_ERROR(c.Send(PgQueryMessage(sql)));
   PgResult r;
   for (;;) {
     ASSIGN_OR_RETURN(PgMessage m, c.ReadPg());
@@ -201,7 +224,7 @@ Status PgExchange(Conn& c, const std::string& sql, const std::string& tag, size_
 Status MysqlLogin(Conn& c) {
   ASSIGN_OR_RETURN(MyPacket greeting, c.ReadMy());
   RETURN_IF_ERROR(MyCheckGreeting(greeting));
-  RETURN_IF_ERROR(SendAll(c.fd(), MyLoginPacket("jackdaw")));
+  RETURN_IF_ERROR(c.Send(MyLoginPacket("jackdaw")));
   ASSIGN_OR_RETURN(MyPacket ok, c.ReadMy());
   return MyCheckLoginReply(ok);
 }
@@ -210,7 +233,7 @@ Status MysqlLogin(Conn& c) {
 // ("rows 1", "affected 500") when given, and its rows at least
 // `min_row_bytes`.
 Status MysqlExchange(Conn& c, const std::string& sql, const std::string& expect, size_t min_row_bytes) {
-  RETURN_IF_ERROR(SendAll(c.fd(), MyQueryPacket(sql)));
+  RETURN_IF_ERROR(c.Send(MyQueryPacket(sql)));
   MyReplyReader r;
   for (;;) {
     ASSIGN_OR_RETURN(MyPacket p, c.ReadMy());
@@ -279,7 +302,7 @@ Status PreparePostgres(uint16_t port) {
            "CHECKPOINT",
        })
     RETURN_IF_ERROR(PgExchange(c, sql, "", 0));
-  return SendAll(c.fd(), PgTerminateMessage());
+  return c.Send(PgTerminateMessage());
 }
 
 Status PrepareMysql(uint16_t port, const std::vector<std::string>& statements) {
@@ -288,7 +311,7 @@ Status PrepareMysql(uint16_t port, const std::vector<std::string>& statements) {
   Conn c(fd);
   RETURN_IF_ERROR(MysqlLogin(c));
   for (const auto& sql : statements) RETURN_IF_ERROR(MysqlExchange(c, sql, "", 0));
-  return SendAll(c.fd(), MyQuitPacket());
+  return c.Send(MyQuitPacket());
 }
 
 Status RunClients(const ClientOptions& o) {
@@ -298,6 +321,13 @@ Status RunClients(const ClientOptions& o) {
   std::mt19937 rng(o.seed);
   std::shuffle(seq.begin(), seq.end(), rng);
 
+  std::unique_ptr<TlsClientContext> tls;
+  if (o.tls) {
+    ASSIGN_OR_RETURN(tls, TlsClientContext::Create(o.tls));
+    // OpenSSL writes with write(2): a close_notify to a server that already
+    // closed must not kill the process.
+    signal(SIGPIPE, SIG_IGN);
+  }
   std::vector<std::vector<Truth>> truth(size_t(o.clients));
   std::vector<Status> status(size_t(o.clients), Status::Ok());
   std::vector<std::thread> threads;
@@ -306,6 +336,7 @@ Status RunClients(const ClientOptions& o) {
       auto& out = truth[size_t(ci)];
       std::unique_ptr<Conn> conn;
       uint16_t port = 0;
+      SSL_SESSION* session = nullptr;  // the last connection's, offered to the next
       for (size_t i = size_t(ci); i < seq.size(); i += size_t(o.clients)) {
         const RequestKind& k = o.kinds[seq[i]];
         const std::string value = k.op == "set" ? std::string(k.bytes, char('a' + i % 26)) : std::string();
@@ -315,7 +346,20 @@ Status RunClients(const ClientOptions& o) {
             status[size_t(ci)] = fd.status();
             return;
           }
-          conn = std::make_unique<Conn>(*fd);
+          if (tls) {
+            // Timed as the connection's set-up, like a database login.
+            const uint64_t s0 = MonotonicNs();
+            auto ssl = tls->Handshake(*fd, session);
+            if (!ssl.ok()) {
+              close(*fd);
+              status[size_t(ci)] = ssl.status();
+              return;
+            }
+            out.push_back(Truth{"tls-handshake", port, s0, MonotonicNs(), 0, true});
+            conn = std::make_unique<Conn>(*fd, *ssl);
+          } else {
+            conn = std::make_unique<Conn>(*fd);
+          }
           if (o.protocol == Protocol::kPostgres || o.protocol == Protocol::kMysql) {
             // Timed too, as the connection's set-up (not a request), so
             // the scoring can say what an extra request was.
@@ -341,12 +385,20 @@ Status RunClients(const ClientOptions& o) {
           return;
         }
         out.push_back(Truth{k.name, port, t0, t1, i});
-        if (!o.keep_alive) conn.reset();
+        if (!o.keep_alive) {
+          if (conn->ssl()) {
+            if (session) SSL_SESSION_free(session);
+            session = SSL_get1_session(conn->ssl());
+          }
+          conn.reset();
+        }
         if (o.think_us) usleep(o.think_us);
       }
       // PostgreSQL's and MariaDB's goodbye: a one-way message, the connection's.
-      if (conn && o.protocol == Protocol::kPostgres) (void)SendAll(conn->fd(), PgTerminateMessage());
-      if (conn && o.protocol == Protocol::kMysql) (void)SendAll(conn->fd(), MyQuitPacket());
+      if (conn && o.protocol == Protocol::kPostgres) (void)conn->Send(PgTerminateMessage());
+      if (conn && o.protocol == Protocol::kMysql) (void)conn->Send(MyQuitPacket());
+      conn.reset();
+      if (session) SSL_SESSION_free(session);
     });
   }
   for (auto& t : threads) t.join();

@@ -50,6 +50,10 @@ struct ClientOptions {
   uint32_t think_us = 500;
   uint32_t seed = 1;
   std::string truth_path;
+  // HTTP over TLS of this version (12 or 13; 0: plain). Each connection's
+  // handshake is logged as set-up ("tls-handshake"); with a connection per
+  // request each offers the previous one's session (a resumed handshake).
+  int tls = 0;
 };
 
 // Runs the clients to completion and writes the ground truth.

@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "validate/real_postgres.h"
+#include "validate/tls.h"
 
 namespace jackdaw::validate {
 namespace {
@@ -55,7 +56,7 @@ Status MakeDocroot(const std::string& dir) {
   return Status::Ok();
 }
 
-std::string NginxConfig(const std::string& dir, uint16_t port) {
+std::string NginxConfig(const std::string& dir, uint16_t port, bool tls) {
   // Debian's nginx.conf defaults where they matter to the request path
   // (sendfile, tcp_nopush, keep-alive), everything else private to dir.
   return "daemon off;\n"
@@ -78,7 +79,14 @@ std::string NginxConfig(const std::string& dir, uint16_t port) {
          "  uwsgi_temp_path " + dir + "/tmp_uwsgi;\n"
          "  scgi_temp_path " + dir + "/tmp_scgi;\n"
          "  server {\n"
-         "    listen 127.0.0.1:" + std::to_string(port) + ";\n"
+         "    listen 127.0.0.1:" + std::to_string(port) + (tls ? " ssl" : "") + ";\n" +
+         (tls ? "    ssl_certificate " + dir + "/tls.crt;\n"
+                "    ssl_certificate_key " + dir + "/tls.key;\n"
+                "    ssl_protocols TLSv1.2 TLSv1.3;\n"
+                // Debian's nginx.conf leaves the session cache off; a shared
+                // one lets either worker resume a TLS 1.2 session by its id.
+                "    ssl_session_cache shared:jdw:1m;\n"
+              : "") +
          "    root " + dir + "/www;\n"
          "    location / { }\n"
          "  }\n"
@@ -192,6 +200,7 @@ std::string Tail(const std::string& path) {
 const char* ServerName(ServerKind k) {
   switch (k) {
     case ServerKind::kNginx: return "nginx";
+    case ServerKind::kNginxTls: return "nginx-tls";
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2-prefork";
     case ServerKind::kPostgres: return "postgres";
@@ -204,7 +213,8 @@ const char* ServerName(ServerKind k) {
 
 std::string ServerBinary(ServerKind k) {
   switch (k) {
-    case ServerKind::kNginx: return "/usr/sbin/nginx";
+    case ServerKind::kNginx:
+    case ServerKind::kNginxTls: return "/usr/sbin/nginx";
     case ServerKind::kMemcached: return "/usr/bin/memcached";
     case ServerKind::kApachePrefork: return "/usr/sbin/apache2";
     case ServerKind::kPostgres: return PostgresBinary();
@@ -217,7 +227,8 @@ std::string ServerBinary(ServerKind k) {
 
 const char* ServerPackage(ServerKind k) {
   switch (k) {
-    case ServerKind::kNginx: return "nginx";
+    case ServerKind::kNginx:
+    case ServerKind::kNginxTls: return "nginx";
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2";
     case ServerKind::kPostgres: return "postgresql";
@@ -307,8 +318,10 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
   std::vector<std::string> argv;
   switch (kind) {
     case ServerKind::kNginx:
+    case ServerKind::kNginxTls:
       RETURN_IF_ERROR(MakeDocroot(dir));
-      RETURN_IF_ERROR(WriteFile(dir + "/nginx.conf", NginxConfig(dir, s->port_)));
+      if (kind == ServerKind::kNginxTls) RETURN_IF_ERROR(WriteSelfSignedCertificate(dir + "/tls.key", dir + "/tls.crt"));
+      RETURN_IF_ERROR(WriteFile(dir + "/nginx.conf", NginxConfig(dir, s->port_, kind == ServerKind::kNginxTls)));
       argv = {bin, "-p", dir, "-e", dir + "/error.log", "-c", dir + "/nginx.conf"};
       break;
     case ServerKind::kApachePrefork:

@@ -30,7 +30,9 @@
 
 namespace jackdaw::validate {
 
-enum class ServerKind { kNginx, kMemcached, kApachePrefork, kPostgres, kRedis, kLighttpd, kMariadb };
+// kNginxTls: nginx serving the same files over TLS 1.2 and 1.3 (a
+// self-signed certificate in its directory, a shared session cache).
+enum class ServerKind { kNginx, kNginxTls, kMemcached, kApachePrefork, kPostgres, kRedis, kLighttpd, kMariadb };
 
 const char* ServerName(ServerKind k);
 // The binary each kind runs, and the Debian package that provides it.

@@ -48,6 +48,10 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
   return {
       {"nginx-close", ServerKind::kNginx, false, 4, requests},
       {"nginx-keepalive", ServerKind::kNginx, true, 4, requests},
+      {"nginx-tls13-keepalive", ServerKind::kNginxTls, true, 4, requests, 13},
+      {"nginx-tls13-close", ServerKind::kNginxTls, false, 4, requests, 13},
+      {"nginx-tls12-keepalive", ServerKind::kNginxTls, true, 4, requests, 12},
+      {"nginx-tls12-close", ServerKind::kNginxTls, false, 4, requests, 12},
       {"memcached", ServerKind::kMemcached, true, 4, requests},
       {"apache-close", ServerKind::kApachePrefork, false, 4, requests},
       {"apache-keepalive", ServerKind::kApachePrefork, true, 4, requests},
@@ -135,6 +139,7 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   c.requests = w.requests;
   c.keep_alive = w.keep_alive;
   c.seed = o.seed + uint32_t(repeat);
+  c.tls = w.tls;
   c.truth_path = run.truth;
   if (c.protocol == Protocol::kMemcache || c.protocol == Protocol::kRedis)
     RETURN_IF_ERROR(PrepareKeyValue(c.protocol, c.port, c.kinds));

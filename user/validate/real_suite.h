@@ -25,9 +25,11 @@ struct RealWorkload {
   bool keep_alive = true;
   int clients = 4;
   int requests = 300;
+  int tls = 0;  // the clients speak TLS 1.2 (12) or 1.3 (13) to a kNginxTls server
 };
 
-// nginx (connection per request, keep-alive), memcached (persistent),
+// nginx (connection per request, keep-alive; plain, TLS 1.3 and TLS 1.2),
+// memcached (persistent),
 // apache2-prefork (connection per request, keep-alive), postgres, redis
 // (persistent), lighttpd (connection per request, keep-alive), mariadb
 // (a thread per persistent connection).
