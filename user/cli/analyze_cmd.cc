@@ -179,8 +179,10 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   // began); the model's complete requests are a share of that.
   const trace::SampleRates& sampling = (*reader)->meta().sampling;
   double served_estimate = 0;
+  uint64_t recorded = 0;
   auto sink = [&](model::Request&& r) {
     served_estimate += 1.0 / sampling.RateAt(r.start_ns);
+    ++recorded;
     if (requests_file) {
       line.clear();
       join::WriteRequestJson(&line, r);
@@ -277,6 +279,18 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (st.cpu_observed_ns)
     model->accounted_cpu_fraction = join::AccountedCpuFraction(st);
   model->sample_mode = sampling.mode;
+  if (sampling.on() && served_estimate > 0) model->sample_rate = double(sm.stats().requests) / served_estimate;
+  if (const uint64_t served_ns = st.cpu_charged_ns + st.cpu_conn_ns;
+      sampling.on() && st.sample_gaps > 0 && served_ns > 0) {
+    // The share of the work the sample recorded, measured rather than
+    // asked for: the run time of threads on connections outside the sample
+    // (its gaps) against the run time the recorded requests and their
+    // connections took. With few long-lived connections the two differ
+    // (one connection of ten is a tenth of the work, whatever the rate),
+    // and every recorded request stands for 1/share of those served.
+    const double realized = double(served_ns) / double(served_ns + st.cpu_unsampled_ns);
+    served_estimate = double(recorded) / realized;
+  }
   if (sampling.on() && served_estimate > 0) model->sampled_share = double(sm.stats().requests) / served_estimate;
   if (cc.connections)
     fprintf(stderr,

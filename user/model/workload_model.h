@@ -212,7 +212,12 @@ struct WorkloadModel {
   // ("off", "fixed", "auto") and the requests the model was built from as a
   // share of those the server served (each weighed by the rate in force
   // when it began): sizes and rates divide by it to estimate the whole.
+  // `sample_rate`: that share as the rates asked for make it; `sampled_share`:
+  // as measured from the work the sample left out, where the trace says
+  // (analyze: sample gaps' run time against the recorded run time), else
+  // the same.
   std::string sample_mode = "off";
+  double sample_rate = 1.0;
   double sampled_share = 1.0;
   double avg_diameter = 0;
   double avg_inter_cluster_distance = 0;

@@ -68,7 +68,8 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
   summary["accounted_cpu_fraction"] =
       m.accounted_cpu_fraction ? ordered_json(*m.accounted_cpu_fraction) : ordered_json(nullptr);
   summary["sample_mode"] = m.sample_mode;
-  summary["sample_rate"] = m.sampled_share;
+  summary["sample_rate"] = m.sample_rate;
+  summary["sample_share"] = m.sampled_share;
   summary["requests_estimated"] =
       std::llround(double(std::max<uint64_t>(m.requests.size(), m.streamed_requests)) / m.sampled_share);
   summary["model_error"] = {{"combined", m.error.combined},

@@ -18,9 +18,11 @@ void WriteTextReport(const model::WorkloadModel& m, std::ostream& out,
   out << fmt::format("jackdaw workload model: {} requests, {} clusters, {} anomalies\n", n,
                      m.clusters.size(), m.anomalies.size());
   if (m.sample_mode != "off")
-    out << fmt::format("head sampling ({}): the requests above are {} of those served (each connection recorded "
-                       "whole or not at all); about {} in all, each cluster's size divided alike\n",
-                       m.sample_mode, Percent(m.sampled_share), std::llround(double(n) / m.sampled_share));
+    out << fmt::format("head sampling ({}): the requests above are {} of those served, measured from the work "
+                       "left out ({} by the rates asked; each connection recorded whole or not at all); about {} in "
+                       "all, each cluster's size divided alike\n",
+                       m.sample_mode, Percent(m.sampled_share), Percent(m.sample_rate),
+                       std::llround(double(n) / m.sampled_share));
   out << "threshold " << ThresholdText(m.threshold) << "\n";
   if (m.stats.outlier_requests)
     out << fmt::format("outliers: {} requests in {} clusters of fewer than {:.0f}% of the requests, attached to their "
