@@ -112,7 +112,7 @@ void ExpectOneRequestPerClientRequest(const TwoTierRun& run, int n) {
     if (!calls.empty()) {
       // Both processes' parts, the front first, the backend one call away,
       // each with CPU of its own.
-      ASSERT_EQ(q["processes"].size(), 2u) << q.dump().substr(0, 600);
+      ASSERT_EQ(q["processes"].size(), 2u) << q["processes"].dump() << "\n" << q.dump().substr(0, 600);
       EXPECT_EQ(q["processes"][0]["tgid"].get<uint32_t>(), front);
       EXPECT_EQ(q["processes"][0]["tier"].get<uint32_t>(), 0u);
       EXPECT_EQ(q["processes"][1]["tgid"].get<uint32_t>(), calls[0]["peer_tgid"].get<uint32_t>());
