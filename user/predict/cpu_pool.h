@@ -1,0 +1,50 @@
+// N CPUs under processor sharing: k runnable threads each progress at
+// min(1, N/k) of a CPU, the fluid limit of a fair round-robin scheduler
+// with a short quantum (what CFS approximates).
+//
+// Implemented with virtual time: V advances at the per-thread rate, a burst
+// of w entered at V0 finishes when V reaches V0 + w, so every arrival and
+// completion costs O(log k) however many threads share the CPUs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <vector>
+
+namespace jackdaw::predict {
+
+class CpuPool {
+ public:
+  explicit CpuPool(uint32_t cpus) : cpus_(cpus) {}
+
+  // A burst of `work_ns` (CPU time at speed 1) becomes runnable at `now`.
+  void Add(double now, uint64_t job, double work_ns);
+  // When the next burst finishes (infinity when none runs).
+  double NextCompletion() const;
+  // Removes the burst finishing at `now` (== NextCompletion()) and returns
+  // its job.
+  uint64_t PopCompleted(double now);
+
+  size_t runnable() const { return heap_.size(); }
+  // CPU-time delivered so far (sum over CPUs of busy time), up to `now`.
+  double BusyNs(double now) const;
+
+ private:
+  struct Burst {
+    double finish_v;
+    uint64_t seq;  // ties finish in arrival order: deterministic
+    uint64_t job;
+    bool operator>(const Burst& o) const { return finish_v > o.finish_v || (finish_v == o.finish_v && seq > o.seq); }
+  };
+  double Rate() const;
+  void Advance(double now);
+
+  uint32_t cpus_;
+  double now_ = 0, v_ = 0, busy_ = 0;
+  uint64_t seq_ = 0;
+  std::priority_queue<Burst, std::vector<Burst>, std::greater<Burst>> heap_;
+};
+
+}  // namespace jackdaw::predict
