@@ -6,14 +6,14 @@ namespace jackdaw::predict {
 
 double CpuPool::Rate() const {
   const double k = static_cast<double>(heap_.size());
-  return k == 0 ? 0 : std::min(1.0, cpus_ / k);
+  return k == 0 ? 0 : std::min(1.0, cpus_ / (k + background_));
 }
 
 void CpuPool::Advance(double now) {
   if (now <= now_) return;
   const double dt = now - now_;
   v_ += dt * Rate();
-  busy_ += dt * std::min<double>(static_cast<double>(heap_.size()), cpus_);
+  busy_ += dt * Rate() * static_cast<double>(heap_.size());
   now_ = now;
 }
 
@@ -39,7 +39,7 @@ uint64_t CpuPool::PopCompleted(double now) {
 
 double CpuPool::BusyNs(double now) const {
   const double dt = now > now_ ? now - now_ : 0;
-  return busy_ + dt * std::min<double>(static_cast<double>(heap_.size()), cpus_);
+  return busy_ + dt * Rate() * static_cast<double>(heap_.size());
 }
 
 }  // namespace jackdaw::predict

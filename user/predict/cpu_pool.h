@@ -2,6 +2,11 @@
 // min(1, N/k) of a CPU, the fluid limit of a fair round-robin scheduler
 // with a short quantum (what CFS approximates).
 //
+// Other work on the machine (what the recording's run-queue waits show
+// besides the requests' own) is `background` threads that are always
+// runnable: they take their fair share of the CPUs and no request waits
+// for them to finish.
+//
 // Implemented with virtual time: V advances at the per-thread rate, a burst
 // of w entered at V0 finishes when V reaches V0 + w, so every arrival and
 // completion costs O(log k) however many threads share the CPUs.
@@ -17,7 +22,7 @@ namespace jackdaw::predict {
 
 class CpuPool {
  public:
-  explicit CpuPool(uint32_t cpus) : cpus_(cpus) {}
+  explicit CpuPool(uint32_t cpus, double background = 0) : cpus_(cpus), background_(background) {}
 
   // A burst of `work_ns` (CPU time at speed 1) becomes runnable at `now`.
   void Add(double now, uint64_t job, double work_ns);
@@ -28,7 +33,8 @@ class CpuPool {
   uint64_t PopCompleted(double now);
 
   size_t runnable() const { return heap_.size(); }
-  // CPU-time delivered so far (sum over CPUs of busy time), up to `now`.
+  // CPU-time delivered to bursts so far (not to the background), up to
+  // `now`.
   double BusyNs(double now) const;
 
  private:
@@ -42,6 +48,7 @@ class CpuPool {
   void Advance(double now);
 
   uint32_t cpus_;
+  double background_;
   double now_ = 0, v_ = 0, busy_ = 0;
   uint64_t seq_ = 0;
   std::priority_queue<Burst, std::vector<Burst>, std::greater<Burst>> heap_;

@@ -38,5 +38,14 @@ TEST(CpuPool, ALateArrivalSlowsTheOthersFromThenOn) {
   EXPECT_DOUBLE_EQ(p.BusyNs(2000), 2000);
 }
 
+TEST(CpuPool, BackgroundThreadsTakeTheirShare) {
+  CpuPool p(2, /*background=*/2);
+  p.Add(0, 1, 1000);
+  // One burst and two background threads on two CPUs: 2/3 of a CPU each.
+  EXPECT_DOUBLE_EQ(p.NextCompletion(), 1500);
+  EXPECT_EQ(p.PopCompleted(1500), 1u);
+  EXPECT_NEAR(p.BusyNs(1500), 1000, 1e-9);  // only the burst's CPU counts
+}
+
 }  // namespace
 }  // namespace jackdaw::predict

@@ -28,6 +28,7 @@ Figures RecordedFigures(const RecordedWorkload& w) {
   f.throughput_per_s = w.throughput_per_s();
   f.cpu_utilisation = w.cpu_utilisation();
   f.disk_utilisation = w.disk_utilisation();
+  f.cpu_stretch = w.cpu_stretch();
   const double seconds = w.duration_ns() / 1e9;
   for (const RecordedKind& k : w.kinds) {
     std::vector<double> lat = k.latencies_ns;
@@ -42,6 +43,7 @@ Figures SimulatedFigures(const SimResult& r) {
   f.throughput_per_s = r.throughput_per_s;
   f.cpu_utilisation = r.cpu_utilisation;
   f.disk_utilisation = r.disk_utilisation;
+  f.cpu_stretch = r.cpu_stretch;
   for (const KindStats& k : r.kinds) f.kinds.push_back({k.label, k.throughput_per_s, k.p50_ms, k.p95_ms});
   return f;
 }
@@ -61,6 +63,9 @@ void WriteText(const PredictReport& r, std::ostream& out) {
   snprintf(line, sizeof(line), "  total %.1f req/s; CPU utilisation %.1f %%, disk %.1f %%; bottleneck: %s\n",
            p.throughput_per_s, 100 * p.cpu_utilisation, 100 * p.disk_utilisation, p.bottleneck.c_str());
   out << line;
+  snprintf(line, sizeof(line), "  other work on the CPUs: %.2f runnable threads (%s)\n", r.background_threads,
+           r.background_calibrated ? "calibrated: the recorded run-queue waits need them" : "--background");
+  out << line;
   out << "self-check: the recorded conditions (" << r.recorded_conditions << ") simulated\n";
   snprintf(line, sizeof(line), "  %-22s %11s %11s %9s\n", "MEASURE", "RECORDED", "SIMULATED", "ERROR");
   out << line;
@@ -71,6 +76,7 @@ void WriteText(const PredictReport& r, std::ostream& out) {
   };
   row("throughput req/s", r.recorded.throughput_per_s, r.self_check.throughput_per_s);
   row("CPU utilisation %", 100 * r.recorded.cpu_utilisation, 100 * r.self_check.cpu_utilisation);
+  row("CPU stretch", r.recorded.cpu_stretch, r.self_check.cpu_stretch);
   if (r.recorded.disk_utilisation > 0 || r.self_check.disk_utilisation > 0)
     row("disk utilisation %", 100 * r.recorded.disk_utilisation, 100 * r.self_check.disk_utilisation);
   for (size_t i = 0; i < r.recorded.kinds.size() && i < r.self_check.kinds.size(); ++i) {
@@ -100,11 +106,13 @@ nlohmann::ordered_json ToJson(const PredictReport& r) {
   j["bottleneck"] = {{"resource", p.bottleneck},
                      {"utilisation", p.bottleneck == "disk" ? p.disk_utilisation : p.cpu_utilisation}};
   j["saturated"] = p.saturated;
+  j["background_threads"] = {{"value", r.background_threads}, {"calibrated", r.background_calibrated}};
   nlohmann::ordered_json sc;
   sc["conditions"] = r.recorded_conditions;
   sc["throughput"] = Compare(r.self_check.throughput_per_s, r.recorded.throughput_per_s);
   sc["cpu_utilisation"] = Compare(r.self_check.cpu_utilisation, r.recorded.cpu_utilisation);
   sc["disk_utilisation"] = Compare(r.self_check.disk_utilisation, r.recorded.disk_utilisation);
+  sc["cpu_stretch"] = Compare(r.self_check.cpu_stretch, r.recorded.cpu_stretch);
   sc["kinds"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < r.recorded.kinds.size() && i < r.self_check.kinds.size(); ++i) {
     const Figures::Kind &rec = r.recorded.kinds[i], &sim = r.self_check.kinds[i];

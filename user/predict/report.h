@@ -22,6 +22,7 @@ struct Figures {
     double throughput_per_s = 0, p50_ms = 0, p95_ms = 0;
   };
   double throughput_per_s = 0, cpu_utilisation = 0, disk_utilisation = 0;
+  double cpu_stretch = 1;  // (CPU + run-queue wait) / CPU of the requests
   std::vector<Kind> kinds;
 };
 
@@ -35,6 +36,10 @@ struct PredictReport {
   std::string recorded_conditions;  // "2 clients (estimated), 2 CPUs"
   SimResult prediction;
   Figures recorded, self_check;
+  // Other work sharing the CPUs (calibrate.h), in the self-check and the
+  // prediction; calibrated from the recording unless the user gave it.
+  double background_threads = 0;
+  bool background_calibrated = true;
 };
 
 void WriteText(const PredictReport& r, std::ostream& out);

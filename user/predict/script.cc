@@ -41,6 +41,7 @@ struct Io {
 RequestScript BuildScript(const model::Request& r) {
   RequestScript s;
   s.recorded_latency_ns = r.latency_ns();
+  s.recorded_runq_ns = r.totals.runq_wait_ns;
   const auto& ev = r.events;
   const size_t n = ev.size();
 

@@ -53,6 +53,7 @@ struct RequestScript {
   uint32_t edges = 0;  // Signal/Wait ids are 0..edges-1
   uint32_t ios = 0;    // DiskSubmit/DiskWait ids are 0..ios-1
   uint64_t recorded_latency_ns = 0;
+  uint64_t recorded_runq_ns = 0;  // the request's run-queue waits, as recorded
   // Totals of what the script replays (for utilisations and tests).
   uint64_t cpu_ns = 0, disk_ns = 0, delay_ns = 0;
 };

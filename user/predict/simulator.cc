@@ -59,7 +59,7 @@ struct DiskJob {
 class Simulation {
  public:
   Simulation(const std::vector<SimKind>& kinds, const SimConfig& c)
-      : kinds_(kinds), c_(c), cpu_(c.cpus), rng_(c.seed) {
+      : kinds_(kinds), c_(c), cpu_(c.cpus, c.background_threads), rng_(c.seed) {
     std::vector<double> w;
     for (const SimKind& k : kinds) w.push_back(k.scripts.empty() ? 0 : std::max(0.0, k.share));
     pick_kind_ = std::discrete_distribution<uint32_t>(w.begin(), w.end());
@@ -311,6 +311,9 @@ class Simulation {
       TrackFlight();
       r.mean_in_flight = in_flight_area_ / window;
     }
+    double cpu_t = 0, cpu_work = 0;
+    for (const Sums& s : sums_) cpu_t += s.cpu, cpu_work += s.cpu_work;
+    if (cpu_work > 0) r.cpu_stretch = cpu_t / cpu_work;
     r.bottleneck = r.disk_utilisation > r.cpu_utilisation ? "disk" : "cpu";
     for (size_t k = 0; k < kinds_.size(); ++k) {
       KindStats ks;

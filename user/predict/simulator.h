@@ -29,6 +29,8 @@ struct SimKind {
 struct SimConfig {
   uint32_t cpus = 1;
   double cpu_speed = 1, disk_speed = 1;  // 2 = twice as fast
+  // Other work sharing the CPUs, as always-runnable threads (cpu_pool.h).
+  double background_threads = 0;
   // Closed loop when clients > 0: each client's cycle is its request, a
   // fixed gap (the client's own time between requests) and an exponential
   // think time of mean think_ns.
@@ -62,6 +64,9 @@ struct SimResult {
   double measured_s = 0;        // simulated time measured (after warm-up)
   uint64_t completed = 0;
   double mean_in_flight = 0;
+  // Time requests' CPU bursts took over the CPU they needed (1: never
+  // waited for a CPU), over every measured request.
+  double cpu_stretch = 1;
   bool saturated = false;       // open loop: arrivals outran the machine
   std::string bottleneck;       // the most utilised resource, "cpu" or "disk"
   uint64_t events = 0;          // simulation events processed

@@ -34,6 +34,12 @@ double RecordedWorkload::disk_utilisation() const {
   return duration_ns() > 0 ? std::min(1.0, disk / duration_ns()) : 0;
 }
 
+double RecordedWorkload::cpu_stretch() const {
+  double cpu = 0, runq = 0;
+  for (const RecordedKind& k : kinds) cpu += k.cpu_ns, runq += k.runq_ns;
+  return cpu > 0 ? (cpu + runq) / cpu : 1;
+}
+
 const RecordedKind* RecordedWorkload::Find(const std::string& label) const {
   for (const RecordedKind& k : kinds)
     if (k.label == label) return &k;
@@ -55,6 +61,7 @@ void WorkloadCollector::Assign(uint64_t request_id, uint64_t cluster_id) {
   k.latencies_ns.push_back(static_cast<double>(p.end_ns - p.start_ns));
   k.cpu_ns += static_cast<double>(p.script.cpu_ns);
   k.disk_ns += static_cast<double>(p.script.disk_ns);
+  k.runq_ns += static_cast<double>(p.script.recorded_runq_ns);
   b.first_start = std::min(b.first_start, p.start_ns);
   b.last_end = std::max(b.last_end, p.end_ns);
   // Reservoir sampling: every request of the kind equally likely kept.

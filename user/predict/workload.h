@@ -29,6 +29,7 @@ struct RecordedKind {
   std::vector<RequestScript> scripts;  // a uniform sample of its requests
   std::vector<double> latencies_ns;    // every request's
   double cpu_ns = 0, disk_ns = 0;      // over every request
+  double runq_ns = 0;                  // run-queue waits, over every request
 };
 
 struct RecordedWorkload {
@@ -52,6 +53,9 @@ struct RecordedWorkload {
   double ClientGapNs(uint32_t clients) const;
   double cpu_utilisation() const;   // requests' CPU over cpus x duration
   double disk_utilisation() const;  // requests' disk service over duration
+  // (CPU + run-queue wait) / CPU over every request: how much longer the
+  // requests' CPU work took than the CPU it needed.
+  double cpu_stretch() const;
   const RecordedKind* Find(const std::string& label) const;
 };
 
