@@ -34,7 +34,7 @@ struct PredictArgs {
   std::vector<std::string> scales, mixes;
   uint64_t requests = 200000, seed = 1;
   double window_s = 1.0;
-  double background = -1;  // < 0: calibrated
+  std::string other_work = "share";
   bool cpus_given = false;
 };
 
@@ -140,14 +140,11 @@ int Run(const PredictArgs& a, const std::string& argv0) {
   self.requests = a.requests;
   self.seed = a.seed;
   predict::PredictReport report;
-  report.background_calibrated = a.background < 0;
-  if (report.background_calibrated) {
-    const predict::Calibration cal = predict::CalibrateBackground(*recorded_kinds, self, w.cpu_stretch());
-    self.background_threads = cal.background_threads;
-  } else {
-    self.background_threads = a.background;
-  }
-  report.background_threads = self.background_threads;
+  const predict::OtherWork model = a.other_work == "threads" ? predict::OtherWork::kThreads
+                                   : a.other_work == "none"  ? predict::OtherWork::kNone
+                                                             : predict::OtherWork::kShare;
+  report.other_work = predict::Calibrate(model, *recorded_kinds, self, w.cpu_stretch());
+  report.other_work.Apply(&self);
   const predict::SimResult self_check = predict::Simulate(*recorded_kinds, self);
 
   predict::SimConfig c = self;
@@ -161,6 +158,7 @@ int Run(const PredictArgs& a, const std::string& argv0) {
   } else if (a.clients) {
     c.clients = a.clients;
   }
+  report.other_work.Apply(&c);  // on the predicted machine's CPUs
   report.prediction = predict::Simulate(*kinds, c);
   std::string scenario = Conditions(c.clients, c.rate_per_s, c.cpus, "");
   if (a.cpu_speed != 1) scenario += ", CPU speed x" + std::to_string(a.cpu_speed).substr(0, 5);
@@ -230,10 +228,12 @@ Runner RegisterPredict(CLI::App& app) {
   sub->add_option("--recorded-clients", args->recorded_clients,
                   "clients the recording had, for the self-check (default: estimated)")
       ->check(CLI::Range(1u, 100000u));
-  sub->add_option("--background", args->background,
-                  "other work on the CPUs, as always-runnable threads (default: calibrated so that the\n"
-                  "recorded conditions wait for the CPUs as the recording did; 0: the requests alone)")
-      ->check(FiniteRange(0, 4096, false, " threads"));
+  sub->add_option("--other-work", args->other_work,
+                  "how other work on the recorded machine's CPUs (seen as the requests' run-queue waits)\n"
+                  "is calibrated and kept: share (it took some CPUs, as another cgroup does), threads\n"
+                  "(always-runnable threads beside the requests'), none (the requests alone)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"share", "threads", "none"}));
   sub->add_option("--seed", args->seed, "random seed of the simulation (same seed, same answer)")
       ->capture_default_str();
   sub->add_option("-o,--json", args->json_out, "write the prediction and the self-check as JSON");

@@ -6,7 +6,7 @@ namespace jackdaw::predict {
 
 double CpuPool::Rate() const {
   const double k = static_cast<double>(heap_.size());
-  return k == 0 ? 0 : std::min(1.0, cpus_ / (k + background_));
+  return k == 0 ? 0 : std::min(1.0, capacity_ / (k + background_));
 }
 
 void CpuPool::Advance(double now) {

@@ -3,9 +3,12 @@
 // with a short quantum (what CFS approximates).
 //
 // Other work on the machine (what the recording's run-queue waits show
-// besides the requests' own) is `background` threads that are always
-// runnable: they take their fair share of the CPUs and no request waits
-// for them to finish.
+// besides the requests' own) is modelled one of two ways (calibrate.h):
+//  * `capacity`: the requests' threads get at most this many CPUs between
+//    them (other work in another cgroup, which CFS shares the CPUs with
+//    group by group);
+//  * `background`: that many always-runnable threads share the CPUs with
+//    the requests' threads, thread by thread (other work in the same group).
 //
 // Implemented with virtual time: V advances at the per-thread rate, a burst
 // of w entered at V0 finishes when V reaches V0 + w, so every arrival and
@@ -14,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <limits>
 #include <queue>
 #include <vector>
@@ -22,7 +26,9 @@ namespace jackdaw::predict {
 
 class CpuPool {
  public:
-  explicit CpuPool(uint32_t cpus, double background = 0) : cpus_(cpus), background_(background) {}
+  // capacity 0: all `cpus`.
+  explicit CpuPool(uint32_t cpus, double capacity = 0, double background = 0)
+      : capacity_(capacity > 0 ? std::min<double>(capacity, cpus) : cpus), background_(background) {}
 
   // A burst of `work_ns` (CPU time at speed 1) becomes runnable at `now`.
   void Add(double now, uint64_t job, double work_ns);
@@ -47,7 +53,7 @@ class CpuPool {
   double Rate() const;
   void Advance(double now);
 
-  uint32_t cpus_;
+  double capacity_;
   double background_;
   double now_ = 0, v_ = 0, busy_ = 0;
   uint64_t seq_ = 0;

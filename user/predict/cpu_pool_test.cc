@@ -39,12 +39,22 @@ TEST(CpuPool, ALateArrivalSlowsTheOthersFromThenOn) {
 }
 
 TEST(CpuPool, BackgroundThreadsTakeTheirShare) {
-  CpuPool p(2, /*background=*/2);
+  CpuPool p(2, /*capacity=*/0, /*background=*/2);
   p.Add(0, 1, 1000);
   // One burst and two background threads on two CPUs: 2/3 of a CPU each.
   EXPECT_DOUBLE_EQ(p.NextCompletion(), 1500);
   EXPECT_EQ(p.PopCompleted(1500), 1u);
   EXPECT_NEAR(p.BusyNs(1500), 1000, 1e-9);  // only the burst's CPU counts
+}
+
+TEST(CpuPool, ACapacityCapsTheBurstsTogether) {
+  CpuPool p(2, /*capacity=*/0.5);
+  p.Add(0, 1, 1000);
+  // Half a CPU for everything the requests run: one burst alone takes twice
+  // its work, two take four times.
+  EXPECT_DOUBLE_EQ(p.NextCompletion(), 2000);
+  p.Add(0, 2, 1000);
+  EXPECT_DOUBLE_EQ(p.NextCompletion(), 4000);
 }
 
 }  // namespace

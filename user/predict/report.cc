@@ -63,9 +63,8 @@ void WriteText(const PredictReport& r, std::ostream& out) {
   snprintf(line, sizeof(line), "  total %.1f req/s; CPU utilisation %.1f %%, disk %.1f %%; bottleneck: %s\n",
            p.throughput_per_s, 100 * p.cpu_utilisation, 100 * p.disk_utilisation, p.bottleneck.c_str());
   out << line;
-  snprintf(line, sizeof(line), "  other work on the CPUs: %.2f runnable threads (%s)\n", r.background_threads,
-           r.background_calibrated ? "calibrated: the recorded run-queue waits need them" : "--background");
-  out << line;
+  out << "  other work on the CPUs, calibrated from the recorded run-queue waits: " << r.other_work.Describe()
+      << "\n";
   out << "self-check: the recorded conditions (" << r.recorded_conditions << ") simulated\n";
   snprintf(line, sizeof(line), "  %-22s %11s %11s %9s\n", "MEASURE", "RECORDED", "SIMULATED", "ERROR");
   out << line;
@@ -106,7 +105,12 @@ nlohmann::ordered_json ToJson(const PredictReport& r) {
   j["bottleneck"] = {{"resource", p.bottleneck},
                      {"utilisation", p.bottleneck == "disk" ? p.disk_utilisation : p.cpu_utilisation}};
   j["saturated"] = p.saturated;
-  j["background_threads"] = {{"value", r.background_threads}, {"calibrated", r.background_calibrated}};
+  const Calibration& ow = r.other_work;
+  j["other_work"] = {{"model", ow.model == OtherWork::kShare     ? "share"
+                               : ow.model == OtherWork::kThreads ? "threads"
+                                                                 : "none"},
+                     {"cpus", ow.other_cpus},
+                     {"threads", ow.background_threads}};
   nlohmann::ordered_json sc;
   sc["conditions"] = r.recorded_conditions;
   sc["throughput"] = Compare(r.self_check.throughput_per_s, r.recorded.throughput_per_s);

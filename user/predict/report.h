@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "predict/calibrate.h"
 #include "predict/simulator.h"
 #include "predict/workload.h"
 
@@ -36,10 +37,9 @@ struct PredictReport {
   std::string recorded_conditions;  // "2 clients (estimated), 2 CPUs"
   SimResult prediction;
   Figures recorded, self_check;
-  // Other work sharing the CPUs (calibrate.h), in the self-check and the
-  // prediction; calibrated from the recording unless the user gave it.
-  double background_threads = 0;
-  bool background_calibrated = true;
+  // Other work sharing the CPUs (calibrate.h), calibrated from the
+  // recording, in the self-check and the prediction.
+  Calibration other_work;
 };
 
 void WriteText(const PredictReport& r, std::ostream& out);

@@ -59,7 +59,7 @@ struct DiskJob {
 class Simulation {
  public:
   Simulation(const std::vector<SimKind>& kinds, const SimConfig& c)
-      : kinds_(kinds), c_(c), cpu_(c.cpus, c.background_threads), rng_(c.seed) {
+      : kinds_(kinds), c_(c), cpu_(c.cpus, c.cpu_capacity, c.background_threads), rng_(c.seed) {
     std::vector<double> w;
     for (const SimKind& k : kinds) w.push_back(k.scripts.empty() ? 0 : std::max(0.0, k.share));
     pick_kind_ = std::discrete_distribution<uint32_t>(w.begin(), w.end());

@@ -29,7 +29,9 @@ struct SimKind {
 struct SimConfig {
   uint32_t cpus = 1;
   double cpu_speed = 1, disk_speed = 1;  // 2 = twice as fast
-  // Other work sharing the CPUs, as always-runnable threads (cpu_pool.h).
+  // Other work sharing the CPUs (cpu_pool.h): the CPUs left to the
+  // requests (0: all), or always-runnable threads beside them.
+  double cpu_capacity = 0;
   double background_threads = 0;
   // Closed loop when clients > 0: each client's cycle is its request, a
   // fixed gap (the client's own time between requests) and an exponential
