@@ -160,6 +160,18 @@ int Run(const PredictArgs& a, const std::string& argv0) {
   }
   report.other_work.Apply(&c);  // on the predicted machine's CPUs
   report.prediction = predict::Simulate(*kinds, c);
+  // A recording that shared its CPUs: the other model of that work too.
+  const bool shared = report.other_work.other_cpus > 0.05 || report.other_work.background_threads > 0.05;
+  if (shared && model != predict::OtherWork::kNone) {
+    const predict::OtherWork other =
+        model == predict::OtherWork::kShare ? predict::OtherWork::kThreads : predict::OtherWork::kShare;
+    predict::SimConfig rec = self;
+    rec.cpu_capacity = rec.background_threads = 0;
+    report.alternative_work = predict::Calibrate(other, *recorded_kinds, rec, w.cpu_stretch());
+    predict::SimConfig alt = c;
+    report.alternative_work.Apply(&alt);
+    report.alternative = predict::Simulate(*kinds, alt);
+  }
   std::string scenario = Conditions(c.clients, c.rate_per_s, c.cpus, "");
   if (a.cpu_speed != 1) scenario += ", CPU speed x" + std::to_string(a.cpu_speed).substr(0, 5);
   if (a.disk_speed != 1) scenario += ", disk speed x" + std::to_string(a.disk_speed).substr(0, 5);

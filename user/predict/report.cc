@@ -65,6 +65,16 @@ void WriteText(const PredictReport& r, std::ostream& out) {
   out << line;
   out << "  other work on the CPUs, calibrated from the recorded run-queue waits: " << r.other_work.Describe()
       << "\n";
+  if (r.alternative) {
+    out << "  with " << r.alternative_work.Describe() << " instead: ";
+    snprintf(line, sizeof(line), "%.1f req/s", r.alternative->throughput_per_s);
+    out << line;
+    for (const KindStats& k : r.alternative->kinds) {
+      snprintf(line, sizeof(line), "; %s p50 %.3f ms", k.label.c_str(), k.p50_ms);
+      out << line;
+    }
+    out << "\n";
+  }
   out << "self-check: the recorded conditions (" << r.recorded_conditions << ") simulated\n";
   snprintf(line, sizeof(line), "  %-22s %11s %11s %9s\n", "MEASURE", "RECORDED", "SIMULATED", "ERROR");
   out << line;
@@ -111,6 +121,22 @@ nlohmann::ordered_json ToJson(const PredictReport& r) {
                                                                  : "none"},
                      {"cpus", ow.other_cpus},
                      {"threads", ow.background_threads}};
+  if (r.alternative) {
+    const Calibration& aw = r.alternative_work;
+    nlohmann::ordered_json alt;
+    alt["other_work"] = {{"model", aw.model == OtherWork::kShare ? "share" : "threads"},
+                         {"cpus", aw.other_cpus},
+                         {"threads", aw.background_threads}};
+    alt["throughput"] = r.alternative->throughput_per_s;
+    alt["kinds"] = nlohmann::ordered_json::array();
+    for (const KindStats& k : r.alternative->kinds)
+      alt["kinds"].push_back({{"kind", k.label},
+                              {"p50_ms", k.p50_ms},
+                              {"p95_ms", k.p95_ms},
+                              {"p99_ms", k.p99_ms},
+                              {"throughput", k.throughput_per_s}});
+    j["alternative"] = std::move(alt);
+  }
   nlohmann::ordered_json sc;
   sc["conditions"] = r.recorded_conditions;
   sc["throughput"] = Compare(r.self_check.throughput_per_s, r.recorded.throughput_per_s);

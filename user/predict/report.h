@@ -4,6 +4,7 @@
 // reader sees how far to trust the prediction.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,6 +41,11 @@ struct PredictReport {
   // Other work sharing the CPUs (calibrate.h), calibrated from the
   // recording, in the self-check and the prediction.
   Calibration other_work;
+  // When the recording shared its CPUs: the prediction under the other
+  // model of that work (calibrate.h). One recording cannot tell which
+  // holds; the two bracket what was measured more often than either.
+  std::optional<SimResult> alternative;
+  Calibration alternative_work;
 };
 
 void WriteText(const PredictReport& r, std::ostream& out);

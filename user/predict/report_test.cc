@@ -61,6 +61,28 @@ TEST(Report, TextPrintsThePredictionAndTheSelfCheckErrors) {
   EXPECT_EQ(t.find("disk utilisation %"), std::string::npos) << t;  // recorded none, simulated none
 }
 
+TEST(Report, TheOtherModelOfSharedCpusIsShownBesideThePrediction) {
+  PredictReport r = Example();
+  r.other_work.model = OtherWork::kShare;
+  r.other_work.other_cpus = 0.5;
+  r.alternative = r.prediction;
+  r.alternative->throughput_per_s = 150;
+  r.alternative_work.model = OtherWork::kThreads;
+  r.alternative_work.background_threads = 1.5;
+  nlohmann::ordered_json j = ToJson(r);
+  EXPECT_EQ(j["other_work"]["model"], "share");
+  EXPECT_DOUBLE_EQ(j["other_work"]["cpus"].get<double>(), 0.5);
+  EXPECT_EQ(j["alternative"]["other_work"]["model"], "threads");
+  EXPECT_DOUBLE_EQ(j["alternative"]["throughput"].get<double>(), 150);
+  std::ostringstream out;
+  WriteText(r, out);
+  EXPECT_NE(out.str().find("0.50 CPUs taken by other work"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("1.50 always-runnable threads of other work (--other-work threads) instead: 150.0 req/s"),
+            std::string::npos)
+      << out.str();
+  EXPECT_FALSE(ToJson(Example()).contains("alternative"));
+}
+
 TEST(Report, RecordedFiguresComeFromEveryRequest) {
   RecordedWorkload w;
   w.first_start_ns = 0;
