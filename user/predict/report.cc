@@ -33,7 +33,7 @@ Figures RecordedFigures(const RecordedWorkload& w) {
   for (const RecordedKind& k : w.kinds) {
     std::vector<double> lat = k.latencies_ns;
     f.kinds.push_back({k.label, seconds > 0 ? static_cast<double>(k.count) / seconds : 0, Quantile(lat, 0.5) / 1e6,
-                       Quantile(lat, 0.95) / 1e6});
+                       Quantile(lat, 0.95) / 1e6, k.count});
   }
   return f;
 }
@@ -44,7 +44,7 @@ Figures SimulatedFigures(const SimResult& r) {
   f.cpu_utilisation = r.cpu_utilisation;
   f.disk_utilisation = r.disk_utilisation;
   f.cpu_stretch = r.cpu_stretch;
-  for (const KindStats& k : r.kinds) f.kinds.push_back({k.label, k.throughput_per_s, k.p50_ms, k.p95_ms});
+  for (const KindStats& k : r.kinds) f.kinds.push_back({k.label, k.throughput_per_s, k.p50_ms, k.p95_ms, k.completed});
   return f;
 }
 
@@ -147,6 +147,7 @@ nlohmann::ordered_json ToJson(const PredictReport& r) {
   for (size_t i = 0; i < r.recorded.kinds.size() && i < r.self_check.kinds.size(); ++i) {
     const Figures::Kind &rec = r.recorded.kinds[i], &sim = r.self_check.kinds[i];
     sc["kinds"].push_back({{"kind", rec.label},
+                           {"recorded_requests", rec.requests},
                            {"p50_ms", Compare(sim.p50_ms, rec.p50_ms)},
                            {"p95_ms", Compare(sim.p95_ms, rec.p95_ms)},
                            {"throughput", Compare(sim.throughput_per_s, rec.throughput_per_s)}});

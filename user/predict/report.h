@@ -4,6 +4,7 @@
 // reader sees how far to trust the prediction.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -22,6 +23,7 @@ struct Figures {
   struct Kind {
     std::string label;
     double throughput_per_s = 0, p50_ms = 0, p95_ms = 0;
+    uint64_t requests = 0;  // recorded or simulated (measured) requests of the kind
   };
   double throughput_per_s = 0, cpu_utilisation = 0, disk_utilisation = 0;
   double cpu_stretch = 1;  // (CPU + run-queue wait) / CPU of the requests
