@@ -129,14 +129,15 @@ int Run(const PredictArgs& a, const std::string& argv0) {
   const double client_gap = w.ClientGapNs(rec_clients);
   fprintf(stderr,
           "jackdaw: %" PRIu64 " requests in %zu kinds over %.3f s on %u CPUs; %.2f in flight on average -> %u "
-          "closed-loop clients%s, %.3f ms between a client's requests\n",
+          "closed-loop clients%s, %.3f ms between a client's requests; wake-up latency %.3f ms\n",
           w.requests, w.kinds.size(), w.duration_ns() / 1e9, w.cpus, w.mean_in_flight(), rec_clients,
-          a.recorded_clients ? " (--recorded-clients)" : "", client_gap / 1e6);
+          a.recorded_clients ? " (--recorded-clients)" : "", client_gap / 1e6, w.wakeup_ns / 1e6);
 
   predict::SimConfig self;
   self.cpus = w.cpus;
   self.clients = rec_clients;
   self.client_gap_ns = client_gap;
+  self.wakeup_ns = w.wakeup_ns;
   self.requests = a.requests;
   self.seed = a.seed;
   predict::PredictReport report;

@@ -21,7 +21,7 @@ void Push(ThreadScript& t, StepKind kind, uint32_t arg, uint64_t ns) {
   if (kind == StepKind::kCpu || kind == StepKind::kDelay) {
     if (ns == 0) return;
     // Consecutive bursts are one burst: fewer simulation events, same demand.
-    if (!t.steps.empty() && t.steps.back().kind == kind) {
+    if (!t.steps.empty() && t.steps.back().kind == kind && t.steps.back().arg == arg) {
       t.steps.back().ns += ns;
       return;
     }
@@ -109,6 +109,19 @@ RequestScript BuildScript(const model::Request& r) {
       last[ev[i].tid] = i;
     }
   }
+  // Wake-ups the simulation replays with a wake-up latency: every end of a
+  // blocked wait, and every thread woken into the request by another.
+  s.recorded_wakeups = static_cast<uint32_t>(wakeups);
+  for (const model::CausalEdge& e : r.edges) {
+    if (e.from >= n || e.to >= n || e.from >= e.to || ev[e.from].tid == 0 || ev[e.to].tid == 0 ||
+        ev[e.from].tid == ev[e.to].tid)
+      continue;
+    const int64_t p = prev_on_thread[e.to];
+    if (p >= 0 && !IsBlockedSwitch(ev[p])) continue;  // the wakee was running: no wake-up
+    if (p < 0) ++s.recorded_wakeups;
+    const uint64_t gap = ev[e.to].ts_ns - ev[e.from].ts_ns;
+    s.wake_gaps_ns.push_back(static_cast<uint32_t>(std::min<uint64_t>(gap, UINT32_MAX)));
+  }
   const uint64_t runq_after_wakeup =
       wakeups && r.totals.runq_wait_ns > preempted_off ? (r.totals.runq_wait_ns - preempted_off) / wakeups : 0;
 
@@ -120,6 +133,13 @@ RequestScript BuildScript(const model::Request& r) {
       continue;
     }
     ThreadScript& t = s.threads[thread_of.at(e.tid)];
+    if (prev_on_thread[i] < 0 && in_edges[i].empty() && e.ts_ns > r.start_ns) {
+      // The thread's start, as late after the request's first event as
+      // recorded (including the wake-up that started it).
+      const uint64_t offset = e.ts_ns - r.start_ns;
+      t.steps.push_back({StepKind::kDelay, 1, offset});
+      s.delay_ns += offset;
+    }
     // What the thread waited for before this event.
     for (uint32_t edge : in_edges[i]) Push(t, StepKind::kWait, edge, 0);
     if (prev_on_thread[i] >= 0 && in_edges[i].empty()) {

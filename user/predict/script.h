@@ -19,7 +19,9 @@
 //    wait the recording saw after the wake-up.
 //  * Run-queue waiting (after preemption, or after a wake-up) is never
 //    replayed: it is what the simulated scheduler produces.
-//  * A thread that does not begin with a wait starts with the request.
+//  * A thread that does not begin with a wait starts when it did in the
+//    recording, after the request's first event (a connection's packets
+//    arriving, say): that offset is an external delay, its wake-up in it.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +33,8 @@ namespace jackdaw::predict {
 
 enum class StepKind : uint8_t {
   kCpu,         // ns of CPU at speed 1
-  kDelay,       // ns of external wait (network, timers, other processes)
+  kDelay,       // ns of external wait (network, timers, other processes);
+                // arg 1: the wake-up that ends it is in ns already
   kDiskSubmit,  // I/O `arg` enters the disk queue; its service is ns
   kDiskWait,    // block until I/O `arg` of this request has completed
   kSignal,      // edge `arg` fires (wakes its target if it is waiting)
@@ -54,6 +57,11 @@ struct RequestScript {
   uint32_t ios = 0;    // DiskSubmit/DiskWait ids are 0..ios-1
   uint64_t recorded_latency_ns = 0;
   uint64_t recorded_runq_ns = 0;  // the request's run-queue waits, as recorded
+  // Times a thread of the request woke from blocking, and for wake-ups by
+  // another of its threads, the time from the signal to the wakee running
+  // (wake-up latency, plus run-queue wait when the CPUs were busy).
+  uint32_t recorded_wakeups = 0;
+  std::vector<uint32_t> wake_gaps_ns;
   // Totals of what the script replays (for utilisations and tests).
   uint64_t cpu_ns = 0, disk_ns = 0, delay_ns = 0;
 };

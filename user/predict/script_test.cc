@@ -77,6 +77,22 @@ TEST(Script, AnRpcToAHelperIsSignalAndWaitOnBothThreads) {
   EXPECT_EQ(s.threads[1].steps[1].ns, 15'000'000u);
   // The worker's wait for the helper is not a delay: the simulation makes it.
   EXPECT_EQ(s.delay_ns, 0u);
+  // Both wake-ups found their thread asleep: signal to resume, 100 us each.
+  EXPECT_EQ(s.wake_gaps_ns, (std::vector<uint32_t>{100'000, 100'000}));
+  EXPECT_EQ(s.recorded_wakeups, 2u);  // the worker's, and the helper's into the request
+}
+
+TEST(Script, AThreadStartsAsLateAsItDidAfterTheRequestsFirstEvent) {
+  RequestBuilder b(5);
+  b.Add(0, 0, "net_recv", SyntheticKind::kNone, 3'000);  // the connection's first packet
+  b.Add(kWorker, 200'000, "sys_exit:accept4", SyntheticKind::kNone, 10'000);
+  b.Add(kWorker, 300'000, "usdt:request_end", SyntheticKind::kNone, 90'000);
+  RequestScript s = BuildScript(std::move(b).Build());
+  ASSERT_EQ(s.threads.size(), 1u);
+  EXPECT_EQ(Kinds(s.threads[0]), (std::vector<StepKind>{StepKind::kDelay, StepKind::kCpu}));
+  EXPECT_EQ(s.threads[0].steps[0].ns, 200'000u);
+  EXPECT_EQ(s.threads[0].steps[0].arg, 1u);  // its wake-up is in it
+  EXPECT_EQ(s.threads[0].steps[1].ns, 103'000u);
 }
 
 TEST(Script, BackwardAndSameThreadEdgesAreDropped) {
@@ -89,7 +105,7 @@ TEST(Script, BackwardAndSameThreadEdgesAreDropped) {
   RequestScript s = BuildScript(std::move(b).Build());
   EXPECT_EQ(s.edges, 0u);
   for (const ThreadScript& t : s.threads)
-    for (const Step& st : t.steps) EXPECT_EQ(st.kind, StepKind::kCpu);
+    for (const Step& st : t.steps) EXPECT_TRUE(st.kind == StepKind::kCpu || st.kind == StepKind::kDelay);
 }
 
 }  // namespace

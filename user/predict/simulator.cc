@@ -42,7 +42,7 @@ struct Instance {
   double cpu_t = 0, disk_t = 0, wait_t = 0;
 };
 
-enum class EvType : uint8_t { kResume, kDiskDone, kArrival, kClientStart };
+enum class EvType : uint8_t { kResume, kWoken, kDiskDone, kArrival, kClientStart };
 struct Ev {
   double t;
   uint64_t seq;
@@ -120,6 +120,7 @@ class Simulation {
         ready_.push_back(e.a);
         break;
       }
+      case EvType::kWoken: ready_.push_back(e.a); break;
       case EvType::kDiskDone: DiskDone(); break;
       case EvType::kArrival:
         Start(-1);
@@ -180,7 +181,12 @@ class Simulation {
     }
   }
 
-  void Wake(uint32_t id, uint32_t th) { ready_.push_back((uint64_t(id) << kThreadBits) | th); }
+  // A blocked thread may run again: after the wake-up latency.
+  void Wake(uint32_t id, uint32_t th) {
+    const uint64_t job = (uint64_t(id) << kThreadBits) | th;
+    if (c_.wakeup_ns > 0) Schedule(now_ + c_.wakeup_ns, EvType::kWoken, job);
+    else ready_.push_back(job);
+  }
 
   // Runs thread `th` of instance `id` from its pc until it blocks or ends.
   void RunThread(uint32_t id, uint32_t th) {
@@ -201,7 +207,7 @@ class Simulation {
           const double d = static_cast<double>(s.ns) * in.wait_scale;
           if (d <= 0) break;
           in.blocked_at[th] = now_;
-          Schedule(now_ + d, EvType::kResume, job);
+          Schedule(now_ + d + (s.arg ? 0 : c_.wakeup_ns), EvType::kResume, job);
           return;
         }
         case StepKind::kDiskSubmit: {

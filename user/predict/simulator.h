@@ -33,6 +33,9 @@ struct SimConfig {
   // requests (0: all), or always-runnable threads beside them.
   double cpu_capacity = 0;
   double background_threads = 0;
+  // From a thread's wake-up (a signal, its disk I/O done, its wait over)
+  // to its running again on an idle CPU: the kernel's wake-up latency.
+  double wakeup_ns = 0;
   // Closed loop when clients > 0: each client's cycle is its request, a
   // fixed gap (the client's own time between requests) and an exponential
   // think time of mean think_ns.

@@ -143,6 +143,25 @@ TEST(Simulator, ThreadsOfARequestWaitForEachOther) {
   EXPECT_NEAR(r.cpu_utilisation, 0.5, 1e-6);
 }
 
+TEST(Simulator, EveryWakeUpCostsTheWakeUpLatency) {
+  // Worker 1 ms, helper 2 ms, worker 1 ms: two wake-ups (the helper's, the
+  // worker's), then a 3 ms external wait and its wake-up.
+  RequestScript s;
+  s.threads.resize(2);
+  s.edges = 2;
+  s.threads[0].steps = {{StepKind::kCpu, 0, 1'000'000}, {StepKind::kSignal, 0, 0}, {StepKind::kWait, 1, 0},
+                        {StepKind::kCpu, 0, 1'000'000}, {StepKind::kDelay, 0, 3'000'000}};
+  s.threads[1].steps = {{StepKind::kWait, 0, 0}, {StepKind::kCpu, 0, 2'000'000}, {StepKind::kSignal, 1, 0}};
+  std::vector<RequestScript> one{s};
+  SimConfig c;
+  c.cpus = 2;
+  c.clients = 1;
+  c.requests = 100;
+  c.wakeup_ns = 50'000;
+  SimResult r = Simulate({KindOf(one)}, c);
+  EXPECT_NEAR(r.kinds[0].p50_ms, 7.15, 1e-6);
+}
+
 TEST(Simulator, ExternalWaitsAreDelaysThatLoadNothing) {
   RequestScript s;
   s.threads.resize(1);

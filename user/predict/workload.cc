@@ -36,7 +36,8 @@ double RecordedWorkload::disk_utilisation() const {
 
 double RecordedWorkload::cpu_stretch() const {
   double cpu = 0, runq = 0;
-  for (const RecordedKind& k : kinds) cpu += k.cpu_ns, runq += k.runq_ns;
+  for (const RecordedKind& k : kinds)
+    cpu += k.cpu_ns, runq += std::max(0.0, k.runq_ns - static_cast<double>(k.wakeups) * wakeup_ns);
   return cpu > 0 ? (cpu + runq) / cpu : 1;
 }
 
@@ -46,8 +47,16 @@ const RecordedKind* RecordedWorkload::Find(const std::string& label) const {
   return nullptr;
 }
 
+namespace {
+constexpr size_t kMaxWakeGaps = 1 << 18;
+}  // namespace
+
 void WorkloadCollector::Add(const model::Request& r) {
-  pending_[r.id] = Pending{BuildScript(r), r.start_ns, r.end_ns};
+  Pending p{BuildScript(r), r.start_ns, r.end_ns};
+  for (uint32_t g : p.script.wake_gaps_ns)
+    if (wake_gaps_.size() < kMaxWakeGaps) wake_gaps_.push_back(g);
+  std::vector<uint32_t>().swap(p.script.wake_gaps_ns);
+  pending_[r.id] = std::move(p);
 }
 
 void WorkloadCollector::Assign(uint64_t request_id, uint64_t cluster_id) {
@@ -62,6 +71,7 @@ void WorkloadCollector::Assign(uint64_t request_id, uint64_t cluster_id) {
   k.cpu_ns += static_cast<double>(p.script.cpu_ns);
   k.disk_ns += static_cast<double>(p.script.disk_ns);
   k.runq_ns += static_cast<double>(p.script.recorded_runq_ns);
+  k.wakeups += p.script.recorded_wakeups;
   b.first_start = std::min(b.first_start, p.start_ns);
   b.last_end = std::max(b.last_end, p.end_ns);
   // Reservoir sampling: every request of the kind equally likely kept.
@@ -92,6 +102,12 @@ RecordedWorkload WorkloadCollector::Finish(const std::vector<std::pair<uint64_t,
   }
   for (const auto& [id, b] : buckets_) w.unassigned += b.kind.count;
   if (w.kinds.empty()) w.first_start_ns = w.last_end_ns = 0;
+  if (!wake_gaps_.empty()) {
+    auto q = wake_gaps_.begin() + static_cast<ptrdiff_t>(wake_gaps_.size() / 4);
+    std::nth_element(wake_gaps_.begin(), q, wake_gaps_.end());
+    w.wakeup_ns = *q;
+  }
+  wake_gaps_.clear();
   buckets_.clear();
   pending_.clear();
   return w;

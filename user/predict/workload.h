@@ -30,6 +30,7 @@ struct RecordedKind {
   std::vector<double> latencies_ns;    // every request's
   double cpu_ns = 0, disk_ns = 0;      // over every request
   double runq_ns = 0;                  // run-queue waits, over every request
+  uint64_t wakeups = 0;                // threads woken from blocking, over every request
 };
 
 struct RecordedWorkload {
@@ -39,6 +40,10 @@ struct RecordedWorkload {
   uint64_t first_start_ns = 0, last_end_ns = 0;
   double latency_sum_ns = 0;
   uint64_t unassigned = 0;  // requests whose cluster the model no longer has
+  // The kernel's wake-up latency (signal to the wakee running), taken as
+  // the lower quartile of the recorded wake-ups between a request's threads:
+  // the ones that found a CPU free. 0 when no request had such a wake-up.
+  double wakeup_ns = 0;
 
   double duration_ns() const { return static_cast<double>(last_end_ns - first_start_ns); }
   double throughput_per_s() const;
@@ -54,7 +59,9 @@ struct RecordedWorkload {
   double cpu_utilisation() const;   // requests' CPU over cpus x duration
   double disk_utilisation() const;  // requests' disk service over duration
   // (CPU + run-queue wait) / CPU over every request: how much longer the
-  // requests' CPU work took than the CPU it needed.
+  // requests' CPU work took than the CPU it needed. The wake-up latency
+  // of every wake-up is taken out of the run-queue wait: the simulation
+  // replays it as a latency, not as waiting for a CPU.
   double cpu_stretch() const;
   const RecordedKind* Find(const std::string& label) const;
 };
@@ -85,6 +92,7 @@ class WorkloadCollector {
   size_t per_kind_;
   std::mt19937_64 rng_;
   std::unordered_map<uint64_t, Pending> pending_;
+  std::vector<uint32_t> wake_gaps_;  // the first kMaxWakeGaps
   std::map<uint64_t, Bucket> buckets_;
 };
 

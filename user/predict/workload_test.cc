@@ -49,6 +49,33 @@ TEST(Workload, KindsFollowTheModelsLabelsAndKeepEveryLatency) {
   EXPECT_EQ(w.Find("c9"), nullptr);
 }
 
+TEST(Workload, WakeUpLatencyIsTheLowerQuartileAndLeavesTheRunQueue) {
+  WorkloadCollector c;
+  // Requests whose worker hands a helper work: signal to resume takes
+  // 40, 60, 80 or 400 us (the last found the CPUs busy).
+  const uint64_t gaps[] = {40'000, 60'000, 80'000, 400'000};
+  for (uint64_t i = 0; i < 4; ++i) {
+    RequestBuilder b(i + 1);
+    const uint32_t sig = b.Add(1, 0, "signal", SyntheticKind::kSignal, 1'000'000);
+    b.Add(1, 10'000, "switch_out:blocked", SyntheticKind::kNone, 0);
+    const uint32_t res = b.Add(2, gaps[i], "resume", SyntheticKind::kResume, 0);
+    const uint32_t back = b.Add(2, gaps[i] + 1'000'000, "signal", SyntheticKind::kSignal, 1'000'000);
+    const uint32_t wake = b.Add(1, gaps[i] + 1'050'000, "resume", SyntheticKind::kResume, 0);
+    b.Edge(sig, res);
+    b.Edge(back, wake);
+    b.AddRunqWait(gaps[i] + 50'000);
+    c.Add(std::move(b).Build());
+    c.Assign(i + 1, 1);
+  }
+  RecordedWorkload w = c.Finish({{1, "c0"}}, 2);
+  // Eight wake-up gaps: 50 us (the worker's, four times), 40, 60, 80, 400.
+  EXPECT_DOUBLE_EQ(w.wakeup_ns, 50'000);
+  // The run-queue wait less 50 us for each of the 8 wake-ups (two a
+  // request: the helper's and the worker's), over 8 ms of CPU.
+  const double runq = (40'000 + 60'000 + 80'000 + 400'000) + 4 * 50'000.0;
+  EXPECT_NEAR(w.cpu_stretch(), 1.0 + (runq - 8 * 50'000.0) / 8e6, 1e-9);
+}
+
 TEST(Workload, ClustersTheModelNoLongerHasAreCountedNotKept) {
   WorkloadCollector c;
   c.Add(Simple(1, 0, 100, 50));
