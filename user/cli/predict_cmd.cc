@@ -3,6 +3,7 @@
 // modelled as `analyze` does; each kind's recorded requests are replayed
 // through a simulation of the machine (user/predict/) under the load and
 // hardware asked for, and under the recorded ones as a self-check.
+#include <algorithm>
 #include <cinttypes>
 #include <iostream>
 #include <memory>
@@ -35,6 +36,7 @@ struct PredictArgs {
   uint64_t requests = 200000, seed = 1;
   double window_s = 1.0;
   std::string other_work = "share";
+  std::string scheduler = "eevdf";
   bool cpus_given = false;
 };
 
@@ -90,6 +92,14 @@ std::string Conditions(uint32_t clients, double rate, uint32_t cpus, const char*
   return s.str();
 }
 
+// EEVDF's base slice as the kernel scales it with the CPU count
+// (sysctl_sched_base_slice: 0.75 ms x (1 + log2 CPUs), CPUs capped at 8).
+double BaseSliceNs(uint32_t cpus) {
+  uint32_t log2 = 0;
+  for (uint32_t n = std::min<uint32_t>(cpus, 8); n > 1; n >>= 1) ++log2;
+  return 0.75e6 * (1 + log2);
+}
+
 int Usage(const std::string& message) {
   PrintError(message);
   return kExitUsage;
@@ -138,6 +148,8 @@ int Run(const PredictArgs& a, const std::string& argv0) {
   self.clients = rec_clients;
   self.client_gap_ns = client_gap;
   self.wakeup_ns = w.wakeup_ns;
+  const bool eevdf = a.scheduler == "eevdf";
+  self.woken_slice_ns = eevdf ? BaseSliceNs(w.cpus) : 0;
   self.requests = a.requests;
   self.seed = a.seed;
   predict::PredictReport report;
@@ -150,6 +162,7 @@ int Run(const PredictArgs& a, const std::string& argv0) {
 
   predict::SimConfig c = self;
   c.cpus = a.cpus_given ? a.cpus : w.cpus;
+  c.woken_slice_ns = eevdf ? BaseSliceNs(c.cpus) : 0;
   c.cpu_speed = a.cpu_speed;
   c.disk_speed = a.disk_speed;
   c.think_ns = a.think_s * 1e9;
@@ -241,6 +254,11 @@ Runner RegisterPredict(CLI::App& app) {
   sub->add_option("--recorded-clients", args->recorded_clients,
                   "clients the recording had, for the self-check (default: estimated)")
       ->check(CLI::Range(1u, 100000u));
+  sub->add_option("--scheduler", args->scheduler,
+                  "the simulated scheduler: eevdf (processor sharing, a woken thread's first slice run\n"
+                  "ahead of threads that kept running, as Linux places it) or ps (plain processor sharing)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"eevdf", "ps"}));
   sub->add_option("--other-work", args->other_work,
                   "how other work on the recorded machine's CPUs (seen as the requests' run-queue waits)\n"
                   "is calibrated and kept: share (it took some CPUs, as another cgroup does), threads\n"

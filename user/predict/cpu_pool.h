@@ -31,14 +31,18 @@ class CpuPool {
       : capacity_(capacity > 0 ? std::min<double>(capacity, cpus) : cpus), background_(background) {}
 
   // A burst of `work_ns` (CPU time at speed 1) becomes runnable at `now`.
-  void Add(double now, uint64_t job, double work_ns);
+  // A `woken` burst (a thread's first CPU after a wake-up, up to the
+  // scheduler's slice: the caller splits it) runs before the others, as
+  // the kernel places a woken thread ahead of those that kept running;
+  // woken bursts share the CPUs fairly among themselves.
+  void Add(double now, uint64_t job, double work_ns, bool woken = false);
   // When the next burst finishes (infinity when none runs).
   double NextCompletion() const;
   // Removes the burst finishing at `now` (== NextCompletion()) and returns
   // its job.
   uint64_t PopCompleted(double now);
 
-  size_t runnable() const { return heap_.size(); }
+  size_t runnable() const { return cls_[0].heap.size() + cls_[1].heap.size(); }
   // CPU-time delivered to bursts so far (not to the background), up to
   // `now`.
   double BusyNs(double now) const;
@@ -50,14 +54,22 @@ class CpuPool {
     uint64_t job;
     bool operator>(const Burst& o) const { return finish_v > o.finish_v || (finish_v == o.finish_v && seq > o.seq); }
   };
-  double Rate() const;
+  // One class of bursts sharing what the CPUs give it, with its own
+  // virtual time.
+  struct Class {
+    double v = 0;
+    std::priority_queue<Burst, std::vector<Burst>, std::greater<Burst>> heap;
+  };
+  // Per-burst rate of class 1 (woken) and class 0 (the rest).
+  void Rates(double* woken, double* rest) const;
   void Advance(double now);
+  double NextIn(int c, double rate) const;
 
   double capacity_;
   double background_;
-  double now_ = 0, v_ = 0, busy_ = 0;
+  double now_ = 0, busy_ = 0;
   uint64_t seq_ = 0;
-  std::priority_queue<Burst, std::vector<Burst>, std::greater<Burst>> heap_;
+  Class cls_[2];  // [0] running on, [1] woken
 };
 
 }  // namespace jackdaw::predict

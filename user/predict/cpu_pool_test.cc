@@ -47,6 +47,18 @@ TEST(CpuPool, BackgroundThreadsTakeTheirShare) {
   EXPECT_NEAR(p.BusyNs(1500), 1000, 1e-9);  // only the burst's CPU counts
 }
 
+TEST(CpuPool, AWokenBurstRunsAheadOfThoseThatKeptRunning) {
+  CpuPool p(1);
+  p.Add(0, 1, 10'000);                 // running on
+  p.Add(1'000, 2, 500, /*woken=*/true);  // woken: takes the CPU at once
+  EXPECT_DOUBLE_EQ(p.NextCompletion(), 1'500);
+  EXPECT_EQ(p.PopCompleted(1'500), 2u);
+  // Job 1 had 1000 of its 10000 by then: done 9000 later.
+  EXPECT_DOUBLE_EQ(p.NextCompletion(), 10'500);
+  EXPECT_EQ(p.PopCompleted(10'500), 1u);
+  EXPECT_DOUBLE_EQ(p.BusyNs(10'500), 10'500);
+}
+
 TEST(CpuPool, ACapacityCapsTheBurstsTogether) {
   CpuPool p(2, /*capacity=*/0.5);
   p.Add(0, 1, 1000);

@@ -37,6 +37,8 @@ struct Instance {
   double cpu_scale = 1, disk_scale = 1, wait_scale = 1;
   std::vector<uint32_t> pc;
   std::vector<double> blocked_at;     // per thread: when it last blocked
+  std::vector<uint8_t> woken;         // per thread: woke since its last CPU burst
+  std::vector<double> cpu_left;       // per thread: its burst past the woken slice
   std::vector<uint8_t> fired, io_done;
   std::vector<int32_t> edge_waiter, io_waiter;
   double cpu_t = 0, disk_t = 0, wait_t = 0;
@@ -85,6 +87,12 @@ class Simulation {
         const uint64_t job = cpu_.PopCompleted(now_);
         Instance& in = inst_[job >> kThreadBits];
         const uint32_t th = job & ((1u << kThreadBits) - 1);
+        if (in.cpu_left[th] > 0) {  // its woken slice is done: the rest runs as others do
+          cpu_.Add(now_, job, in.cpu_left[th]);
+          in.cpu_left[th] = 0;
+          DrainReady();
+          continue;
+        }
         in.cpu_t += now_ - in.blocked_at[th];
         in.pc[th]++;
         RunThread(job >> kThreadBits, th);
@@ -117,6 +125,7 @@ class Simulation {
         const uint32_t th = e.a & ((1u << kThreadBits) - 1);
         in.wait_t += now_ - in.blocked_at[th];
         in.pc[th]++;
+        in.woken[th] = 1;
         ready_.push_back(e.a);
         break;
       }
@@ -159,6 +168,8 @@ class Simulation {
     in.wait_scale = kind.wait_scale;
     in.pc.assign(s->threads.size(), 0);
     in.blocked_at.assign(s->threads.size(), now_);
+    in.woken.assign(s->threads.size(), 1);
+    in.cpu_left.assign(s->threads.size(), 0);
     in.fired.assign(s->edges, 0);
     in.edge_waiter.assign(s->edges, -1);
     in.io_done.assign(s->ios, 0);
@@ -183,6 +194,7 @@ class Simulation {
 
   // A blocked thread may run again: after the wake-up latency.
   void Wake(uint32_t id, uint32_t th) {
+    inst_[id].woken[th] = 1;
     const uint64_t job = (uint64_t(id) << kThreadBits) | th;
     if (c_.wakeup_ns > 0) Schedule(now_ + c_.wakeup_ns, EvType::kWoken, job);
     else ready_.push_back(job);
@@ -200,7 +212,14 @@ class Simulation {
           const double work = static_cast<double>(s.ns) * in.cpu_scale;
           if (work <= 0) break;
           in.blocked_at[th] = now_;
-          cpu_.Add(now_, job, work);
+          if (in.woken[th] && c_.woken_slice_ns > 0) {
+            const double first = std::min(work, c_.woken_slice_ns);
+            in.cpu_left[th] = work - first;
+            cpu_.Add(now_, job, first, /*woken=*/true);
+          } else {
+            cpu_.Add(now_, job, work);
+          }
+          in.woken[th] = 0;
           return;
         }
         case StepKind::kDelay: {

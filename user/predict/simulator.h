@@ -36,6 +36,10 @@ struct SimConfig {
   // From a thread's wake-up (a signal, its disk I/O done, its wait over)
   // to its running again on an idle CPU: the kernel's wake-up latency.
   double wakeup_ns = 0;
+  // A woken thread's first CPU, up to this much, runs ahead of threads
+  // that kept running (the kernel's placement of a woken task, EEVDF's
+  // base slice); 0: plain processor sharing.
+  double woken_slice_ns = 0;
   // Closed loop when clients > 0: each client's cycle is its request, a
   // fixed gap (the client's own time between requests) and an exponential
   // think time of mean think_ns.

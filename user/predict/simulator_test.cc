@@ -108,6 +108,29 @@ TEST(Simulator, TwoCpusShareFourRequestsFairly) {
   EXPECT_NEAR(fast.throughput_per_s, 4000, 2);
 }
 
+TEST(Simulator, AWokenShortRequestIsNotSlowedByLongOnes) {
+  // Three clients on one CPU; a tenth of the requests take 0.1 ms, the
+  // rest 20 ms on average, so a short one nearly always arrives beside long
+  // ones. (Long ones of one size would keep the clients in lockstep.)
+  std::vector<RequestScript> long_one = ExponentialCpu(20e6, 500, 5), short_one{CpuOnly(100'000)};
+  SimKind l = KindOf(long_one, "long"), sh = KindOf(short_one, "short");
+  l.share = 0.9;
+  sh.share = 0.1;
+  SimConfig c;
+  c.cpus = 1;
+  c.clients = 3;
+  c.requests = 4000;
+  SimResult ps = Simulate({l, sh}, c);
+  c.woken_slice_ns = 1'500'000;
+  SimResult woken = Simulate({l, sh}, c);
+  // Plain sharing gives a short request a third of the CPU; placed ahead
+  // of the long ones, it runs at once.
+  EXPECT_GT(ps.kinds[1].p50_ms, 0.25);
+  EXPECT_NEAR(woken.kinds[1].p50_ms, 0.1, 1e-6);
+  // The CPU does the same work either way.
+  EXPECT_NEAR(woken.throughput_per_s, ps.throughput_per_s, 0.03 * ps.throughput_per_s);
+}
+
 TEST(Simulator, TheDiskIsAFifoQueueMD1) {
   std::vector<RequestScript> one{DiskOnly(1'000'000)};
   SimConfig c;
