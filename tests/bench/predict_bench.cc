@@ -52,6 +52,8 @@ void Run(benchmark::State& state, bool open_loop) {
   const Workload w = Table1();
   SimConfig c;
   c.cpus = 2;
+  c.woken_slice_ns = 1.5e6;  // predict's default scheduler on 2 CPUs
+  c.wakeup_ns = 20'000;
   c.requests = static_cast<uint64_t>(state.range(0));
   if (open_loop) c.rate_per_s = 0.7 * c.cpus * 1e9 / w.mean_cpu_ns;
   else c.clients = 8;

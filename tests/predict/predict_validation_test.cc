@@ -105,12 +105,13 @@ Measured Load(int port, int clients, int requests, const std::string& truth) {
   return m;
 }
 
-nlohmann::json Predict(const std::string& trace, int clients) {
+nlohmann::json Predict(const std::string& trace, int clients, const std::string& other_work = "share") {
   const std::string out = testing::TempPath("predict-" + std::to_string(clients) + ".json");
   auto r = RunCommand({Bin("jackdaw"), "predict", trace, "--schema", "testserver", "--clients",
-                       std::to_string(clients), "--requests", "50000", "--json", out});
+                       std::to_string(clients), "--requests", "50000", "--other-work", other_work, "--json", out});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  printf("$ jackdaw predict TRACE --schema testserver --clients %d\n%s%s", clients, r.err.c_str(), r.out.c_str());
+  printf("$ jackdaw predict TRACE --schema testserver --clients %d --other-work %s\n%s%s", clients,
+         other_work.c_str(), r.err.c_str(), r.out.c_str());
   std::ifstream in(out);
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   std::filesystem::remove(out);
@@ -140,10 +141,14 @@ TEST(PredictValidation, RecordedAtTwoClientsPredictsOneAndFour) {
     recorded = Load(port, 2, 240, testing::TempPath("truth-c2.jsonl"));
     ASSERT_EQ(server.Stop(), 0);
   }
-  std::map<int, nlohmann::json> predicted;
+  std::map<int, nlohmann::json> predicted, alone;
   for (int clients : {1, 4}) {
     predicted[clients] = Predict(trace, clients);
     ASSERT_FALSE(predicted[clients].is_discarded());
+    // As if the recording's other work (jackdaw's own reader among it) were
+    // gone: what an unrecorded server on a quiet machine gets.
+    alone[clients] = Predict(trace, clients, "none");
+    ASSERT_FALSE(alone[clients].is_discarded());
   }
   std::filesystem::remove(trace);
 
@@ -183,6 +188,9 @@ TEST(PredictValidation, RecordedAtTwoClientsPredictsOneAndFour) {
       printf("%-8d %-5s %5s %8.1f/s %8.1f/s %+7.1f %%  (other work as threads)\n", clients, "all", "", pt,
              m.throughput, 100 * (pt - m.throughput) / m.throughput);
     }
+    const double pn = alone[clients]["throughput"].get<double>();
+    printf("%-8d %-5s %5s %8.1f/s %8.1f/s %+7.1f %%  (no other work)\n", clients, "all", "", pn, m.throughput,
+           100 * (pn - m.throughput) / m.throughput);
   }
 
   const double recorded_x = check["throughput"]["recorded"].get<double>();
