@@ -7,7 +7,9 @@
 // Asserted: the self-check (the recorded conditions simulated) within 10 %
 // of the recording's throughput and CPU utilisation, always; the predicted
 // throughputs within 25 % of the measured ones only when the recording had
-// the machine to itself and the machine stayed so. Other work on a shared
+// the machine nearly to itself (under half a CPU of other work: jackdaw's
+// own reader and the load generator take some) and the recorded load,
+// measured again unrecorded, moved by less than 10 %. Other work on a shared
 // machine (a build beside the test) takes the CPUs in phases, and no model
 // of one recording predicts the next phase (measured on this 2-CPU machine
 // beside a build: the requests got 0.45 to 1.04 CPU from run to run at the
@@ -200,11 +202,11 @@ TEST(PredictValidation, RecordedAtTwoClientsPredictsOneAndFour) {
   EXPECT_LT(std::abs(check["throughput"]["error"].get<double>()), 0.10);
   EXPECT_LT(std::abs(check["cpu_utilisation"]["error"].get<double>()), 0.10);
   const double other_cpus = predicted[4]["other_work"]["cpus"].get<double>();
-  if (other_cpus > 0.1) {
+  if (other_cpus > 0.5) {
     printf("the recording shared the CPUs with other work (%.2f CPUs): predictions not asserted\n", other_cpus);
     return;
   }
-  if (std::abs(drift) > 0.15) {
+  if (std::abs(drift) > 0.10) {
     printf("the machine's other work changed between recording and measurement: predictions not asserted\n");
     return;
   }
