@@ -66,6 +66,11 @@ TEST(PredictCli, TheSameSeedGivesTheSameAnswerAndMoreCpusMoreThroughput) {
   EXPECT_GT(a["throughput"].get<double>(), 1.5 * one["throughput"].get<double>());
   EXPECT_EQ(one["bottleneck"]["resource"], "cpu");
   EXPECT_GT(one["utilisation"]["cpu"].get<double>(), 0.95);
+  // Open loop: Poisson arrivals the machine keeps up with come out as
+  // the throughput.
+  const nlohmann::json open = Predict({"--rate", "5", "--other-work", "none"});
+  EXPECT_FALSE(open["saturated"].get<bool>());
+  EXPECT_NEAR(open["throughput"].get<double>(), 5.0, 0.25);
 }
 
 TEST(PredictCli, WhatTheModelCannotAnswerIsOneLineAndExit2) {
