@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterDump(app));
   add(jackdaw::cli::RegisterAnalyze(app));
   add(jackdaw::cli::RegisterDiff(app));
+  add(jackdaw::cli::RegisterPredict(app));
   add(jackdaw::cli::RegisterDemo(app));
   add(jackdaw::cli::RegisterReproduce(app));
   add(jackdaw::cli::RegisterExport(app));
