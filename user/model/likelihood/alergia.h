@@ -1,0 +1,50 @@
+// ALERGIA (Carrasco & Oncina 1994), red-blue order (de la Higuera,
+// "Grammatical Inference", 2010, §16): learns a probabilistic deterministic
+// automaton from a frequency prefix tree by merging the states whose futures
+// the counts cannot tell apart.
+//
+// States are red (kept, final) or blue (a red state's successor not yet
+// decided). The blue state nearest the root (fewest symbols, then first
+// added) is tested against each red state in the order they became red; it
+// merges into the first compatible one, else it turns red. A merge points
+// the blue state's incoming transition at the red state and folds the blue
+// subtree into it, adding counts (and demand) state by state, so the result
+// stays deterministic.
+//
+// Compatible(r, b): for the end and for every symbol, the frequencies
+// f_r/n_r and f_b/n_b pass Hoeffding's test
+//     |f_r/n_r - f_b/n_b| < sqrt(ln(2/alpha) / 2) * (1/sqrt(n_r) + 1/sqrt(n_b)),
+// and so, recursively, do the pairs of states their common symbols lead to.
+// alpha bounds the chance of telling apart two states that have the same
+// distribution: smaller alpha merges more (fewer, bigger states). A state
+// with few strings passes against anything, so rare tails merge into the
+// first state they could be; with many strings the bound tightens and only
+// equal distributions merge. Linear in the tree's size in practice.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/likelihood/automaton.h"
+#include "model/likelihood/prefix_tree.h"
+
+namespace jackdaw::model::likelihood {
+
+struct AlergiaOptions {
+  double alpha = 0.05;  // in (0, 1)
+};
+
+struct Learned {
+  Automaton automaton;
+  // For each prefix-tree state, the automaton state its prefix leads to.
+  std::vector<uint32_t> state_of;
+  uint32_t merges = 0;
+};
+
+Learned LearnAlergia(const PrefixTree& tree, const AlergiaOptions& options = {});
+
+// Hoeffding's test above: true when f1/n1 and f2/n2 differ by more than the
+// bound (an empty side never differs).
+bool HoeffdingDifferent(uint64_t f1, uint64_t n1, uint64_t f2, uint64_t n2, double alpha);
+
+}  // namespace jackdaw::model::likelihood
