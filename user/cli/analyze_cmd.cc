@@ -13,6 +13,7 @@
 #include "cluster/interaction_clusters.h"
 #include "common/safe_file.h"
 #include "join/extractor.h"
+#include "model/likelihood/request_likelihood.h"
 #include "model/streaming_model.h"
 #include "pcap/pcap_input.h"
 #include "pcap/record_merge.h"
@@ -48,6 +49,8 @@ struct AnalyzeArgs {
   bool no_refine = false;
   uint32_t warmup = 4096;
   uint32_t sample = 16;
+  uint32_t unlikely = 10;
+  double alpha = 0.05;
   bool salvage = false;
   bool quiet = false;
 };
@@ -99,6 +102,37 @@ Status CheckOutputs(const AnalyzeArgs& a) {
     Status st = CheckPrivateDir(a.csv_dir, 0755);
     if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
   }
+  return Status::Ok();
+}
+
+// Copies the spooled --requests lines to `path`, each request line (those
+// without a "type") ending with its log_likelihood, in arrival order as the
+// likelihood model numbered them; an incomplete request has none.
+Status WriteScoredRequests(FILE* spool, const model::likelihood::RequestLikelihood& likelihood,
+                           const std::string& path) {
+  auto opened = OpenOwnedStream(path, kOutputFileMode);
+  if (!opened.ok()) return ErrStatus("--requests: %s", opened.status().message().c_str());
+  std::unique_ptr<FILE, int (*)(FILE*)> out(*opened, fclose);
+  setvbuf(out.get(), nullptr, _IOFBF, 1 << 20);
+  rewind(spool);
+  char* buf = nullptr;
+  size_t cap = 0;
+  ssize_t len;
+  size_t arrival = 0;
+  bool failed = false;
+  std::string line;
+  while ((len = getline(&buf, &cap, spool)) > 0) {
+    line.assign(buf, static_cast<size_t>(len));
+    if (line.compare(0, 8, "{\"type\":") != 0) {
+      if (std::optional<double> score = likelihood.ScoreAt(arrival)) join::AppendLogLikelihood(&line, *score);
+      ++arrival;
+    }
+    if (fwrite(line.data(), 1, line.size(), out.get()) != line.size()) failed = true;
+  }
+  free(buf);
+  if (ferror(spool)) return ErrStatus("reading back the --requests spool failed: %s", strerror(errno));
+  if (fflush(out.get()) != 0 || failed)
+    return ErrStatus("writing %s failed: %s (disk full?)", path.c_str(), strerror(errno));
   return Status::Ok();
 }
 
@@ -161,11 +195,21 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   auto streaming = model::StreamingModel::Create(so);
   if (!streaming.ok()) return PrintError(streaming.status().message()), 1;
   model::StreamingModel& sm = **streaming;
+  // Every request's likelihood (docs/likelihood.md): the automaton learns
+  // from the whole stream, so a request is scored only once it has ended.
+  model::likelihood::LikelihoodOptions lo;
+  lo.alpha = a.alpha;
+  lo.unlikely = a.unlikely;
+  model::likelihood::RequestLikelihood likelihood(so.model.canonical, lo);
   std::unique_ptr<FILE, int (*)(FILE*)> requests_file(nullptr, fclose);
   if (!a.requests_out.empty()) {
-    auto opened = OpenOwnedStream(a.requests_out, kOutputFileMode);
-    if (!opened.ok()) return PrintError("--requests: " + opened.status().message()), 1;
-    requests_file.reset(*opened);
+    // --requests lines wait in an unnamed spool (the score they end with is
+    // known at the end) and go to the file after learning (WriteScoredRequests).
+    requests_file.reset(tmpfile());
+    if (!requests_file)
+      return PrintError(std::string("--requests: cannot create a spool file: ") + strerror(errno) +
+                        "; set TMPDIR to a writable directory"),
+             1;
     // Lines of a few KB each: stdio's default 4 KB buffer made a write(2)
     // per line or two.
     setvbuf(requests_file.get(), nullptr, _IOFBF, 1 << 20);
@@ -187,6 +231,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
       if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
       ++written;
     }
+    likelihood.Add(r);
     sm.Add(std::move(r));
   };
   // Connection life (schemas with `messages`): a line each in --requests,
@@ -249,9 +294,12 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     fprintf(stderr, "jackdaw: %s: %s = %" PRIu64 ": %s\n", join::SeverityName(info.severity), info.name, v,
             info.description);
   }
+  likelihood.Learn();
   if (requests_file) {
     if (fflush(requests_file.get()) != 0 || write_failed)
-      return PrintError("writing " + a.requests_out + " failed: " + strerror(errno) + " (disk full?)"), 1;
+      return PrintError("spooling " + a.requests_out + " failed: " + strerror(errno) + " (disk full? TMPDIR)"), 1;
+    Status scored = WriteScoredRequests(requests_file.get(), likelihood, a.requests_out);
+    if (!scored.ok()) return PrintError(scored.message()), 1;
     fprintf(stderr, "jackdaw: %llu requests%s written to %s\n", static_cast<unsigned long long>(written),
             cc.connections ? (" and " + std::to_string(cc.connections) + " connections").c_str() : "",
             a.requests_out.c_str());
@@ -276,6 +324,13 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (!model.ok()) return PrintError(model.status().message()), 1;
   if (st.cpu_observed_ns)
     model->accounted_cpu_fraction = join::AccountedCpuFraction(st);
+  model->likelihood = likelihood.Summary();
+  {
+    std::vector<uint64_t> ids;
+    for (const model::RequestSummary& r : model->requests) ids.push_back(r.id);
+    std::vector<std::optional<double>> scores = likelihood.ScoresOf(ids);
+    for (size_t i = 0; i < scores.size(); ++i) model->requests[i].log_likelihood = scores[i];
+  }
   model->sample_mode = sampling.mode;
   if (sampling.on() && served_estimate > 0) model->sampled_share = double(sm.stats().requests) / served_estimate;
   if (cc.connections)
@@ -380,6 +435,14 @@ Runner RegisterAnalyze(CLI::App& app) {
   sub->add_option("--sample", args->sample, "requests kept per cluster for the reports (memory bound)")
       ->capture_default_str()
       ->check(CLI::Range(2u, 4096u));
+  sub->add_option("--unlikely", args->unlikely,
+                  "requests in the least-likely list (text report and --json \"unlikely\"; docs/likelihood.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 100000u));
+  sub->add_option("--alpha", args->alpha,
+                  "ALERGIA's merge test for the likelihood model: smaller merges more states (docs/likelihood.md)")
+      ->capture_default_str()
+      ->check(FiniteRange(0, 1, true, ""));
   sub->add_flag("--salvage", args->salvage, "analyse the intact part of a damaged trace");
   sub->add_flag("-q,--quiet", args->quiet, "no progress bar");
   auto argv0 = SelfPathAtParse(sub);

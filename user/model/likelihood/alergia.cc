@@ -1,5 +1,6 @@
 #include "model/likelihood/alergia.h"
 
+#include <algorithm>
 #include <cmath>
 #include <queue>
 #include <utility>
@@ -34,12 +35,14 @@ class Learner {
       const uint32_t b = blue_.top().second;
       blue_.pop();
       if (color_[b] != Color::kBlue) continue;  // merged since it was queued
+      // Of the compatible red states, the one whose next-event
+      // distribution is closest (see alergia.h); the earliest on ties.
       uint32_t into = kNoState;
+      double closest = 0;
       for (uint32_t r : red_) {
-        if (Compatible(r, b)) {
-          into = r;
-          break;
-        }
+        if (!Compatible(r, b)) continue;
+        const double d = Distance(states_[r], states_[b]);
+        if (into == kNoState || d < closest) into = r, closest = d;
       }
       if (into == kNoState) {
         color_[b] = Color::kRed;
@@ -83,6 +86,28 @@ class Learner {
       if (HoeffdingDifferent(fx, x.visits, fy, y.visits, alpha_)) return true;
     }
     return false;
+  }
+
+  // L1 distance between the two states' next-outcome frequencies (the end
+  // and each symbol).
+  static double Distance(const State& x, const State& y) {
+    const double nx = static_cast<double>(std::max<uint64_t>(x.visits, 1));
+    const double ny = static_cast<double>(std::max<uint64_t>(y.visits, 1));
+    double d = std::abs(static_cast<double>(x.ends) / nx - static_cast<double>(y.ends) / ny);
+    size_t i = 0, j = 0;
+    while (i < x.out.size() || j < y.out.size()) {
+      double fx = 0, fy = 0;
+      if (j == y.out.size() || (i < x.out.size() && x.out[i].symbol < y.out[j].symbol)) {
+        fx = static_cast<double>(x.out[i++].count);
+      } else if (i == x.out.size() || y.out[j].symbol < x.out[i].symbol) {
+        fy = static_cast<double>(y.out[j++].count);
+      } else {
+        fx = static_cast<double>(x.out[i++].count);
+        fy = static_cast<double>(y.out[j++].count);
+      }
+      d += std::abs(fx / nx - fy / ny);
+    }
+    return d;
   }
 
   // The recursive test, with an explicit stack: strings can be thousands of

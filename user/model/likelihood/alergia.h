@@ -5,8 +5,15 @@
 //
 // States are red (kept, final) or blue (a red state's successor not yet
 // decided). The blue state nearest the root (fewest symbols, then first
-// added) is tested against each red state in the order they became red; it
-// merges into the first compatible one, else it turns red. A merge points
+// added) is tested against every red state; it merges into a compatible
+// one, else it turns red. Carrasco & Oncina merge into the first compatible
+// red state; here it is the compatible one whose next-event frequencies are
+// closest (L1; the earliest on ties). With many strings only one red state
+// passes and the two agree; a state few strings reached passes against
+// anything, and the first red state (the start) would splice a rare event's
+// tail onto the beginning of a request, where the closest one continues it
+// where it belongs (an extra disk read followed by the usual write merges
+// into the state that expects the write). A merge points
 // the blue state's incoming transition at the red state and folds the blue
 // subtree into it, adding counts (and demand) state by state, so the result
 // stays deterministic.

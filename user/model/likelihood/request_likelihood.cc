@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <unordered_map>
 
 namespace jackdaw::model::likelihood {
 
@@ -60,6 +61,15 @@ void RequestLikelihood::Learn() {
 std::optional<double> RequestLikelihood::ScoreAt(size_t arrival) const {
   if (!learned_done_ || arrival >= nodes_.size() || nodes_[arrival] == kNoState) return std::nullopt;
   return node_score_[nodes_[arrival]];
+}
+
+std::vector<std::optional<double>> RequestLikelihood::ScoresOf(const std::vector<uint64_t>& ids) const {
+  std::unordered_map<uint64_t, size_t> wanted;
+  for (size_t i = 0; i < ids.size(); ++i) wanted.emplace(ids[i], i);
+  std::vector<std::optional<double>> out(ids.size());
+  for (size_t a = 0; a < ids_.size(); ++a)
+    if (auto it = wanted.find(ids_[a]); it != wanted.end()) out[it->second] = ScoreAt(a);
+  return out;
 }
 
 std::string RequestLikelihood::SymbolName(uint32_t symbol) const {

@@ -47,6 +47,9 @@ class RequestLikelihood {
   size_t arrivals() const { return ids_.size(); }
   // Score of the request that arrived `arrival`-th (after Learn()).
   std::optional<double> ScoreAt(size_t arrival) const;
+  // Scores of the requests with these ids (one pass over the arrivals):
+  // for the few requests a report lists.
+  std::vector<std::optional<double>> ScoresOf(const std::vector<uint64_t>& ids) const;
   // The ranked list and the model's size (after Learn()).
   LikelihoodSummary Summary() const;
   const Automaton& automaton() const { return learned_.automaton; }
