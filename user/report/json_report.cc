@@ -60,13 +60,14 @@ ordered_json UnlikelyJson(const model::likelihood::LikelihoodSummary& l) {
                        {"probability", s.probability},
                        {"expected", s.expected},
                        {"expected_probability", s.expected_probability},
-                       {"state", s.state >= 0 ? ordered_json(s.state) : ordered_json(nullptr)},
+                       {"state", s.state},
                        {"state_visits", s.state_visits},
                        {"state_cpu_ns", {{"mean", s.state_cpu_mean_ns}, {"stddev", s.state_cpu_stddev_ns}}}});
     list.push_back({{"request", u.request_id},
                     {"log_likelihood", u.log_likelihood},
                     {"events", u.events},
-                    {"steps", std::move(steps)}});
+                    {"steps", std::move(steps)},
+                    {"off_model_events", u.off_model_events}});
   }
   return list;
 }

@@ -25,6 +25,9 @@ void WriteUnlikely(const model::likelihood::LikelihoodSummary& l, std::ostream& 
     for (const model::likelihood::UnlikelyStep& s : u.steps)
       out << fmt::format("    - event {}: {} (p {:.4f}) where the model expected {} (p {:.4f})\n", s.position,
                          s.symbol, s.probability, s.expected, s.expected_probability);
+    if (u.off_model_events)
+      out << fmt::format("    - then {} events the model has no state for (scored by their overall frequency)\n",
+                         u.off_model_events);
   }
 }
 

@@ -20,9 +20,9 @@ enum class Color : uint8_t { kWhite, kBlue, kRed, kMerged };
 
 class Learner {
  public:
-  Learner(const PrefixTree& tree, double alpha)
+  Learner(const PrefixTree& tree, const AlergiaOptions& o)
       : tree_(tree), states_(tree.states()), color_(states_.size(), Color::kWhite),
-        parent_(states_.size()), alpha_(alpha) {
+        parent_(states_.size()), alpha_(o.alpha), min_strings_(o.min_strings) {
     for (uint32_t s = 0; s < states_.size(); ++s) parent_[s] = tree.parent(s);
   }
 
@@ -58,11 +58,14 @@ class Learner {
   }
 
  private:
-  using Entry = std::pair<uint64_t, uint32_t>;  // (depth << 32 | state, state): nearest the root first
+  using Entry = std::pair<uint64_t, uint32_t>;  // (rare << 63 | depth << 32 | state, state)
 
+  // Nearest the root first, but a state fewer than min_strings strings
+  // reached (when it became blue) after every other (alergia.h).
   void PushBlue(uint32_t s) {
     color_[s] = Color::kBlue;
-    blue_.push(Entry{(static_cast<uint64_t>(tree_.depth(s)) << 32) | s, s});
+    const uint64_t rare = states_[s].visits < min_strings_ ? 1 : 0;
+    blue_.push(Entry{(rare << 63) | (static_cast<uint64_t>(tree_.depth(s)) << 32) | s, s});
   }
   void MakeChildrenBlue(uint32_t r) {
     for (const Transition& t : states_[r].out)
@@ -191,6 +194,7 @@ class Learner {
   std::vector<Color> color_;
   std::vector<uint32_t> parent_;  // the state whose transition leads here (tree part)
   double alpha_;
+  uint64_t min_strings_;
   std::vector<uint32_t> red_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> blue_;
   std::vector<std::pair<uint32_t, uint32_t>> stack_;
@@ -199,7 +203,7 @@ class Learner {
 }  // namespace
 
 Learned LearnAlergia(const PrefixTree& tree, const AlergiaOptions& options) {
-  return Learner(tree, options.alpha).Run();
+  return Learner(tree, options).Run();
 }
 
 }  // namespace jackdaw::model::likelihood

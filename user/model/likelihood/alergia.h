@@ -13,7 +13,14 @@
 // anything, and the first red state (the start) would splice a rare event's
 // tail onto the beginning of a request, where the closest one continues it
 // where it belongs (an extra disk read followed by the usual write merges
-// into the state that expects the write). A merge points
+// into the state that expects the write).
+//
+// For the same reason the states few strings reached (fewer than
+// min_strings when they became blue) wait until every other blue state is
+// decided: in breadth-first order a rare path's state would be judged while
+// only the states near the start are red, and the state it belongs with
+// (the one after the event it skipped, say) is not there yet. Judged last,
+// it merges into the closest state of the finished core. A merge points
 // the blue state's incoming transition at the red state and folds the blue
 // subtree into it, adding counts (and demand) state by state, so the result
 // stays deterministic.
@@ -38,7 +45,11 @@
 namespace jackdaw::model::likelihood {
 
 struct AlergiaOptions {
-  double alpha = 0.05;  // in (0, 1)
+  double alpha = 0.05;  // in (0, 1]
+  // Below this many strings Hoeffding's bound exceeds any difference of
+  // frequencies (at alpha 0.05 it is 1.36 (1/sqrt(n1) + 1/sqrt(n2)) > 0.6
+  // for n <= 5): such a state is judged after all the others.
+  uint64_t min_strings = 5;
 };
 
 struct Learned {

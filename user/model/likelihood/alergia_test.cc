@@ -61,6 +61,40 @@ TEST(Alergia, DifferentFuturesStayApart) {
   EXPECT_GT(a.Probability(after_y, 2), 0.99);
 }
 
+// A request that skipped two events (a worker that was awake, no hand-off)
+// rejoins the usual path: its rare state is judged after the core is
+// built, and merges into the state that expects what it did next.
+TEST(Alergia, RareSkipRejoinsTheUsualPath) {
+  PrefixTree t;
+  const std::vector<uint32_t> usual{0, 1, 2, 3, 4}, skipped{0, 3, 4};
+  t.Add(usual);
+  t.Add(skipped);  // early, as the first requests of a trace are
+  for (int i = 0; i < 300; ++i) t.Add(usual);
+  Learned l = LearnAlergia(t);
+  const Automaton& a = l.automaton;
+  const uint32_t after_skip = a.Next(a.Next(0, 0), 3);
+  uint32_t after_usual = 0;
+  for (uint32_t sym : {0, 1, 2, 3}) after_usual = a.Next(after_usual, sym);
+  ASSERT_NE(after_skip, kNoState);
+  EXPECT_EQ(after_skip, after_usual);
+  // So only the skip is unlikely: the rest is the usual path's.
+  std::vector<Automaton::Step> steps;
+  a.Score(skipped, &steps);
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_LT(steps[1].probability, 0.01);
+  EXPECT_EQ(steps[1].expected, 1u);
+  EXPECT_GT(steps[2].probability, 0.99);
+  EXPECT_GT(steps[3].probability, 0.99);
+  // Judged in plain breadth-first order it would have merged into a state
+  // near the start instead (only those were red yet).
+  AlergiaOptions plain;
+  plain.min_strings = 0;
+  const Automaton b = LearnAlergia(t, plain).automaton;
+  uint32_t usual_b = 0;
+  for (uint32_t sym : {0, 1, 2, 3}) usual_b = b.Next(usual_b, sym);
+  EXPECT_NE(b.Next(b.Next(0, 0), 3), usual_b);
+}
+
 // HotOS 2003 §4.2: learn the Reber grammar back from its strings.
 TEST(Alergia, LearnsTheReberGrammar) {
   std::mt19937_64 rng(2003);

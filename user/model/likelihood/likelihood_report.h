@@ -18,9 +18,9 @@ struct UnlikelyStep {
   double probability = 0;
   std::string expected;
   double expected_probability = 0;
-  // The automaton state the step left (-1: the request had already left
-  // the automaton) and the CPU the events leading into it took there.
-  int64_t state = -1;
+  // The automaton state the step left: how many strings reached it and the
+  // CPU of the events that led into it (its demand distribution).
+  uint32_t state = 0;
   uint64_t state_visits = 0;
   double state_cpu_mean_ns = 0, state_cpu_stddev_ns = 0;
 };
@@ -29,7 +29,12 @@ struct UnlikelyRequest {
   uint64_t request_id = 0;
   double log_likelihood = 0;  // mean log-probability per event, end included
   uint32_t events = 0;        // canonical events
-  std::vector<UnlikelyStep> steps;  // least probable first
+  // Steps within the automaton, least probable first. Once a request takes
+  // a transition the automaton has not got, the rest of its events are
+  // scored off the model (by their overall frequency): those are counted
+  // here, not listed, since the model expected nothing in particular there.
+  std::vector<UnlikelyStep> steps;
+  uint32_t off_model_events = 0;
 };
 
 struct LikelihoodSummary {

@@ -90,8 +90,10 @@ UnlikelyRequest RequestLikelihood::Explain(size_t arrival) const {
   // The steps that cost it: those that did not take the outcome the model
   // expected, least probable first (ties: earliest first).
   std::vector<const Automaton::Step*> costly;
-  for (const Automaton::Step& s : steps)
-    if (s.symbol != s.expected && s.probability < s.expected_probability) costly.push_back(&s);
+  for (const Automaton::Step& s : steps) {
+    if (s.state == kNoState) ++u.off_model_events;
+    else if (s.symbol != s.expected && s.probability < s.expected_probability) costly.push_back(&s);
+  }
   std::stable_sort(costly.begin(), costly.end(), [](const Automaton::Step* x, const Automaton::Step* y) {
     return x->probability < y->probability;
   });
@@ -103,13 +105,11 @@ UnlikelyRequest RequestLikelihood::Explain(size_t arrival) const {
     out.probability = s->probability;
     out.expected = SymbolName(s->expected);
     out.expected_probability = s->expected_probability;
-    if (s->state != kNoState) {
-      const State& st = a.states()[s->state];
-      out.state = s->state;
-      out.state_visits = st.visits;
-      out.state_cpu_mean_ns = st.cpu_ns.mean;
-      out.state_cpu_stddev_ns = st.cpu_ns.stddev();
-    }
+    const State& st = a.states()[s->state];
+    out.state = s->state;
+    out.state_visits = st.visits;
+    out.state_cpu_mean_ns = st.cpu_ns.mean;
+    out.state_cpu_stddev_ns = st.cpu_ns.stddev();
     u.steps.push_back(std::move(out));
   }
   return u;
