@@ -3,6 +3,7 @@
 //   bench_likelihood --benchmark_filter=Learn    prefix tree + ALERGIA over N Reber strings
 //   bench_likelihood --benchmark_filter=Score    one string scored (per request, as live would)
 //   bench_likelihood --benchmark_filter=AddRequest  canonicalize + add one synthetic request
+//   bench_likelihood --benchmark_filter=ScoreRequestString  one ~40-event canonical string scored
 //
 // Targets (issue 33): 1,000 Reber strings learned in < 0.1 s, 1 M requests
 // in < 10 s, scoring <= 2 us per request. Reported, never asserted.
@@ -80,6 +81,29 @@ void BM_AddRequest(benchmark::State& state) {
   state.counters["tree_states"] = static_cast<double>(rl.tree().states().size());
 }
 BENCHMARK(BM_AddRequest);
+
+// One request's canonical string (~40 events) scored against the model
+// learned from 4,096 of them: what scoring a request as it arrives costs
+// once its canonical form exists.
+void BM_ScoreRequestString(benchmark::State& state) {
+  synthetic::RequestFactory f(2024);
+  RequestLikelihood rl({}, LikelihoodOptions{});
+  for (size_t i = 0; i < 4096; ++i)
+    rl.Add(f.MakeLong(static_cast<int>(i % synthetic::kNumLongShapes), i + 1, 1'000'000'000ull + i * 1'000'000ull,
+                      1000 + i % 8, 2000 + i % 4));
+  rl.Learn();
+  std::vector<std::vector<uint32_t>> strings;
+  size_t events = 0;
+  for (uint32_t s = 0; s < rl.tree().states().size(); ++s)
+    if (rl.tree().states()[s].ends) strings.push_back(rl.tree().Path(s)), events += strings.back().size();
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(rl.automaton().Score(strings[i]));
+    if (++i == strings.size()) i = 0;
+  }
+  state.counters["events_per_string"] = static_cast<double>(events) / static_cast<double>(strings.size());
+}
+BENCHMARK(BM_ScoreRequestString);
 
 }  // namespace
 }  // namespace jackdaw::model::likelihood

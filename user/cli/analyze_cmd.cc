@@ -105,9 +105,9 @@ Status CheckOutputs(const AnalyzeArgs& a) {
   return Status::Ok();
 }
 
-// Copies the spooled --requests lines to `path`, each request line (those
-// without a "type") ending with its log_likelihood, in arrival order as the
-// likelihood model numbered them; an incomplete request has none.
+// Copies the spooled --requests lines to `path`, each request line ending
+// with the log_likelihood of the tree state its spool prefix names; an
+// incomplete request (and a connection's line) has none.
 Status WriteScoredRequests(FILE* spool, const model::likelihood::RequestLikelihood& likelihood,
                            const std::string& path) {
   auto opened = OpenOwnedStream(path, kOutputFileMode);
@@ -118,14 +118,15 @@ Status WriteScoredRequests(FILE* spool, const model::likelihood::RequestLikeliho
   char* buf = nullptr;
   size_t cap = 0;
   ssize_t len;
-  size_t arrival = 0;
   bool failed = false;
   std::string line;
   while ((len = getline(&buf, &cap, spool)) > 0) {
-    line.assign(buf, static_cast<size_t>(len));
-    if (line.compare(0, 8, "{\"type\":") != 0) {
-      if (std::optional<double> score = likelihood.ScoreAt(arrival)) join::AppendLogLikelihood(&line, *score);
-      ++arrival;
+    const char* space = static_cast<const char*>(memchr(buf, ' ', static_cast<size_t>(len)));
+    if (!space) continue;  // cannot happen: every spooled line has its prefix
+    line.assign(space + 1, static_cast<size_t>(buf + len - (space + 1)));
+    if (buf[0] != '-') {
+      const uint32_t state = static_cast<uint32_t>(strtoul(buf, nullptr, 10));
+      if (std::optional<double> score = likelihood.ScoreOfState(state)) join::AppendLogLikelihood(&line, *score);
     }
     if (fwrite(line.data(), 1, line.size(), out.get()) != line.size()) failed = true;
   }
@@ -225,13 +226,15 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   double served_estimate = 0;
   auto sink = [&](model::Request&& r) {
     served_estimate += 1.0 / sampling.RateAt(r.start_ns);
+    const uint32_t state = likelihood.Add(r);
     if (requests_file) {
-      line.clear();
+      // Each spooled line begins with the tree state the request ended at
+      // ("-" for a connection's line): its score, once learned.
+      line = state == model::likelihood::kNoState ? "- " : std::to_string(state) + " ";
       join::WriteRequestJson(&line, r);
       if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
       ++written;
     }
-    likelihood.Add(r);
     sm.Add(std::move(r));
   };
   // Connection life (schemas with `messages`): a line each in --requests,
@@ -254,7 +257,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     cc.cpu_ns += c.cpu_ns;
     cc.softirq_cpu_ns += c.softirq_cpu_ns;
     if (requests_file) {
-      line.clear();
+      line = "- ";
       join::WriteConnectionJson(&line, c);
       if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
     }
@@ -326,11 +329,17 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     model->accounted_cpu_fraction = join::AccountedCpuFraction(st);
   model->likelihood = likelihood.Summary();
   {
-    std::vector<uint64_t> ids;
-    for (const model::RequestSummary& r : model->requests) ids.push_back(r.id);
-    std::vector<std::optional<double>> scores = likelihood.ScoresOf(ids);
-    for (size_t i = 0; i < scores.size(); ++i) model->requests[i].log_likelihood = scores[i];
+    const model::likelihood::LikelihoodSummary& l = model->likelihood;
+    fprintf(stderr,
+            "jackdaw: likelihood model: %llu requests, prefix tree of %llu states merged to %llu states and %llu "
+            "transitions (alpha %g) in %.3f s\n",
+            static_cast<unsigned long long>(l.requests_learned), static_cast<unsigned long long>(l.prefix_tree_states),
+            static_cast<unsigned long long>(l.states), static_cast<unsigned long long>(l.transitions), l.alpha,
+            l.learn_seconds);
   }
+  // The retained requests, scored afresh: the same score as their line's.
+  for (size_t i = 0; i < requests.size() && i < model->requests.size(); ++i)
+    model->requests[i].log_likelihood = likelihood.Score(requests[i]);
   model->sample_mode = sampling.mode;
   if (sampling.on() && served_estimate > 0) model->sampled_share = double(sm.stats().requests) / served_estimate;
   if (cc.connections)

@@ -6,15 +6,19 @@
 // (automaton.h), so long and short requests compare.
 //
 // Requests arrive one at a time (the join's order) and only the prefix tree
-// and one tree state per request are kept: memory grows with the distinct
-// prefixes, not with the events. Learn() once the stream ends; then every
-// request has its score (incomplete requests, which the model keeps out,
-// have none) and the least likely can be explained step by step.
+// is kept: Add() returns the tree state the request's string ended at, and
+// every request that ended there has the same score (ScoreOfState(), after
+// Learn()). A caller that needs a score per request keeps that state (the
+// --requests spool carries it on each line); the ranked list keeps, per
+// tree state, the `unlikely` smallest ids of the requests that ended there. Memory
+// grows with the distinct canonical strings, not with the requests.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "canonical/canonical.h"
@@ -27,8 +31,8 @@
 namespace jackdaw::model::likelihood {
 
 struct LikelihoodOptions {
-  double alpha = 0.05;          // ALERGIA's merge test (alergia.h)
-  uint32_t unlikely = 10;       // requests in the ranked list
+  double alpha = 0.05;             // ALERGIA's merge test (alergia.h)
+  uint32_t unlikely = 10;          // requests in the ranked list
   uint32_t steps_per_request = 3;  // unlikely steps shown per request
 };
 
@@ -36,37 +40,41 @@ class RequestLikelihood {
  public:
   RequestLikelihood(const canonical::CanonicalOptions& canonical, const LikelihoodOptions& options);
 
-  // In arrival order; an incomplete request is counted (it has an arrival
-  // number) but not learned or scored.
-  void Add(const Request& request);
+  // Learns from the request; returns the tree state its string ended at,
+  // kNoState for an incomplete request (kept out, as the model keeps it).
+  uint32_t Add(const Request& request);
   // Adds an already canonical string (tests, benchmarks, other front ends).
-  void AddSymbols(uint64_t request_id, const std::vector<std::string>& symbols,
-                  const std::vector<uint64_t>& cpu_ns = {});
+  uint32_t AddSymbols(uint64_t request_id, const std::vector<std::string>& symbols,
+                      const std::vector<uint64_t>& cpu_ns = {});
   void Learn();
 
-  size_t arrivals() const { return ids_.size(); }
-  // Score of the request that arrived `arrival`-th (after Learn()).
-  std::optional<double> ScoreAt(size_t arrival) const;
-  // Scores of the requests with these ids (one pass over the arrivals):
-  // for the few requests a report lists.
-  std::vector<std::optional<double>> ScoresOf(const std::vector<uint64_t>& ids) const;
+  // After Learn(): the score of every request whose string ended at `state`
+  // (an Add() result; none for kNoState).
+  std::optional<double> ScoreOfState(uint32_t state) const;
+  // After Learn(): a request scored afresh (the same value as its Add()
+  // state's when it was learned; none if it is incomplete).
+  std::optional<double> Score(const Request& request);
   // The ranked list and the model's size (after Learn()).
   LikelihoodSummary Summary() const;
   const Automaton& automaton() const { return learned_.automaton; }
   const PrefixTree& tree() const { return tree_; }
 
  private:
-  UnlikelyRequest Explain(size_t arrival) const;
+  uint32_t AddString(uint64_t request_id, std::span<const uint64_t> cpu_ns);
+  UnlikelyRequest Explain(uint64_t request_id, uint32_t state) const;
   std::string SymbolName(uint32_t symbol) const;
+  void Encode(const canonical::CanonicalRequest& c);
 
   canonical::Canonicalizer canonicalize_;
   LikelihoodOptions options_;
   canonical::SymbolTable symbols_;
   PrefixTree tree_;
-  std::vector<uint64_t> ids_;    // per arrival
-  std::vector<uint32_t> nodes_;  // per arrival: its tree state (kNoState: not learned)
+  // Per tree state where strings ended: the `unlikely` smallest ids of the
+  // requests that did (a max-heap; ties rank by id), all a ranked list can
+  // need from it.
+  std::unordered_map<uint32_t, std::vector<uint64_t>> ended_;
   Learned learned_;
-  std::vector<double> node_score_;  // per tree state: the score of a string ending there
+  std::vector<double> state_score_;  // per tree state: the score of a string ending there
   double learn_seconds_ = 0;
   bool learned_done_ = false;
   std::vector<uint32_t> buffer_;

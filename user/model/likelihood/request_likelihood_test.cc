@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -26,22 +25,30 @@ TEST(RequestLikelihood, TheRareBranchRanksFirstAndIsExplained) {
   const std::vector<std::string> normal{"sys_enter:accept", "sys_enter:read", "sys_enter:write", "sys_enter:close"};
   std::vector<std::string> rare = normal;
   rare.insert(rare.begin() + 2, "sys_enter:pread64");  // the extra disk read
-  std::mt19937_64 rng(1);
   uint64_t rare_id = 0;
+  uint32_t rare_state = 0, normal_state = 0;
   for (uint64_t id = 1; id <= 300; ++id) {
     if (id == 150) {
-      rl.Add(Sequence(id, rare));
+      rare_state = rl.Add(Sequence(id, rare));
       rare_id = id;
     } else {
-      rl.Add(Sequence(id, normal));
+      normal_state = rl.Add(Sequence(id, normal));
     }
   }
-  rl.Add(Sequence(301, rare, /*incomplete=*/true));
+  EXPECT_EQ(rl.Add(Sequence(301, rare, /*incomplete=*/true)), kNoState);  // not learned
   rl.Learn();
-  EXPECT_EQ(rl.arrivals(), 301u);
-  EXPECT_FALSE(rl.ScoreAt(300).has_value());  // incomplete: not learned, not scored
-  ASSERT_TRUE(rl.ScoreAt(0).has_value());
-  EXPECT_LT(*rl.ScoreAt(149), *rl.ScoreAt(0));
+  EXPECT_FALSE(rl.ScoreOfState(kNoState).has_value());
+  ASSERT_TRUE(rl.ScoreOfState(normal_state).has_value());
+  ASSERT_TRUE(rl.ScoreOfState(rare_state).has_value());
+  EXPECT_LT(*rl.ScoreOfState(rare_state), *rl.ScoreOfState(normal_state));
+  // Scoring afresh agrees with the score of the state it was learned at.
+  EXPECT_EQ(rl.Score(Sequence(150, rare)), rl.ScoreOfState(rare_state));
+  EXPECT_FALSE(rl.Score(Sequence(302, rare, true)).has_value());
+  // A request with an event never seen is less likely still, and finite.
+  std::vector<std::string> novel = normal;
+  novel[1] = "sys_enter:recvfrom";
+  ASSERT_TRUE(rl.Score(Sequence(303, novel)).has_value());
+  EXPECT_LT(*rl.Score(Sequence(303, novel)), *rl.ScoreOfState(normal_state));
 
   LikelihoodSummary s = rl.Summary();
   ASSERT_TRUE(s.present);
@@ -50,7 +57,8 @@ TEST(RequestLikelihood, TheRareBranchRanksFirstAndIsExplained) {
   ASSERT_FALSE(s.unlikely.empty());
   const UnlikelyRequest& top = s.unlikely[0];
   EXPECT_EQ(top.request_id, rare_id);
-  EXPECT_DOUBLE_EQ(top.log_likelihood, *rl.ScoreAt(149));
+  EXPECT_DOUBLE_EQ(top.log_likelihood, *rl.ScoreOfState(rare_state));
+  EXPECT_EQ(top.off_model_events, 0u);  // it rejoined the usual path
   EXPECT_EQ(top.events, 5u);
   ASSERT_FALSE(top.steps.empty());
   EXPECT_EQ(top.steps[0].symbol, "sys_enter:pread64");
@@ -67,12 +75,24 @@ TEST(RequestLikelihood, ListIsCutAtK) {
   LikelihoodOptions o;
   o.unlikely = 2;
   RequestLikelihood rl({}, o);
-  for (uint64_t id = 1; id <= 5; ++id) rl.AddSymbols(id, {"a", id % 2 ? "b" : "c"});
+  for (uint64_t id = 5; id >= 1; --id) rl.AddSymbols(id, {"a", id % 2 ? "b" : "c"});
   rl.Learn();
   EXPECT_EQ(rl.Summary().unlikely.size(), 2u);
-  // Ties keep arrival order: ids 2 and 4 (the rarer "c") first.
+  // Ties rank by id: 2 and 4 (the rarer "c") first.
   EXPECT_EQ(rl.Summary().unlikely[0].request_id, 2u);
   EXPECT_EQ(rl.Summary().unlikely[1].request_id, 4u);
+}
+
+TEST(RequestLikelihood, TiesKeepTheSmallestIdsWhateverTheArrivalOrder) {
+  LikelihoodOptions o;
+  o.unlikely = 2;
+  RequestLikelihood rl({}, o);
+  for (uint64_t id : {9, 7, 8, 3, 5}) rl.AddSymbols(id, {"a"});
+  rl.Learn();
+  const LikelihoodSummary s = rl.Summary();
+  ASSERT_EQ(s.unlikely.size(), 2u);
+  EXPECT_EQ(s.unlikely[0].request_id, 3u);
+  EXPECT_EQ(s.unlikely[1].request_id, 5u);
 }
 
 }  // namespace
