@@ -3,6 +3,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <unistd.h>
 #include <memory>
 #include <iostream>
 
@@ -103,6 +105,26 @@ Status CheckOutputs(const AnalyzeArgs& a) {
     if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
   }
   return Status::Ok();
+}
+
+// An unnamed file in $TMPDIR (else /tmp), removed when closed: where the
+// --requests lines wait for their scores. (tmpfile() ignores TMPDIR.)
+StatusOr<FILE*> OpenSpool() {
+  const char* env = getenv("TMPDIR");
+  const std::string dir = env && *env ? env : "/tmp";
+  std::string path = dir + "/jackdaw-requests-XXXXXX";
+  const int fd = mkstemp(path.data());
+  if (fd < 0)
+    return ErrStatus("--requests: cannot create a spool file in %s: %s; set TMPDIR to a writable directory with "
+                     "room for the requests",
+                     dir.c_str(), strerror(errno));
+  unlink(path.c_str());
+  FILE* f = fdopen(fd, "w+");
+  if (!f) {
+    close(fd);
+    return ErrStatus("--requests: cannot open the spool file: %s", strerror(errno));
+  }
+  return f;
 }
 
 // Copies the spooled --requests lines to `path`, each request line ending
@@ -206,11 +228,9 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (!a.requests_out.empty()) {
     // --requests lines wait in an unnamed spool (the score they end with is
     // known at the end) and go to the file after learning (WriteScoredRequests).
-    requests_file.reset(tmpfile());
-    if (!requests_file)
-      return PrintError(std::string("--requests: cannot create a spool file: ") + strerror(errno) +
-                        "; set TMPDIR to a writable directory"),
-             1;
+    auto spool = OpenSpool();
+    if (!spool.ok()) return PrintError(spool.status().message()), 1;
+    requests_file.reset(*spool);
     // Lines of a few KB each: stdio's default 4 KB buffer made a write(2)
     // per line or two.
     setvbuf(requests_file.get(), nullptr, _IOFBF, 1 << 20);
