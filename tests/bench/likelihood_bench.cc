@@ -3,6 +3,7 @@
 //   bench_likelihood --benchmark_filter=Learn    prefix tree + ALERGIA over N Reber strings
 //   bench_likelihood --benchmark_filter=Score    one string scored (per request, as live would)
 //   bench_likelihood --benchmark_filter=AddRequest  canonicalize + add one synthetic request
+//   bench_likelihood --benchmark_filter=AddCanonical  add one whose canonical form is made (analyze)
 //   bench_likelihood --benchmark_filter=ScoreRequestString  one ~40-event canonical string scored
 //
 // Targets (issue 33): 1,000 Reber strings learned in < 0.1 s, 1 M requests
@@ -81,6 +82,27 @@ void BM_AddRequest(benchmark::State& state) {
   state.counters["tree_states"] = static_cast<double>(rl.tree().states().size());
 }
 BENCHMARK(BM_AddRequest);
+
+// The same with the canonical form already made: what `jackdaw analyze`
+// adds per request past its warm-up, where the streaming model's canonical
+// form is shared.
+void BM_AddCanonicalRequest(benchmark::State& state) {
+  synthetic::RequestFactory f(2024);
+  std::vector<Request> requests;
+  std::vector<canonical::CanonicalRequest> canonical;
+  for (size_t i = 0; i < 4096; ++i) {
+    requests.push_back(f.MakeLong(static_cast<int>(i % synthetic::kNumLongShapes), i + 1,
+                                  1'000'000'000ull + i * 1'000'000ull, 1000 + i % 8, 2000 + i % 4));
+    canonical.push_back(canonical::Canonicalize(requests.back()));
+  }
+  RequestLikelihood rl({}, LikelihoodOptions{});
+  size_t i = 0;
+  for (auto _ : state) {
+    rl.Add(requests[i], canonical[i]);
+    if (++i == requests.size()) i = 0;
+  }
+}
+BENCHMARK(BM_AddCanonicalRequest);
 
 // One request's canonical string (~40 events) scored against the model
 // learned from 4,096 of them: what scoring a request as it arrives costs

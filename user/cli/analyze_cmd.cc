@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <unistd.h>
 #include <memory>
+#include <optional>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -224,6 +225,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   lo.alpha = a.alpha;
   lo.unlikely = a.unlikely;
   model::likelihood::RequestLikelihood likelihood(so.model.canonical, lo);
+  const canonical::Canonicalizer canonicalize(so.model.canonical);
   std::unique_ptr<FILE, int (*)(FILE*)> requests_file(nullptr, fclose);
   if (!a.requests_out.empty()) {
     // --requests lines wait in an unnamed spool (the score they end with is
@@ -246,7 +248,10 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   double served_estimate = 0;
   auto sink = [&](model::Request&& r) {
     served_estimate += 1.0 / sampling.RateAt(r.start_ns);
-    const uint32_t state = likelihood.Add(r);
+    // One canonical form for the likelihood model and the streaming model.
+    std::optional<canonical::CanonicalRequest> canonical;
+    if (!r.incomplete) canonical = canonicalize(r);
+    const uint32_t state = canonical ? likelihood.Add(r, *canonical) : model::likelihood::kNoState;
     if (requests_file) {
       // Each spooled line begins with the tree state the request ended at
       // ("-" for a connection's line): its score, once learned.
@@ -255,7 +260,8 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
       if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
       ++written;
     }
-    sm.Add(std::move(r));
+    if (canonical) sm.Add(std::move(r), std::move(*canonical));
+    else sm.Add(std::move(r));
   };
   // Connection life (schemas with `messages`): a line each in --requests,
   // counted in --json.

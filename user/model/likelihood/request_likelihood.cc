@@ -34,7 +34,12 @@ uint32_t RequestLikelihood::AddString(uint64_t request_id, std::span<const uint6
 
 uint32_t RequestLikelihood::Add(const Request& request) {
   if (request.incomplete) return kNoState;
-  Encode(canonicalize_(request));
+  return Add(request, canonicalize_(request));
+}
+
+uint32_t RequestLikelihood::Add(const Request& request, const canonical::CanonicalRequest& canonical) {
+  if (request.incomplete) return kNoState;
+  Encode(canonical);
   return AddString(request.id, cpu_buffer_);
 }
 

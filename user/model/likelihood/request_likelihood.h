@@ -43,6 +43,9 @@ class RequestLikelihood {
   // Learns from the request; returns the tree state its string ended at,
   // kNoState for an incomplete request (kept out, as the model keeps it).
   uint32_t Add(const Request& request);
+  // The same with its canonical form already made (with the options this
+  // was constructed with), so a caller that needs it too makes it once.
+  uint32_t Add(const Request& request, const canonical::CanonicalRequest& canonical);
   // Adds an already canonical string (tests, benchmarks, other front ends).
   uint32_t AddSymbols(uint64_t request_id, const std::vector<std::string>& symbols,
                       const std::vector<uint64_t>& cpu_ns = {});
