@@ -10,8 +10,8 @@
 //
 // The ranking is by rarity: an A with a rare timing of its own outranks the
 // 1 % path. With 1,000 requests (about 14 E) two such As made precision
-// 0.86 in one run of seven; with 3,000 (about 43 E) three runs had 1 to 3
-// of them (0.93 to 0.98), so the count's tail is further from the bound.
+// 0.86 in one run of seven; with 3,000 (about 43 E) four runs had 0 to 3
+// of them (0.93 to 1.00), so the count's tail is further from the bound.
 // The distance-based anomalies of the same run, and both rankings under the
 // black-box tcp-threadpool schema, are measured beside it and printed, not
 // required.
