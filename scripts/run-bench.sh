@@ -10,7 +10,7 @@ if [ -x "$bin/bench_capture" ]; then
 	echo "== capture overhead (bench_capture)"
 	"$bin/bench_capture"
 fi
-for b in bench_join bench_cluster bench_streaming; do
+for b in bench_join bench_cluster bench_streaming bench_likelihood; do
 	if [ -x "$bin/$b" ]; then
 		echo "== $b"
 		"$bin/$b" --benchmark_out="$root/tests/results/$b.json" --benchmark_out_format=json
@@ -31,7 +31,7 @@ commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 summary="$root/tests/results/bench/$stamp-$commit.json"
 inputs=()
-for f in capture-bench bench_join bench_cluster overhead-getppid overhead-socketpair overhead-file; do
+for f in capture-bench bench_join bench_cluster bench_likelihood overhead-getppid overhead-socketpair overhead-file; do
 	[ -r "$root/tests/results/$f.json" ] && inputs+=("$root/tests/results/$f.json")
 done
 jq -n --arg commit "$commit" --arg date "$stamp" --arg load "$(cut -d' ' -f1 /proc/loadavg)" '

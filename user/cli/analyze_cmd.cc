@@ -3,7 +3,10 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <unistd.h>
 #include <memory>
+#include <optional>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +16,7 @@
 #include "cluster/interaction_clusters.h"
 #include "common/safe_file.h"
 #include "join/extractor.h"
+#include "model/likelihood/request_likelihood.h"
 #include "model/streaming_model.h"
 #include "pcap/pcap_input.h"
 #include "pcap/record_merge.h"
@@ -48,6 +52,8 @@ struct AnalyzeArgs {
   bool no_refine = false;
   uint32_t warmup = 4096;
   uint32_t sample = 16;
+  uint32_t unlikely = 10;
+  double alpha = 0.05;
   bool salvage = false;
   bool quiet = false;
 };
@@ -99,6 +105,58 @@ Status CheckOutputs(const AnalyzeArgs& a) {
     Status st = CheckPrivateDir(a.csv_dir, 0755);
     if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
   }
+  return Status::Ok();
+}
+
+// An unnamed file in $TMPDIR (else /tmp), removed when closed: where the
+// --requests lines wait for their scores. (tmpfile() ignores TMPDIR.)
+StatusOr<FILE*> OpenSpool() {
+  const char* env = getenv("TMPDIR");
+  const std::string dir = env && *env ? env : "/tmp";
+  std::string path = dir + "/jackdaw-requests-XXXXXX";
+  const int fd = mkstemp(path.data());
+  if (fd < 0)
+    return ErrStatus("--requests: cannot create a spool file in %s: %s; set TMPDIR to a writable directory with "
+                     "room for the requests",
+                     dir.c_str(), strerror(errno));
+  unlink(path.c_str());
+  FILE* f = fdopen(fd, "w+");
+  if (!f) {
+    close(fd);
+    return ErrStatus("--requests: cannot open the spool file: %s", strerror(errno));
+  }
+  return f;
+}
+
+// Copies the spooled --requests lines to `path`, each request line ending
+// with the log_likelihood of the tree state its spool prefix names; an
+// incomplete request (and a connection's line) has none.
+Status WriteScoredRequests(FILE* spool, const model::likelihood::RequestLikelihood& likelihood,
+                           const std::string& path) {
+  auto opened = OpenOwnedStream(path, kOutputFileMode);
+  if (!opened.ok()) return ErrStatus("--requests: %s", opened.status().message().c_str());
+  std::unique_ptr<FILE, int (*)(FILE*)> out(*opened, fclose);
+  setvbuf(out.get(), nullptr, _IOFBF, 1 << 20);
+  rewind(spool);
+  char* buf = nullptr;
+  size_t cap = 0;
+  ssize_t len;
+  bool failed = false;
+  std::string line;
+  while ((len = getline(&buf, &cap, spool)) > 0) {
+    const char* space = static_cast<const char*>(memchr(buf, ' ', static_cast<size_t>(len)));
+    if (!space) continue;  // cannot happen: every spooled line has its prefix
+    line.assign(space + 1, static_cast<size_t>(buf + len - (space + 1)));
+    if (buf[0] != '-') {
+      const uint32_t state = static_cast<uint32_t>(strtoul(buf, nullptr, 10));
+      if (std::optional<double> score = likelihood.ScoreOfState(state)) join::AppendLogLikelihood(&line, *score);
+    }
+    if (fwrite(line.data(), 1, line.size(), out.get()) != line.size()) failed = true;
+  }
+  free(buf);
+  if (ferror(spool)) return ErrStatus("reading back the --requests spool failed: %s", strerror(errno));
+  if (fflush(out.get()) != 0 || failed)
+    return ErrStatus("writing %s failed: %s (disk full?)", path.c_str(), strerror(errno));
   return Status::Ok();
 }
 
@@ -161,11 +219,20 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   auto streaming = model::StreamingModel::Create(so);
   if (!streaming.ok()) return PrintError(streaming.status().message()), 1;
   model::StreamingModel& sm = **streaming;
+  // Every request's likelihood (docs/likelihood.md): the automaton learns
+  // from the whole stream, so a request is scored only once it has ended.
+  model::likelihood::LikelihoodOptions lo;
+  lo.alpha = a.alpha;
+  lo.unlikely = a.unlikely;
+  model::likelihood::RequestLikelihood likelihood(so.model.canonical, lo);
+  const canonical::Canonicalizer canonicalize(so.model.canonical);
   std::unique_ptr<FILE, int (*)(FILE*)> requests_file(nullptr, fclose);
   if (!a.requests_out.empty()) {
-    auto opened = OpenOwnedStream(a.requests_out, kOutputFileMode);
-    if (!opened.ok()) return PrintError("--requests: " + opened.status().message()), 1;
-    requests_file.reset(*opened);
+    // --requests lines wait in an unnamed spool (the score they end with is
+    // known at the end) and go to the file after learning (WriteScoredRequests).
+    auto spool = OpenSpool();
+    if (!spool.ok()) return PrintError(spool.status().message()), 1;
+    requests_file.reset(*spool);
     // Lines of a few KB each: stdio's default 4 KB buffer made a write(2)
     // per line or two.
     setvbuf(requests_file.get(), nullptr, _IOFBF, 1 << 20);
@@ -183,13 +250,20 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   auto sink = [&](model::Request&& r) {
     served_estimate += 1.0 / sampling.RateAt(r.start_ns);
     ++recorded;
+    // One canonical form for the likelihood model and the streaming model.
+    std::optional<canonical::CanonicalRequest> canonical;
+    if (!r.incomplete) canonical = canonicalize(r);
+    const uint32_t state = canonical ? likelihood.Add(r, *canonical) : model::likelihood::kNoState;
     if (requests_file) {
-      line.clear();
+      // Each spooled line begins with the tree state the request ended at
+      // ("-" for a connection's line): its score, once learned.
+      line = state == model::likelihood::kNoState ? "- " : std::to_string(state) + " ";
       join::WriteRequestJson(&line, r);
       if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
       ++written;
     }
-    sm.Add(std::move(r));
+    if (canonical) sm.Add(std::move(r), std::move(*canonical));
+    else sm.Add(std::move(r));
   };
   // Connection life (schemas with `messages`): a line each in --requests,
   // counted in --json.
@@ -211,7 +285,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     cc.cpu_ns += c.cpu_ns;
     cc.softirq_cpu_ns += c.softirq_cpu_ns;
     if (requests_file) {
-      line.clear();
+      line = "- ";
       join::WriteConnectionJson(&line, c);
       if (fwrite(line.data(), 1, line.size(), requests_file.get()) != line.size()) write_failed = true;
     }
@@ -251,9 +325,12 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     fprintf(stderr, "jackdaw: %s: %s = %" PRIu64 ": %s\n", join::SeverityName(info.severity), info.name, v,
             info.description);
   }
+  likelihood.Learn();
   if (requests_file) {
     if (fflush(requests_file.get()) != 0 || write_failed)
-      return PrintError("writing " + a.requests_out + " failed: " + strerror(errno) + " (disk full?)"), 1;
+      return PrintError("spooling " + a.requests_out + " failed: " + strerror(errno) + " (disk full? TMPDIR)"), 1;
+    Status scored = WriteScoredRequests(requests_file.get(), likelihood, a.requests_out);
+    if (!scored.ok()) return PrintError(scored.message()), 1;
     fprintf(stderr, "jackdaw: %llu requests%s written to %s\n", static_cast<unsigned long long>(written),
             cc.connections ? (" and " + std::to_string(cc.connections) + " connections").c_str() : "",
             a.requests_out.c_str());
@@ -278,6 +355,19 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (!model.ok()) return PrintError(model.status().message()), 1;
   if (st.cpu_observed_ns)
     model->accounted_cpu_fraction = join::AccountedCpuFraction(st);
+  model->likelihood = likelihood.Summary();
+  {
+    const model::likelihood::LikelihoodSummary& l = model->likelihood;
+    fprintf(stderr,
+            "jackdaw: likelihood model: %llu requests, prefix tree of %llu states merged to %llu states and %llu "
+            "transitions (alpha %g) in %.3f s\n",
+            static_cast<unsigned long long>(l.requests_learned), static_cast<unsigned long long>(l.prefix_tree_states),
+            static_cast<unsigned long long>(l.states), static_cast<unsigned long long>(l.transitions), l.alpha,
+            l.learn_seconds);
+  }
+  // The retained requests, scored afresh: the same score as their line's.
+  for (size_t i = 0; i < requests.size() && i < model->requests.size(); ++i)
+    model->requests[i].log_likelihood = likelihood.Score(requests[i]);
   model->sample_mode = sampling.mode;
   if (sampling.on() && served_estimate > 0) model->sample_rate = double(sm.stats().requests) / served_estimate;
   if (const uint64_t served_ns = st.cpu_charged_ns + st.cpu_conn_ns;
@@ -394,6 +484,14 @@ Runner RegisterAnalyze(CLI::App& app) {
   sub->add_option("--sample", args->sample, "requests kept per cluster for the reports (memory bound)")
       ->capture_default_str()
       ->check(CLI::Range(2u, 4096u));
+  sub->add_option("--unlikely", args->unlikely,
+                  "requests in the least-likely list (text report and --json \"unlikely\"; docs/likelihood.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 100000u));
+  sub->add_option("--alpha", args->alpha,
+                  "ALERGIA's merge test for the likelihood model: smaller merges more states (docs/likelihood.md)")
+      ->capture_default_str()
+      ->check(FiniteRange(0, 1, true, ""));
   sub->add_flag("--salvage", args->salvage, "analyse the intact part of a damaged trace");
   sub->add_flag("-q,--quiet", args->quiet, "no progress bar");
   auto argv0 = SelfPathAtParse(sub);

@@ -133,6 +133,10 @@ Status ExtractRequests(const trace::TraceReader& reader, const schema::Schema& s
 // JSON lines, one request per line (format in request_writer.cc).
 Status WriteRequestsJsonl(const std::string& path, const std::vector<model::Request>& requests);
 void WriteRequestJson(std::string* out, const model::Request& request);  // appends one line
+// Adds `"log_likelihood":x` as the last key of one request line (written by
+// WriteRequestJson, ending "}\n"): `jackdaw analyze` scores requests only
+// once the stream has ended (docs/likelihood.md).
+void AppendLogLikelihood(std::string* line, double log_likelihood);
 void WriteConnectionJson(std::string* out, const model::Connection& conn);  // appends one line
 // "requests 500, events joined 18000 (in requests 17500, discarded 500),
 //  late records 0, unaccounted cpu 1.2% (3.4 ms of 280 ms)"

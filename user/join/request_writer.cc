@@ -18,7 +18,9 @@
 //    "calls":[{"local":..,"remote":..,"peer_tgid":43,"start_ns":..,"end_ns":..,
 //              "bytes_out":..,"bytes_in":..,"answered":true,"overlapped":false,...}],
 //    "connection_cpu_ns":..}
-// (keys of a line appear in byte order, as nlohmann's dump() writes them).
+// (keys of a line appear in byte order, as nlohmann's dump() writes them,
+// but for "log_likelihood", which `jackdaw analyze` appends last once its
+// likelihood model is learned: AppendLogLikelihood()).
 // A request of a schema with `messages` also has
 //   "message":{"connection":3,"exchange":0,"in_bytes":..,"out_bytes":..,"pipelined":false}
 // and each connection whose life the join charged is one line of its own,
@@ -270,6 +272,15 @@ void WriteRequestJson(std::string* out, const model::Request& r) {
   j.Field("runq_wait_ns", t.runq_wait_ns);
   j.Field("softirq_cpu_ns", t.softirq_cpu_ns);
   j.Raw("}}\n");
+}
+
+void AppendLogLikelihood(std::string* line, double log_likelihood) {
+  size_t close = line->rfind('}');
+  if (close == std::string::npos) return;
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), log_likelihood);
+  if (ec != std::errc()) return;
+  line->insert(close, ",\"log_likelihood\":" + std::string(buf, end));
 }
 
 // Keys in insertion order, as the nlohmann::ordered_json this replaced.

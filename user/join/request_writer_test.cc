@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -251,6 +252,22 @@ TEST(RequestWriter, ConnectionBytesAreThoseOfTheOrderedJsonTree) {
     WriteConnectionJson(&out, x);
     EXPECT_EQ(out, tree.dump() + "\n");
   }
+}
+
+TEST(RequestWriter, LogLikelihoodIsTheLastKeyOfTheLine) {
+  std::string line;
+  WriteRequestJson(&line, SampleRequest());
+  const nlohmann::json before = nlohmann::json::parse(line);
+  AppendLogLikelihood(&line, -0.125);
+  ASSERT_EQ(line.back(), '\n');
+  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
+  const std::string tail = ",\"log_likelihood\":-0.125}\n";
+  ASSERT_GE(line.size(), tail.size());
+  EXPECT_EQ(line.substr(line.size() - tail.size()), tail);
+  nlohmann::json after = nlohmann::json::parse(line);
+  EXPECT_DOUBLE_EQ(after["log_likelihood"].get<double>(), -0.125);
+  after.erase("log_likelihood");
+  EXPECT_EQ(after, before);  // nothing else changed
 }
 
 TEST(RequestWriter, MarksWakeupEdges) {

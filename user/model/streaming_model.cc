@@ -161,9 +161,9 @@ class StreamingModel::Impl {
     return Status::Ok();
   }
 
-  void AddStreaming(Request&& request) {
+  void AddStreaming(Request&& request, canonical::CanonicalRequest* made) {
     Retained x;
-    x.canonical = (*canonicalize)(request);
+    x.canonical = made ? std::move(*made) : (*canonicalize)(request);
     AddStats(&model_stats, x.canonical.stats);
     x.serialized = canonical::Serialize(x.canonical, &symbols);
     x.summary = Summarize(request, x.canonical);
@@ -208,7 +208,13 @@ StatusOr<std::unique_ptr<StreamingModel>> StreamingModel::Create(const Streaming
   return std::unique_ptr<StreamingModel>(new StreamingModel(std::move(impl)));
 }
 
-void StreamingModel::Add(Request&& request) {
+void StreamingModel::Add(Request&& request) { Add(std::move(request), nullptr); }
+
+void StreamingModel::Add(Request&& request, canonical::CanonicalRequest&& canonical) {
+  Add(std::move(request), &canonical);
+}
+
+void StreamingModel::Add(Request&& request, canonical::CanonicalRequest* canonical) {
   Impl& m = *impl_;
   // A request the capture lost records of would be a finding made of the
   // loss: a cluster of its own, an anomaly, a dent in the totals.
@@ -217,7 +223,7 @@ void StreamingModel::Add(Request&& request) {
     return;
   }
   ++m.stats.requests;
-  if (m.stats.warmed_up) return m.AddStreaming(std::move(request));
+  if (m.stats.warmed_up) return m.AddStreaming(std::move(request), canonical);
   if (m.buffer.empty()) m.first_start_ns = request.start_ns;
   const bool late = m.options.warmup_ns && request.start_ns >= m.first_start_ns + m.options.warmup_ns;
   m.buffer.push_back(std::move(request));

@@ -109,6 +109,10 @@ class StreamingModel {
   ~StreamingModel();
 
   void Add(Request&& request);
+  // The same, with the request's canonical form already made with the
+  // model's canonical options (`jackdaw analyze` makes it for the likelihood
+  // model too): past the warm-up it is used as it is, not made again.
+  void Add(Request&& request, canonical::CanonicalRequest&& canonical);
   // End of stream. A stream that ended within its warm-up stays buffered:
   // its Snapshot() is BuildModel() over all of it.
   Status Finish();
@@ -133,6 +137,7 @@ class StreamingModel {
 
  private:
   explicit StreamingModel(std::unique_ptr<Impl> impl);
+  void Add(Request&& request, canonical::CanonicalRequest* canonical);  // null: made here
   std::unique_ptr<Impl> impl_;
 };
 

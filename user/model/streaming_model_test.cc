@@ -110,6 +110,32 @@ TEST(StreamingModel, SnapshotsDoNotChangeTheModel) {
   EXPECT_EQ(a->anomalies.size(), b->anomalies.size());
 }
 
+// A canonical form made by the caller (analyze shares it with the
+// likelihood model) gives the model it would have made itself.
+TEST(StreamingModel, CanonicalFormsMadeByTheCallerGiveTheSameModel) {
+  std::string truth;
+  std::vector<Request> reqs = Mix("ABCDEF", 100, &truth, 5);
+  StreamingModelOptions o;
+  o.warmup_requests = 120;
+  auto own = StreamingModel::Create(o);
+  auto given = StreamingModel::Create(o);
+  ASSERT_TRUE(own.ok() && given.ok());
+  const canonical::Canonicalizer canonicalize(o.model.canonical);
+  for (const Request& r : reqs) {
+    (*own)->Add(Request(r));
+    (*given)->Add(Request(r), canonicalize(r));
+  }
+  auto a = (*own)->Snapshot();
+  auto b = (*given)->Snapshot();
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*own)->warmed_up());
+  EXPECT_EQ(Shape(*a), Shape(*b));
+  EXPECT_EQ(a->error.combined, b->error.combined);
+  ASSERT_EQ(a->serialized.size(), b->serialized.size());
+  for (size_t i = 0; i < a->serialized.size(); ++i)
+    EXPECT_EQ(canonical::ToText(a->serialized[i], a->symbols), canonical::ToText(b->serialized[i], b->symbols));
+}
+
 // Past the warm-up the partition is the batch path's, up to the requests the
 // batch path's refinement would move: measured with the adjusted Rand index
 // between the two assignments of every request, and against ground truth.

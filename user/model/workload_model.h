@@ -43,6 +43,7 @@
 #include "cluster/distance.h"
 #include "common/status.h"
 #include "request/request.h"
+#include "model/likelihood/likelihood_report.h"
 #include "model/process_mix.h"
 
 namespace jackdaw::model {
@@ -80,6 +81,9 @@ struct RequestSummary {
   uint32_t num_events = 0;   // after canonicalization
   uint32_t num_threads = 0;  // canonical threads
   std::vector<ProcessSegment> processes;  // its parts, per process (Request::processes)
+  // Mean log-probability per canonical event under the likelihood model
+  // (model/likelihood/), where one was learned.
+  std::optional<double> log_likelihood;
 };
 
 struct Distribution {
@@ -222,6 +226,10 @@ struct WorkloadModel {
   double avg_diameter = 0;
   double avg_inter_cluster_distance = 0;
   ModelStats stats;
+  // The likelihood model's size and least likely requests (filled by
+  // `jackdaw analyze`, model/likelihood/request_likelihood.h); absent
+  // (present = false) otherwise.
+  likelihood::LikelihoodSummary likelihood;
   // Per request (input order): kept for reports that draw canonical forms.
   canonical::SymbolTable symbols;
   std::vector<canonical::CanonicalRequest> canonical;

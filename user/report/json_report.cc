@@ -4,6 +4,10 @@
 //   requests  per request: cluster, distance, latencies, demand, anomaly, and its
 //             serialized canonical string (what clustering compared)
 //   anomalies with reasons and events
+//   likelihood the likelihood model's size (states, transitions, alpha,
+//             requests learned) and `unlikely`, beside it: the k least likely
+//             requests, each with the steps that made it so (docs/likelihood.md);
+//             requests then carry log_likelihood. Both absent without a model.
 //   latency_breakdown per cluster
 #include <algorithm>
 #include <cmath>
@@ -44,6 +48,39 @@ ordered_json SideJson(const model::LatencyBreakdown::Side& s) {
                       {"blocked_net_ns", s.blocked_net_ns},
                       {"blocked_futex_ns", s.blocked_futex_ns},
                       {"blocked_other_ns", s.blocked_other_ns}};
+}
+
+ordered_json UnlikelyJson(const model::likelihood::LikelihoodSummary& l) {
+  ordered_json list = ordered_json::array();
+  for (const model::likelihood::UnlikelyRequest& u : l.unlikely) {
+    ordered_json steps = ordered_json::array();
+    for (const model::likelihood::UnlikelyStep& s : u.steps)
+      steps.push_back({{"position", s.position},
+                       {"symbol", s.symbol},
+                       {"probability", s.probability},
+                       {"expected", s.expected},
+                       {"expected_probability", s.expected_probability},
+                       {"state", s.state},
+                       {"state_visits", s.state_visits},
+                       {"state_cpu_ns", {{"mean", s.state_cpu_mean_ns}, {"stddev", s.state_cpu_stddev_ns}}}});
+    list.push_back({{"request", u.request_id},
+                    {"log_likelihood", u.log_likelihood},
+                    {"events", u.events},
+                    {"steps", std::move(steps)},
+                    {"off_model_events", u.off_model_events}});
+  }
+  return list;
+}
+
+ordered_json LikelihoodJson(const model::likelihood::LikelihoodSummary& l) {
+  return ordered_json{{"method", "alergia"},
+                      {"alpha", l.alpha},
+                      {"requests_learned", l.requests_learned},
+                      {"prefix_tree_states", l.prefix_tree_states},
+                      {"states", l.states},
+                      {"transitions", l.transitions},
+                      {"alphabet", l.alphabet},
+                      {"merges", l.merges}};
 }
 
 }  // namespace
@@ -158,6 +195,7 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
                     {"demand", DemandJson(r.demand)},
                     {"events", r.num_events},
                     {"threads", r.num_threads}};
+    if (r.log_likelihood) rj["log_likelihood"] = *r.log_likelihood;
     if (i < m.serialized.size()) rj["string"] = canonical::ToText(m.serialized[i], m.symbols);
     if (truth) {
       auto it = truth->find(r.id);
@@ -187,6 +225,10 @@ ordered_json ModelToJson(const model::WorkloadModel& m, const TruthLabels* truth
          {"events", std::move(events)}});
   }
   j["anomalies"] = std::move(anomalies);
+  if (m.likelihood.present) {
+    j["likelihood"] = LikelihoodJson(m.likelihood);
+    j["unlikely"] = UnlikelyJson(m.likelihood);
+  }
 
   ordered_json breakdowns = ordered_json::array();
   for (const model::LatencyBreakdown& b : m.breakdowns) {

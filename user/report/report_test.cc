@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/likelihood/request_likelihood.h"
 #include "request/synthetic.h"
 #include "report/progress_bar.h"
 
@@ -117,6 +118,59 @@ TEST(ReportTest, JsonHoldsTheWholeModelWithMemberIds) {
   EXPECT_EQ(j["anomalies"][0]["request"], f.outlier_id);
   EXPECT_FALSE(j["anomalies"][0]["events"].empty());
   fs::remove_all(dir);
+}
+
+// The likelihood model (model/likelihood/) in both reports: present only
+// when analyze learned one; the ranked list and the per-request scores.
+TEST(ReportTest, LeastLikelyRequestsBesideTheAnomalies) {
+  model::WorkloadModel m = Get().model;
+  {
+    std::ostringstream text;
+    WriteTextReport(m, text);
+    EXPECT_EQ(text.str().find("Least likely requests"), std::string::npos);
+    const json j = json::parse(ModelToJson(m).dump());
+    EXPECT_FALSE(j.contains("unlikely"));
+    EXPECT_FALSE(j.contains("likelihood"));
+    EXPECT_FALSE(j["requests"][0].contains("log_likelihood"));
+  }
+  model::likelihood::LikelihoodOptions lo;
+  lo.unlikely = 3;
+  model::likelihood::RequestLikelihood rl({}, lo);
+  for (const Request& r : Get().requests) rl.Add(r);
+  rl.Learn();
+  m.likelihood = rl.Summary();
+  for (size_t i = 0; i < m.requests.size(); ++i) m.requests[i].log_likelihood = rl.Score(Get().requests[i]);
+  ASSERT_EQ(m.likelihood.unlikely.size(), 3u);
+
+  std::ostringstream text;
+  WriteTextReport(m, text);
+  const std::string t = text.str();
+  const size_t section = t.find("Least likely requests (3 of 121");
+  ASSERT_NE(section, std::string::npos) << t;
+  EXPECT_GT(section, t.find("Anomalies ("));
+  EXPECT_NE(t.find("request " + std::to_string(m.likelihood.unlikely[0].request_id) + ": log-likelihood", section),
+            std::string::npos);
+
+  const json j = json::parse(ModelToJson(m).dump());
+  EXPECT_EQ(j["likelihood"]["method"], "alergia");
+  EXPECT_EQ(j["likelihood"]["requests_learned"], 121);
+  EXPECT_EQ(j["likelihood"]["states"], m.likelihood.states);
+  ASSERT_EQ(j["unlikely"].size(), 3u);
+  double previous = -1e300;
+  for (const json& u : j["unlikely"]) {
+    EXPECT_GE(u["log_likelihood"].get<double>(), previous);  // least likely first
+    previous = u["log_likelihood"];
+    for (const json& s : u["steps"]) {
+      EXPECT_LT(s["probability"].get<double>(), s["expected_probability"].get<double>());
+      EXPECT_NE(s["symbol"], s["expected"]);
+    }
+  }
+  // Each listed request carries its score, no lower than the least likely.
+  for (const json& r : j["requests"]) {
+    ASSERT_TRUE(r.contains("log_likelihood"));
+    EXPECT_LE(r["log_likelihood"].get<double>(), 0);
+    EXPECT_GE(r["log_likelihood"].get<double>(), j["unlikely"][0]["log_likelihood"].get<double>());
+  }
 }
 
 TEST(ReportTest, CsvOneFilePerTable) {

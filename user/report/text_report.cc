@@ -11,6 +11,27 @@
 #include "report/report_util.h"
 
 namespace jackdaw::report {
+namespace {
+
+// Beside the anomalies by distance: the requests the likelihood model
+// (docs/likelihood.md) found least likely, with the steps that cost them.
+void WriteUnlikely(const model::likelihood::LikelihoodSummary& l, std::ostream& out) {
+  if (!l.present || l.unlikely.empty()) return;
+  out << fmt::format("\nLeast likely requests ({} of {}; automaton of {} states, {} transitions, alpha {}):\n",
+                     l.unlikely.size(), l.requests_learned, l.states, l.transitions, l.alpha);
+  for (const model::likelihood::UnlikelyRequest& u : l.unlikely) {
+    out << fmt::format("  request {}: log-likelihood {:.3f} per event ({} events)\n", u.request_id,
+                       u.log_likelihood, u.events);
+    for (const model::likelihood::UnlikelyStep& s : u.steps)
+      out << fmt::format("    - event {}: {} (p {:.4f}) where the model expected {} (p {:.4f})\n", s.position,
+                         s.symbol, s.probability, s.expected, s.expected_probability);
+    if (u.off_model_events)
+      out << fmt::format("    - then {} events the model has no state for (scored by their overall frequency)\n",
+                         u.off_model_events);
+  }
+}
+
+}  // namespace
 
 void WriteTextReport(const model::WorkloadModel& m, std::ostream& out,
                      const TextReportOptions& options) {
@@ -94,6 +115,8 @@ void WriteTextReport(const model::WorkloadModel& m, std::ostream& out,
     }
     out << "  (* marks events that differ from the representative)\n";
   }
+
+  WriteUnlikely(m.likelihood, out);
 
   if (options.show_breakdown && !m.breakdowns.empty()) {
     out << "\nLatency breakdown (slowest vs fastest requests of each cluster):\n";

@@ -1,0 +1,52 @@
+// What the likelihood model tells the reports (plain data: the reports
+// render it, request_likelihood.h fills it): the model's size and the
+// requests it found least likely, each with the steps that made it so.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace jackdaw::model::likelihood {
+
+// One step of an unlikely request: at its `position`-th canonical event it
+// did `symbol` ("end": it ended there) with `probability`, where the model
+// expected `expected` with `expected_probability`.
+struct UnlikelyStep {
+  uint32_t position = 0;
+  std::string symbol;
+  double probability = 0;
+  std::string expected;
+  double expected_probability = 0;
+  // The automaton state the step left: how many strings reached it and the
+  // CPU of the events that led into it (its demand distribution).
+  uint32_t state = 0;
+  uint64_t state_visits = 0;
+  double state_cpu_mean_ns = 0, state_cpu_stddev_ns = 0;
+};
+
+struct UnlikelyRequest {
+  uint64_t request_id = 0;
+  double log_likelihood = 0;  // mean log-probability per event, end included
+  uint32_t events = 0;        // canonical events
+  // Steps within the automaton, least probable first. Once a request takes
+  // a transition the automaton has not got, the rest of its events are
+  // scored off the model (by their overall frequency): those are counted
+  // here, not listed, since the model expected nothing in particular there.
+  std::vector<UnlikelyStep> steps;
+  uint32_t off_model_events = 0;
+};
+
+struct LikelihoodSummary {
+  bool present = false;
+  double alpha = 0;
+  uint64_t requests_learned = 0;
+  uint64_t prefix_tree_states = 0;
+  uint64_t states = 0, transitions = 0;
+  uint32_t alphabet = 0;   // distinct canonical event symbols
+  uint32_t merges = 0;
+  double learn_seconds = 0;
+  std::vector<UnlikelyRequest> unlikely;  // least likely first
+};
+
+}  // namespace jackdaw::model::likelihood
