@@ -339,6 +339,56 @@ static __always_inline enum sock_info_result emit_sock_info(struct jdw_control *
 	return SOCK_INFO_SENT;
 }
 
+/* A datagram's far end on an unconnected UDP socket (abi.h, dgram_peer):
+ * `uaddr` is the sockaddr the call names or filled in, in the caller's
+ * memory. Connected sockets are described by sock_info instead. */
+static __always_inline void emit_dgram_peer(struct sock *sk, const void *uaddr, __u8 ck)
+{
+	struct jdw_dgram_peer_record *r;
+	__u16 family, sa_family;
+	__be16 port;
+	void *ring;
+
+	if (!sk || !uaddr || BPF_CORE_READ(sk, sk_type) != 2 /* SOCK_DGRAM */ ||
+	    BPF_CORE_READ(sk, __sk_common.skc_dport) != 0)
+		return;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if ((family != 2 && family != 10) || bpf_probe_read_user(&sa_family, sizeof(sa_family), uaddr) ||
+	    (sa_family != 2 && sa_family != 10) || bpf_probe_read_user(&port, sizeof(port), uaddr + 2))
+		return;
+	r = jdw_reserve(JDW_GROUP_SYSCALL, JDW_EVENT_DGRAM_PEER, sizeof(*r), &ring, ck);
+	if (!r)
+		return;
+	__builtin_memset(&r->body, 0, sizeof(r->body));
+	r->body.sk = (__u64)sk;
+	r->body.family = sa_family;
+	r->body.protocol = BPF_CORE_READ(sk, sk_protocol);
+	r->body.sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	r->body.dport = bpf_ntohs(port);
+	if (sa_family == 2) {
+		bpf_core_read(&r->body.saddr, 4, &sk->__sk_common.skc_rcv_saddr);
+		bpf_probe_read_user(&r->body.daddr, 4, uaddr + 4);   /* sockaddr_in.sin_addr */
+	} else {
+		bpf_core_read(&r->body.saddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_probe_read_user(&r->body.daddr, 16, uaddr + 8);  /* sockaddr_in6.sin6_addr */
+	}
+	jdw_submit(r, ring, jdw_ctl());
+}
+
+/* The sockaddr a sendto/recvfrom (its fifth argument) or a
+ * sendmsg/recvmsg (its msghdr's msg_name) names, 0 for other calls. */
+static __always_inline const void *dgram_sockaddr(long nr, __u64 a1, __u64 a4)
+{
+	const void *name = NULL;
+
+	if (nr == NR_sendto || nr == NR_recvfrom)
+		return (const void *)a4;
+	if ((nr == NR_sendmsg || nr == NR_recvmsg) &&
+	    bpf_probe_read_user(&name, sizeof(name), &((struct user_msghdr *)a1)->msg_name))
+		return NULL;
+	return name;
+}
+
 /* The object behind fd, reporting a socket's addresses the first time this
  * fd is seen connected (or again when force: accept, connect). */
 static __always_inline __u8 fd_object(struct jdw_control *ctl, __u32 tgid, int fd, long nr,
@@ -485,7 +535,7 @@ static __always_inline __u8 peek_socket_read(long nr, __u64 a1, long ret)
 	return peek_tls_records(buf, len);
 }
 
-static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, __u8 ck)
+static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, __u64 a4, __u8 ck)
 {
 	struct jdw_control *ctl = jdw_ctl();
 	struct jdw_sys_enter_record *r;
@@ -515,6 +565,8 @@ static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, 
 	}
 	/* a parked enter is stamped now: the gap before it goes first */
 	jdw_gap_flush();
+	if (kind == JDW_OBJ_SOCKET && (nr == NR_sendto || nr == NR_sendmsg))
+		emit_dgram_peer((struct sock *)obj, dgram_sockaddr(nr, a1, a4), ck);
 	if (targ_combine_syscalls && park_enter(nr, kind, fd, arg, obj, ck, id))
 		return;
 	r = jdw_reserve_as(JDW_GROUP_SYSCALL, JDW_EVENT_SYS_ENTER, sizeof(*r), &ring, ck, id);
@@ -529,7 +581,7 @@ static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, 
 	jdw_submit(r, ring, ctl);
 }
 
-static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a2, __u64 a3, long ret, __u8 ck)
+static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4, long ret, __u8 ck)
 {
 	struct jdw_control *ctl = jdw_ctl();
 	struct jdw_sys_exit_record *r;
@@ -577,6 +629,8 @@ static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a2, _
 			peek = JDW_PEEK_MSG_PEEK;
 		else if (ret >= 5)
 			peek = peek_socket_read(nr, a1, ret);
+		if (nr == NR_recvfrom || nr == NR_recvmsg)
+			emit_dgram_peer((struct sock *)o.obj, dgram_sockaddr(nr, a1, a4), ck);
 	}
 	if (targ_combine_syscalls && kind == JDW_OBJ_NONE && emit_combined(ctl, nr, ret, id, peek))
 		return;
@@ -595,7 +649,7 @@ static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a2, _
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
 {
-	handle_enter(id, regs->di, regs->si, regs->dx, JDW_CTX_TASK /* syscalls run in task context */);
+	handle_enter(id, regs->di, regs->si, regs->dx, regs->r8, JDW_CTX_TASK /* syscalls run in task context */);
 	return 0;
 }
 
@@ -603,7 +657,7 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
 	/* the syscall number survives in orig_ax, the arguments in di, si, r10 */
-	handle_exit(regs->orig_ax, regs->di, regs->si, regs->dx, regs->r10, ret,
+	handle_exit(regs->orig_ax, regs->di, regs->si, regs->dx, regs->r10, regs->r8, ret,
 		    JDW_CTX_TASK /* syscalls run in task context */);
 	return 0;
 }
@@ -612,7 +666,8 @@ int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 SEC("raw_tp/sys_enter")
 int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 {
-	handle_enter(id, BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx), JDW_CTX_TASK);
+	handle_enter(id, BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx),
+		     BPF_CORE_READ(regs, r8), JDW_CTX_TASK);
 	return 0;
 }
 
@@ -620,7 +675,7 @@ SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
 	handle_exit(BPF_CORE_READ(regs, orig_ax), BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx),
-		    BPF_CORE_READ(regs, r10), ret, JDW_CTX_TASK);
+		    BPF_CORE_READ(regs, r10), BPF_CORE_READ(regs, r8), ret, JDW_CTX_TASK);
 	return 0;
 }
 

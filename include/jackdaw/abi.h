@@ -220,6 +220,21 @@ enum jdw_obj_kind {
 	F(__u32, skipped)                                                    \
 	F(__u32, reserved)
 
+/* A datagram's far end (UDP on an unconnected socket): the address a
+ * sendto/sendmsg names (emitted before its sys_enter) or a recvfrom/recvmsg
+ * returned (before its sys_exit), on the same thread. One socket serves
+ * many peers, so the join keys its messages by (sk, peer): each peer is a
+ * flow of its own, with these ends (ports host order; IPv4 addresses in the
+ * first 4 bytes, as in sock_info). */
+#define JDW_DGRAM_PEER_FIELDS(F, A)                                          \
+	F(__u64, sk)                                                         \
+	F(__u16, family)                                                     \
+	F(__u16, protocol)                                                   \
+	F(__u16, sport)                                                      \
+	F(__u16, dport)                                                      \
+	A(__u8, saddr, 16)                                                   \
+	A(__u8, daddr, 16)
+
 /* rq: the struct request address, the request id shared by issue and
  * completion. op: REQ_OP_* in the low byte, REQ_* flags above.
  * submit_tid: the thread that submitted the I/O (block_io_start), which
@@ -350,6 +365,7 @@ enum jdw_interact_role {
 	X(SOCK_INFO, 12, SYSCALL, "sock_info", JDW_SOCK_INFO_FIELDS, jdw_sock_info) \
 	/* 13: JDW_WIRE_SYS_CALL (below), a record but never an event */     \
 	X(SAMPLE_GAP, 14, SYSCALL, "sample_gap", JDW_SAMPLE_GAP_FIELDS, jdw_sample_gap) \
+	X(DGRAM_PEER, 15, SYSCALL, "dgram_peer", JDW_DGRAM_PEER_FIELDS, jdw_dgram_peer) \
 	X(BLOCK_ISSUE, 20, BLOCK, "block_issue", JDW_BLOCK_ISSUE_FIELDS, jdw_block_issue) \
 	X(BLOCK_COMPLETE, 21, BLOCK, "block_complete", JDW_BLOCK_COMPLETE_FIELDS, jdw_block_complete) \
 	X(NET_XMIT, 30, NET, "net_xmit", JDW_NET_PACKET_FIELDS, jdw_net_packet) \
@@ -382,6 +398,7 @@ JDW_DEFINE_PAYLOAD(jdw_sys_enter, JDW_SYS_ENTER_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_sys_exit, JDW_SYS_EXIT_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_sock_info, JDW_SOCK_INFO_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_sample_gap, JDW_SAMPLE_GAP_FIELDS)
+JDW_DEFINE_PAYLOAD(jdw_dgram_peer, JDW_DGRAM_PEER_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_block_issue, JDW_BLOCK_ISSUE_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_block_complete, JDW_BLOCK_COMPLETE_FIELDS)
 JDW_DEFINE_PAYLOAD(jdw_net_packet, JDW_NET_PACKET_FIELDS)
@@ -406,6 +423,7 @@ JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sys_enter)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sys_exit)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sock_info)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_sample_gap)
+JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_dgram_peer)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_block_issue)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_block_complete)
 JDW_DEFINE_RECORD(x, 0, x, x, x, jdw_net_packet)
@@ -561,6 +579,7 @@ JDW_ABI_ASSERT_SIZE(jdw_sys_call, 40);
 JDW_EVENT_TABLE(JDW_ASSERT_NOT_WIRE)
 #undef JDW_ASSERT_NOT_WIRE
 JDW_ABI_ASSERT_SIZE(jdw_sock_info, 104);
+JDW_ABI_ASSERT_SIZE(jdw_dgram_peer, 48);
 JDW_ABI_ASSERT_SIZE(jdw_block_issue, 32);
 JDW_ABI_ASSERT_SIZE(jdw_block_complete, 48);
 JDW_ABI_ASSERT_SIZE(jdw_net_packet, 72);

@@ -15,6 +15,7 @@ inline constexpr uint16_t kAfUnix = 1;
 inline constexpr uint16_t kAfInet = 2;
 inline constexpr uint16_t kAfInet6 = 10;
 inline constexpr uint8_t kIpProtoTcp = 6;
+inline constexpr uint8_t kIpProtoUdp = 17;
 
 // ::ffff:a.b.c.d
 bool IsV4Mapped(const uint8_t* addr);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "join/cpu_clamp.h"
 #include "join/off_cpu.h"
@@ -61,6 +62,32 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
   const bool same_connection = known && after && after->gen == gen;
   if (messages_on()) MessageSockInfo(si->sk, c.ts, same_connection);
   if (calls_on()) CallSockInfo(*si, c.ts, known, same_connection);
+}
+
+// A datagram's far end: the thread's call on the socket belongs to the
+// flow (socket, peer), a connection of its own to the message rule, the
+// requests and the connection lines, described once like a connected
+// socket (ports and addresses from the record). Flow ids are odd, so never
+// a kernel socket's (aligned) address.
+void Extractor::Impl::OnDgramPeer(const Ctx& c) {
+  const auto* p = reinterpret_cast<const jdw_dgram_peer*>(c.payload);
+  if (!p->sk || !c.thread) return;
+  uint64_t flow = p->sk ^ (uint64_t{p->dport} << 40) ^ (uint64_t{p->family} << 56);
+  for (uint8_t b : p->daddr) flow = (flow ^ b) * 1099511628211ull;
+  flow |= 1;
+  c.thread->dgram_sk = p->sk;
+  c.thread->dgram_flow = flow;
+  if (socks_.Current(flow)) return;
+  jdw_sock_info si{};
+  si.sk = flow;
+  si.family = p->family;
+  si.protocol = p->protocol;
+  si.sport = p->sport;
+  si.dport = p->dport;
+  memcpy(si.saddr, p->saddr, sizeof(si.saddr));
+  memcpy(si.daddr, p->daddr, sizeof(si.daddr));
+  socks_.OnSockInfo(si, c.ts, c.tgid);
+  stats_.datagram_flows++;
 }
 
 // The event as a set stores it: what it is, and the bytes and interrupt
@@ -369,6 +396,9 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
     case JDW_EVENT_NET_RECV:
       if (!messages_on() || MessagePacket(c)) RunEvent(c, &cs_.ForType(rec->type));
       if (messages_on() && pending_end_) MessagePacketDone(c);
+      break;
+    case JDW_EVENT_DGRAM_PEER:
+      OnDgramPeer(c);
       break;
     case JDW_EVENT_SAMPLE_GAP:
       if (t) LeftOutOfSample(t, ts, *reinterpret_cast<const jdw_sample_gap*>(c.payload));

@@ -210,6 +210,7 @@ class Extractor::Impl {
   // Records the connection `sk` stands for (now) among the set's.
   void NoteSock(Set& s, const Ctx& c, uint64_t sk);
   void OnSockInfo(const Ctx& c);
+  void OnDgramPeer(const Ctx& c);
   void FillEvent(const Ctx& c, Ev& ev);
   Ev EventOf(const Ctx& c) {
     Ev ev{};

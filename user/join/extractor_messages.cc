@@ -402,9 +402,12 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
 
 bool Extractor::Impl::MessagePacket(Ctx& c) {
   const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
-  if (p->protocol != kIpProtoTcp) return true;
+  // TCP, and the datagrams of an unconnected UDP socket's flows (their ids
+  // are odd; Extractor::Impl::OnDgramPeer): each datagram a whole message.
+  const bool datagram = p->protocol == kIpProtoUdp;
+  if (p->protocol != kIpProtoTcp && !datagram) return true;
   const uint64_t sk = reader_.SockOf(c);
-  if (!sk) return true;  // not a known connection yet: held as an early packet
+  if (!sk || (datagram && !(sk & 1))) return true;  // not a known connection yet: held as an early packet
   if (calls_on() && calls_.IsClient(sk)) {
     CallPacket(c, *p, sk);
     return true;
@@ -418,7 +421,7 @@ bool Extractor::Impl::MessagePacket(Ctx& c) {
   if (!closed && c.rec->type == JDW_EVENT_NET_RECV && p->payload_len > 0 &&
       held_.size() < kMaxHeldPackets) {
     Ev ev = EventOf(c);
-    msgs_.OnInboundPacket(sk, c.ts, p->payload_len, (p->tcp_flags & kTcpPsh) != 0, ev.seq);
+    msgs_.OnInboundPacket(sk, c.ts, p->payload_len, datagram || (p->tcp_flags & kTcpPsh) != 0, ev.seq);
     held_.emplace(ev.seq, HeldPacket{ev, sk});
     Life(sk, c.ts);
     return false;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "join/endpoint_format.h"
 #include "join/socket_tracker.h"
 #include "request/request.h"
 
@@ -71,7 +72,7 @@ uint64_t FieldReader::ComputeSock(const RecordContext& c) const {
   switch (type) {
     case JDW_EVENT_SYS_ENTER: {
       const auto* e = reinterpret_cast<const jdw_sys_enter*>(c.payload);
-      return e->obj_kind == JDW_OBJ_SOCKET ? e->obj : 0;
+      return e->obj_kind == JDW_OBJ_SOCKET ? DatagramFlow(c.thread, e->obj) : 0;
     }
     case JDW_EVENT_SYS_EXIT: {
       const auto* e = reinterpret_cast<const jdw_sys_exit*>(c.payload);
@@ -82,15 +83,18 @@ uint64_t FieldReader::ComputeSock(const RecordContext& c) const {
       // connection meanwhile: a close frees the socket before it returns,
       // and the next accept may take the same address first.
       if (socks_.ConnectedSince(t->sys_obj) > t->sys_ts) return 0;
-      return t->sys_obj;
+      return DatagramFlow(t, t->sys_obj);
     }
     case JDW_EVENT_SOCK_INFO:
       return reinterpret_cast<const jdw_sock_info*>(c.payload)->sk;
     case JDW_EVENT_NET_XMIT:
     case JDW_EVENT_NET_RECV: {
       const auto* p = reinterpret_cast<const jdw_net_packet*>(c.payload);
-      if (type == JDW_EVENT_NET_XMIT && p->sk) return p->sk;
-      return socks_.SocketOf(SocketTracker::LocalConnKey(type, *p));
+      // A datagram sent from an unconnected socket goes with its peer's
+      // flow, which its addresses name like a connection's.
+      if (type == JDW_EVENT_NET_XMIT && p->sk && p->protocol != kIpProtoUdp) return p->sk;
+      if (const uint64_t sk = socks_.SocketOf(SocketTracker::LocalConnKey(type, *p))) return sk;
+      return type == JDW_EVENT_NET_XMIT ? p->sk : 0;
     }
     default:
       return 0;

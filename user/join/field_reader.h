@@ -83,6 +83,11 @@ class FieldReader {
 
  private:
   uint64_t ComputeSock(const RecordContext& c) const;
+  // A call on an unconnected datagram socket is its peer's flow's (the
+  // thread's dgram_peer names it), any other the socket's.
+  static uint64_t DatagramFlow(const Thread* t, uint64_t sk) {
+    return t && t->dgram_sk == sk && t->dgram_flow ? t->dgram_flow : sk;
+  }
   int8_t ComputeNewSock(const RecordContext& c) const;
   // Read()'s body, inlined into Matches()' loop over a definition's
   // predicates (a call per predicate was a tenth of the join's instructions).

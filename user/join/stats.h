@@ -130,6 +130,7 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   X(msg_one_way, kInfo, "inbound messages never answered (a connection's last): the connection's")            \
   X(msg_greetings, kInfo, "outbound messages before any inbound one: the connection's")                      \
   X(msg_setup, kInfo, "exchanges that open a connection (a greeting's answer, `setup N`, TLS): the connection's") \
+  X(datagram_flows, kInfo, "peers of unconnected datagram sockets, each a flow of its own (dgram_peer)")      \
   X(msg_tls_handshakes, kInfo, "of those, TLS exchanges without application data (handshakes)")           \
   X(msg_pipelined, kInfo, "requests whose first read returned several client writes (flagged)")              \
   X(msg_eof_reads, kInfo, "socket reads that returned end-of-file: the connection's")                        \

@@ -54,6 +54,10 @@ struct Thread {
   int32_t sys_fd = -1;
   uint64_t sys_obj = 0, sys_arg = 0;
   uint64_t sys_ts = 0;  // of the syscall's enter
+  // A datagram's far end for the call in progress on the unconnected
+  // socket dgram_sk (a dgram_peer record): the call belongs to the flow
+  // (socket, peer) dgram_flow until its exit.
+  uint64_t dgram_sk = 0, dgram_flow = 0;
   uint64_t last_sock = 0;
   uint64_t last_sock_ts = 0;  // when it last used last_sock
   bool sock_used = false;     // socket syscall since it last woke from a sleep
@@ -286,6 +290,7 @@ class ThreadTracker {
     t->sys_obj_kind = 0;
     t->sys_obj = 0;
     t->sys_fd = -1;
+    t->dgram_sk = t->dgram_flow = 0;
   }
 
   // Sets the scheduling and CPU counters of Stats to the sums over the

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "validate/dns_wire.h"
 #include "validate/mysql_wire.h"
 #include "validate/pg_wire.h"
 #include "validate/tls.h"
@@ -314,6 +315,58 @@ Status PrepareMysql(uint16_t port, const std::vector<std::string>& statements) {
   return c.Send(MyQuitPacket());
 }
 
+// One DNS client: its own UDP socket, a query at a time, each answer
+// checked (id, response code, an answer for a name that exists).
+static Status DnsClient(const ClientOptions& o, const std::vector<size_t>& seq, size_t first, std::vector<Truth>* out) {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ErrStatus("socket: %s", strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(o.port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  sockaddr_in l{};
+  socklen_t len = sizeof(l);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&l), &len) != 0) {
+    const int e = errno;
+    close(fd);
+    return ErrStatus("UDP to 127.0.0.1:%u: %s", o.port, strerror(e));
+  }
+  const uint16_t port = ntohs(l.sin_port);
+  Status st = Status::Ok();
+  for (size_t i = first; i < seq.size() && st.ok(); i += size_t(o.clients)) {
+    const RequestKind& k = o.kinds[seq[i]];
+    const uint16_t type = k.op == "TXT" ? kDnsTypeTxt : k.op == "AAAA" ? kDnsTypeAaaa : kDnsTypeA;
+    const std::string q = DnsQuery(static_cast<uint16_t>(i), k.target, type);
+    char buf[4096];
+    const uint64_t t0 = MonotonicNs();
+    if (send(fd, q.data(), q.size(), 0) != ssize_t(q.size())) {
+      st = ErrStatus("DNS query %s: send: %s", k.target.c_str(), strerror(errno));
+      break;
+    }
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    const uint64_t t1 = MonotonicNs();
+    if (n < 0) {
+      st = ErrStatus("DNS query %s: no answer: %s", k.target.c_str(), strerror(errno));
+      break;
+    }
+    auto head = ParseDnsAnswerHead(std::string(buf, size_t(n)));
+    if (!head.ok()) {
+      st = head.status();
+    } else if (head->id != uint16_t(i) || head->rcode != k.http_status || (k.http_status == 0 && !head->answers)) {
+      st = ErrStatus("DNS query %s: id %u rcode %u with %u answers, expected id %u rcode %d", k.target.c_str(),
+                     head->id, head->rcode, head->answers, unsigned(uint16_t(i)), k.http_status);
+    } else {
+      out->push_back(Truth{k.name, port, t0, t1, i});
+      if (o.think_us) usleep(o.think_us);
+    }
+  }
+  close(fd);
+  return st;
+}
+
 Status RunClients(const ClientOptions& o) {
   if (o.kinds.empty() || o.clients <= 0 || o.requests <= 0) return ErrStatus("empty client workload");
   std::vector<size_t> seq(size_t(o.requests));
@@ -334,6 +387,10 @@ Status RunClients(const ClientOptions& o) {
   for (int ci = 0; ci < o.clients; ++ci) {
     threads.emplace_back([&, ci] {
       auto& out = truth[size_t(ci)];
+      if (o.protocol == Protocol::kDns) {
+        status[size_t(ci)] = DnsClient(o, seq, size_t(ci), &out);
+        return;
+      }
       std::unique_ptr<Conn> conn;
       uint16_t port = 0;
       SSL_SESSION* session = nullptr;  // the last connection's, offered to the next

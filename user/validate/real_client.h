@@ -1,5 +1,6 @@
 // The real-server suite's clients: HTTP/1.1 (a connection per request, or
-// keep-alive), memcached's text protocol, redis' RESP2 (GET/SET as arrays
+// keep-alive; plain or TLS), DNS over UDP (each client its own socket, one
+// query at a time), memcached's text protocol, redis' RESP2 (GET/SET as arrays
 // of bulk strings), MariaDB's (greeting, login, COM_QUERY; mysql_wire.h)
 // and PostgreSQL's v3 protocol
 // (simple queries; pg_wire.h), both on persistent connections. A
@@ -27,7 +28,7 @@
 
 namespace jackdaw::validate {
 
-enum class Protocol { kHttp, kMemcache, kPostgres, kRedis, kMysql };
+enum class Protocol { kHttp, kMemcache, kPostgres, kRedis, kMysql, kDns };
 
 struct RequestKind {
   std::string name;        // ground-truth label: "5K", "get-100K"
@@ -35,7 +36,7 @@ struct RequestKind {
   std::string op = "get";  // memcached: get | set; PostgreSQL: the CommandComplete tag expected;
                            // MariaDB: "rows N" or "affected N"
   size_t bytes = 0;        // expected body / value size (set: bytes sent); PostgreSQL: least row bytes
-  int http_status = 200;
+  int http_status = 200;   // DNS (op: the record type, A, AAAA or TXT): the response code expected
 };
 
 struct ClientOptions {

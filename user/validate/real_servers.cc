@@ -93,6 +93,38 @@ std::string NginxConfig(const std::string& dir, uint16_t port, bool tls) {
          "}\n";
 }
 
+// unbound answering the zone jdw.test. from its local data, privately:
+// no privilege drop or chroot, no syslog, no validator, no remote control;
+// one UDP socket (no SO_REUSEPORT) that both threads serve. TCP stays on
+// only so the suite can see it listening.
+std::string UnboundConfig(const std::string& dir, uint16_t port) {
+  std::string txt;
+  // Two strings, 360 bytes: the answer fits a 512-byte datagram (no EDNS).
+  for (int i = 0; i < 2; ++i) txt += " \"" + std::string(180, char('a' + i)) + "\"";
+  return "server:\n"
+         "  interface: 127.0.0.1\n"
+         "  port: " + std::to_string(port) + "\n"
+         "  do-ip6: no\n"
+         "  do-daemonize: no\n"
+         "  username: \"\"\n"
+         "  chroot: \"\"\n"
+         "  directory: \"" + dir + "\"\n"
+         "  pidfile: \"" + dir + "/unbound.pid\"\n"
+         "  use-syslog: no\n"
+         "  logfile: \"\"\n"
+         "  verbosity: 0\n"
+         "  num-threads: 2\n"
+         "  so-reuseport: no\n"
+         "  access-control: 127.0.0.0/8 allow\n"
+         "  module-config: \"iterator\"\n"
+         "  local-zone: \"jdw.test.\" static\n"
+         "  local-data: \"a.jdw.test. 3600 IN A 10.0.0.1\"\n"
+         "  local-data: \"six.jdw.test. 3600 IN AAAA 2001:db8::1\"\n"
+         "  local-data: 't.jdw.test. 3600 IN TXT" + txt + "'\n"
+         "remote-control:\n"
+         "  control-enable: no\n";
+}
+
 std::string ApacheConfig(const std::string& dir, uint16_t port) {
   const std::string mods = "/usr/lib/apache2/modules/";
   return "ServerRoot " + dir + "\n"
@@ -207,6 +239,7 @@ const char* ServerName(ServerKind k) {
     case ServerKind::kRedis: return "redis";
     case ServerKind::kLighttpd: return "lighttpd";
     case ServerKind::kMariadb: return "mariadb";
+    case ServerKind::kUnbound: return "unbound";
   }
   return "?";
 }
@@ -221,6 +254,7 @@ std::string ServerBinary(ServerKind k) {
     case ServerKind::kRedis: return "/usr/bin/redis-server";
     case ServerKind::kLighttpd: return "/usr/sbin/lighttpd";
     case ServerKind::kMariadb: return "/usr/sbin/mariadbd";
+    case ServerKind::kUnbound: return "/usr/sbin/unbound";
   }
   return "";
 }
@@ -235,6 +269,7 @@ const char* ServerPackage(ServerKind k) {
     case ServerKind::kRedis: return "redis-server";
     case ServerKind::kLighttpd: return "lighttpd";
     case ServerKind::kMariadb: return "mariadb-server";
+    case ServerKind::kUnbound: return "unbound";
   }
   return "";
 }
@@ -247,6 +282,15 @@ std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
     out.push_back({"get-small", "small", "get", 100, 0});
     out.push_back({"get-100K", "big", "get", 100 * 1024, 0});
     out.push_back({"set-50K", "upload", "set", 50 * 1024, 0});
+    return out;
+  }
+  if (k == ServerKind::kUnbound) {
+    // Three answers of different sizes from the local zone and a name it
+    // does not hold (NXDOMAIN, response code 3).
+    out.push_back({"a", "a.jdw.test", "A", 0, 0});
+    out.push_back({"aaaa", "six.jdw.test", "AAAA", 0, 0});
+    out.push_back({"txt360", "t.jdw.test", "TXT", 0, 0});
+    out.push_back({"nxdomain", "none.jdw.test", "A", 0, 3});
     return out;
   }
   if (k == ServerKind::kMariadb) {
@@ -344,6 +388,10 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
       break;
     case ServerKind::kMariadb:
       break;  // below: mariadb-install-db first
+    case ServerKind::kUnbound:
+      RETURN_IF_ERROR(WriteFile(dir + "/unbound.conf", UnboundConfig(dir, s->port_)));
+      argv = {bin, "-d", "-c", dir + "/unbound.conf"};
+      break;
     case ServerKind::kLighttpd:
       RETURN_IF_ERROR(MakeDocroot(dir));
       RETURN_IF_ERROR(WriteFile(dir + "/lighttpd.conf", LighttpdConfig(dir, s->port_)));

@@ -32,7 +32,19 @@ namespace jackdaw::validate {
 
 // kNginxTls: nginx serving the same files over TLS 1.2 and 1.3 (a
 // self-signed certificate in its directory, a shared session cache).
-enum class ServerKind { kNginx, kNginxTls, kMemcached, kApachePrefork, kPostgres, kRedis, kLighttpd, kMariadb };
+// kUnbound: a DNS resolver answering a local zone over UDP from one
+// unconnected socket shared by its 2 threads.
+enum class ServerKind {
+  kNginx,
+  kNginxTls,
+  kMemcached,
+  kApachePrefork,
+  kPostgres,
+  kRedis,
+  kLighttpd,
+  kMariadb,
+  kUnbound
+};
 
 const char* ServerName(ServerKind k);
 // The binary each kind runs, and the Debian package that provides it.

@@ -60,6 +60,7 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
       {"lighttpd-close", ServerKind::kLighttpd, false, 4, requests},
       {"lighttpd-keepalive", ServerKind::kLighttpd, true, 4, requests},
       {"mariadb", ServerKind::kMariadb, true, 4, requests},
+      {"unbound-udp", ServerKind::kUnbound, true, 5, requests},
   };
 }
 
@@ -132,6 +133,7 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
                : w.server == ServerKind::kPostgres ? Protocol::kPostgres
                : w.server == ServerKind::kRedis    ? Protocol::kRedis
                : w.server == ServerKind::kMariadb  ? Protocol::kMysql
+               : w.server == ServerKind::kUnbound  ? Protocol::kDns
                                                    : Protocol::kHttp;
   c.port = server->port();
   c.kinds = ServerRequestKinds(w.server);
