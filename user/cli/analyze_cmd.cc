@@ -189,7 +189,12 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     interactions.push_back(p);
     return true;
   });
-  if (!has_events && !interactions.empty()) return RunInteractions(a, interactions);
+  if (!has_events && !interactions.empty()) {
+    if (!a.otlp_json_out.empty() || !a.otlp_url.empty())
+      fprintf(stderr, "jackdaw: warning: --otlp/--otlp-json: a trace of interaction summaries has no requests to "
+                      "export; record an event trace (jackdaw record) for traces\n");
+    return RunInteractions(a, interactions);
+  }
   if (a.schema.empty())
     return PrintError("--schema is required for an event trace (e.g. --schema tcp-threadpool; "
                       "only a trace of interaction summaries analyses without one)"),

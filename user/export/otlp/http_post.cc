@@ -125,7 +125,9 @@ HttpResult PostJson(const HttpUrl& url, const std::string& body, int timeout_ms)
   res.unreachable = false;
   res.error.clear();
 
-  std::string out = "POST " + url.path + " HTTP/1.1\r\nHost: " + url.host + ":" + port +
+  // An IPv6 literal is bracketed in Host, as in the URL.
+  const std::string host = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
+  std::string out = "POST " + url.path + " HTTP/1.1\r\nHost: " + host + ":" + port +
                     "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
                     "\r\nConnection: close\r\nUser-Agent: jackdaw\r\n\r\n";
   out += body;

@@ -52,6 +52,7 @@ TEST(PostJson, SendsJsonAndReadsTheStatus) {
   const std::string head = rx.heads()[1];
   EXPECT_EQ(head.rfind("POST /v1/traces HTTP/1.1\r\n", 0), 0u) << head;
   EXPECT_NE(head.find("Content-Type: application/json"), std::string::npos);
+  EXPECT_NE(head.find("Host: 127.0.0.1:" + std::to_string(rx.port()) + "\r\n"), std::string::npos) << head;
 }
 
 // A port nobody listens on: bound, then closed.
