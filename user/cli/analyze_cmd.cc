@@ -15,6 +15,9 @@
 #include "common/loss_share.h"
 #include "cluster/interaction_clusters.h"
 #include "common/safe_file.h"
+#include "export/otlp/http_post.h"
+#include "export/otlp/otlp_exporter.h"
+#include "export/otlp/span_ids.h"
 #include "join/extractor.h"
 #include "model/likelihood/request_likelihood.h"
 #include "model/streaming_model.h"
@@ -45,6 +48,7 @@ struct AnalyzeArgs {
   std::string file;
   std::string schema;
   std::string requests_out, json_out, csv_dir, perfetto_out, html_out;
+  std::string otlp_json_out, otlp_url;
   std::vector<std::string> pcaps;
   double pcap_offset_s = 0;
   double threshold = 0;
@@ -95,7 +99,7 @@ int RunInteractions(const AnalyzeArgs& a, const std::vector<cluster::Interaction
 Status CheckOutputs(const AnalyzeArgs& a) {
   const std::pair<const char*, const std::string*> files[] = {
       {"--requests", &a.requests_out}, {"--json", &a.json_out}, {"--perfetto", &a.perfetto_out},
-      {"--html", &a.html_out}};
+      {"--html", &a.html_out}, {"--otlp-json", &a.otlp_json_out}};
   for (const auto& [option, path] : files) {
     if (path->empty()) continue;
     Status st = CheckOutputFile(*path);
@@ -105,6 +109,8 @@ Status CheckOutputs(const AnalyzeArgs& a) {
     Status st = CheckPrivateDir(a.csv_dir, 0755);
     if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
   }
+  if (!a.otlp_url.empty())
+    if (auto url = otlp::ParseHttpUrl(a.otlp_url); !url.ok()) return url.status();
   return Status::Ok();
 }
 
@@ -183,7 +189,12 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     interactions.push_back(p);
     return true;
   });
-  if (!has_events && !interactions.empty()) return RunInteractions(a, interactions);
+  if (!has_events && !interactions.empty()) {
+    if (!a.otlp_json_out.empty() || !a.otlp_url.empty())
+      fprintf(stderr, "jackdaw: warning: --otlp/--otlp-json: a trace of interaction summaries has no requests to "
+                      "export; record an event trace (jackdaw record) for traces\n");
+    return RunInteractions(a, interactions);
+  }
   if (a.schema.empty())
     return PrintError("--schema is required for an event trace (e.g. --schema tcp-threadpool; "
                       "only a trace of interaction summaries analyses without one)"),
@@ -237,6 +248,24 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     // per line or two.
     setvbuf(requests_file.get(), nullptr, _IOFBF, 1 << 20);
   }
+  // Requests as OpenTelemetry traces (docs/otlp.md), streamed out in
+  // batches as the join emits them.
+  std::unique_ptr<otlp::OtlpExporter> otlp_export;
+  if (!a.otlp_json_out.empty() || !a.otlp_url.empty()) {
+    otlp::ExporterOptions eo;
+    eo.json_path = a.otlp_json_out;
+    eo.url = a.otlp_url;
+    eo.version = JDW_VERSION;
+    const trace::TraceMeta& meta = (*reader)->meta();
+    eo.context.host = meta.host.empty() ? "unknown" : meta.host;
+    // The recording's identity: its header holds its host and start.
+    eo.context.trace_key = otlp::HashBytes(meta.header_json);
+    // Offline: a busy receiver is waited for; one that is down is not.
+    eo.sender.wait_when_full = true;
+    auto created = otlp::OtlpExporter::Create(std::move(eo));
+    if (!created.ok()) return PrintError(created.status().message()), 1;
+    otlp_export = std::move(*created);
+  }
   std::string line;
   uint64_t written = 0;
   bool write_failed = false;
@@ -250,6 +279,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   auto sink = [&](model::Request&& r) {
     served_estimate += 1.0 / sampling.RateAt(r.start_ns);
     ++recorded;
+    if (otlp_export) otlp_export->Add(r);
     // One canonical form for the likelihood model and the streaming model.
     std::optional<canonical::CanonicalRequest> canonical;
     if (!r.incomplete) canonical = canonicalize(r);
@@ -324,6 +354,11 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     if (info.severity == join::Severity::kInfo || v == 0) continue;
     fprintf(stderr, "jackdaw: %s: %s = %" PRIu64 ": %s\n", join::SeverityName(info.severity), info.name, v,
             info.description);
+  }
+  if (otlp_export) {
+    Status exported = otlp_export->Finish();
+    fputs(otlp_export->Summary().c_str(), stderr);
+    if (!exported.ok()) return PrintError(exported.message()), 1;
   }
   likelihood.Learn();
   if (requests_file) {
@@ -462,6 +497,12 @@ Runner RegisterAnalyze(CLI::App& app) {
   sub->add_option("--csv", args->csv_dir, "write one CSV per table into this directory");
   sub->add_option("--perfetto", args->perfetto_out, "write a Perfetto/Chrome trace of requests and canonical forms");
   sub->add_option("--html", args->html_out, "write a self-contained HTML report");
+  sub->add_option("--otlp-json", args->otlp_json_out,
+                  "write the requests as OpenTelemetry traces, OTLP/JSON, one ExportTraceServiceRequest per line "
+                  "(docs/otlp.md)");
+  sub->add_option("--otlp", args->otlp_url,
+                  "send the requests as OpenTelemetry traces to an OTLP/HTTP receiver, JSON encoding "
+                  "(e.g. http://127.0.0.1:4318/v1/traces; http only; docs/otlp.md)");
   sub->add_option("--pcap", args->pcaps,
                   "also join the packets of this pcap/pcapng file (e.g. tcpdump on another machine or a switch "
                   "port), by their connections; repeatable");
