@@ -191,14 +191,17 @@ enum jdw_obj_kind {
  * IP sockets leave these 0. */
 #define JDW_UNIX_PATH_OWN (1u << 0)  /* path is this socket's own name */
 #define JDW_UNIX_PATH_PEER (1u << 1) /* path is the peer's name */
-#define JDW_SOCK_INFO_FIELDS(F, A)                                           \
+/* A socket and its two ends: sock_info's first fields, and dgram_peer's. */
+#define JDW_SOCK_ENDS_FIELDS(F, A)                                           \
 	F(__u64, sk)                                                         \
 	F(__u16, family)                                                     \
 	F(__u16, protocol)                                                   \
 	F(__u16, sport)                                                      \
 	F(__u16, dport)                                                      \
 	A(__u8, saddr, 16)                                                   \
-	A(__u8, daddr, 16)                                                   \
+	A(__u8, daddr, 16)
+#define JDW_SOCK_INFO_FIELDS(F, A)                                           \
+	JDW_SOCK_ENDS_FIELDS(F, A)                                           \
 	F(__u64, peer_sk)                                                    \
 	F(__u32, peer_tgid)                                                  \
 	F(__u8, sock_type)                                                   \
@@ -226,14 +229,7 @@ enum jdw_obj_kind {
  * many peers, so the join keys its messages by (sk, peer): each peer is a
  * flow of its own, with these ends (ports host order; IPv4 addresses in the
  * first 4 bytes, as in sock_info). */
-#define JDW_DGRAM_PEER_FIELDS(F, A)                                          \
-	F(__u64, sk)                                                         \
-	F(__u16, family)                                                     \
-	F(__u16, protocol)                                                   \
-	F(__u16, sport)                                                      \
-	F(__u16, dport)                                                      \
-	A(__u8, saddr, 16)                                                   \
-	A(__u8, daddr, 16)
+#define JDW_DGRAM_PEER_FIELDS(F, A) JDW_SOCK_ENDS_FIELDS(F, A)
 
 /* rq: the struct request address, the request id shared by issue and
  * completion. op: REQ_OP_* in the low byte, REQ_* flags above.

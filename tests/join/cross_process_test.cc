@@ -30,16 +30,7 @@ using testing::RunCommand;
 
 std::string Bin(const std::string& name) { return testing::BinDir() + "/" + name; }
 
-bool Accepts(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-  close(fd);
-  return ok;
-}
+bool Accepts(int port) { return testing::AcceptsOnLoopback(port); }
 
 struct TwoTierRun {
   std::map<std::string, int> truth;  // client requests by type

@@ -46,16 +46,7 @@ constexpr const char* kMix = "A:1,B:1,D:1";  // 30 ms, 15 ms of CPU, a 5 KB file
 
 std::string Bin(const std::string& name) { return testing::BinDir() + "/" + name; }
 
-bool Accepts(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-  close(fd);
-  return ok;
-}
+bool Accepts(int port) { return testing::AcceptsOnLoopback(port); }
 
 bool WaitAccepts(int port) {
   for (int i = 0; i < 200 && !Accepts(port); i++) std::this_thread::sleep_for(std::chrono::milliseconds(50));

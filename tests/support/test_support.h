@@ -50,4 +50,7 @@ struct CommandResult {
 // Runs argv to completion, capturing stdout and stderr.
 CommandResult RunCommand(const std::vector<std::string>& argv);
 
+// Whether something accepts TCP connections on 127.0.0.1:port now.
+bool AcceptsOnLoopback(int port);
+
 }  // namespace jackdaw::testing
