@@ -22,6 +22,7 @@
 #include "predict/scenario.h"
 #include "predict/simulator.h"
 #include "predict/workload.h"
+#include "report/report.h"
 #include "schema/schema.h"
 #include "trace/trace_reader.h"
 
@@ -199,7 +200,7 @@ int Run(const PredictArgs& a, const std::string& argv0) {
   report.self_check = predict::SimulatedFigures(self_check);
   predict::WriteText(report, std::cout);
   if (!a.json_out.empty()) {
-    Status written = WriteOwnedFile(a.json_out, predict::ToJson(report).dump(2) + "\n", kOutputFileMode);
+    Status written = report::WriteJsonFile(predict::ToJson(report), a.json_out);
     if (!written.ok()) return PrintError(written.message()), 1;
     fprintf(stderr, "jackdaw: prediction (JSON) written to %s\n", a.json_out.c_str());
   }
