@@ -52,6 +52,7 @@ nlohmann::json ToJson(const validate::SchemaResult& r) {
           {"merged", r.merged}, {"split", r.split}, {"missing", r.missing}, {"unmatched", r.unmatched},
           {"accounted_cpu", r.accounted_cpu}, {"connection_cpu", r.connection_cpu}, {"connections", r.connections},
           {"charged_vs_server_cpu", r.accounted_vs_server},
+          {"measured_cpu", r.measured_cpu}, {"measured_cpu_within_10pct", r.measured_cpu_within_10pct},
           {"clusters", clusters}, {"avg_diameter", r.avg_diameter}, {"min_separation", r.min_separation},
           {"model_error_cpu", r.model_error_cpu}, {"model_error_disk", r.model_error_disk},
           {"model_error_net", r.model_error_net}, {"model_error", r.model_error}, {"purity", r.purity},

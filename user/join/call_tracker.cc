@@ -15,8 +15,17 @@ void CallTracker::OnOpened(uint64_t conn, uint64_t ts) {
   stats_.client_connections++;
 }
 
-uint64_t CallTracker::OnWriteEnter(uint64_t conn, uint64_t ts, uint32_t tid, uint32_t tgid, bool* starts) {
+uint64_t CallTracker::Reserve(uint64_t conn) {
+  Conn* c = Find(conn);
+  if (!c || c->has_call || c->next_index != 0) return 0;
+  c->reserved = true;
+  return CallKey(c->serial, 0);
+}
+
+uint64_t CallTracker::OnWriteEnter(uint64_t conn, uint64_t ts, uint32_t tid, uint32_t tgid, bool* starts,
+                                   bool* reserved) {
   *starts = false;
+  if (reserved) *reserved = false;
   Conn* c = Find(conn);
   if (!c) return 0;
   if (c->has_call && !c->last_in) {
@@ -38,6 +47,8 @@ uint64_t CallTracker::OnWriteEnter(uint64_t conn, uint64_t ts, uint32_t tid, uin
   c->cur.caller_tgid = tgid;
   stats_.calls++;
   *starts = true;
+  if (reserved) *reserved = c->reserved && c->cur.index == 0;
+  c->reserved = false;
   return c->cur.key;
 }
 

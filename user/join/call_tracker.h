@@ -18,6 +18,15 @@
 // turn: each call is a new interval, so each goes to the request of the
 // thread that began it, in time order on the connection.
 //
+// A connection's first call is decided at connect(), not at its first
+// write: an event-loop proxy connects in the handler of the request that
+// needs the backend, and writes the request only when the socket turns
+// writable, by which time the loop has read other clients' requests and
+// its thread's latest exchange is another's. Reserve() keys the first call
+// at the connect, so the join binds it to the request the connecting thread
+// serves; the first write then continues that call (it resumes the
+// reserved call's request on the writing thread) instead of beginning one.
+//
 // Invariants: calls of a connection are numbered from 0 in the order they
 // began; a call is final (TakeFinished) once the next one begins on its
 // connection, the connection closes, or at Finish(); state is kept only for
@@ -73,13 +82,19 @@ class CallTracker {
   // said so): from now on its data is calls.
   void OnOpened(uint64_t conn, uint64_t ts);
   bool IsClient(uint64_t conn) const { return Find(conn) != nullptr; }
+  // connect() returned on a connection opened and not yet used: the key its
+  // first call will have, reserved for the connecting thread's request; 0
+  // when it is no client connection or has carried bytes already.
+  uint64_t Reserve(uint64_t conn);
 
   // A write entered: returns the call it belongs to, beginning a new one
   // when the connection's last bytes were inbound (or none moved yet).
-  // `starts` is set when it began one. Another thread writing while the
-  // call is unanswered (pipelining, multiplexing: two requests' messages on
-  // one connection at once) flags the call overlapped.
-  uint64_t OnWriteEnter(uint64_t conn, uint64_t ts, uint32_t tid, uint32_t tgid, bool* starts);
+  // `starts` is set when it began one; `reserved` (when given) too when
+  // that call is the one Reserve() keyed at the connect. Another thread
+  // writing while the call is unanswered (pipelining, multiplexing: two
+  // requests' messages on one connection at once) flags the call overlapped.
+  uint64_t OnWriteEnter(uint64_t conn, uint64_t ts, uint32_t tid, uint32_t tgid, bool* starts,
+                        bool* reserved = nullptr);
   void OnWriteExit(uint64_t conn, int64_t ret);
   // A read returned `ret` (> 0: bytes of the answer).
   uint64_t OnRead(uint64_t conn, uint64_t ts, int64_t ret);
@@ -112,6 +127,7 @@ class CallTracker {
     uint32_t next_index = 0;
     bool has_call = false;
     bool last_in = true;  // the last bytes moved were inbound (or none yet)
+    bool reserved = false;  // the first call's key was given at the connect
     FinishedCall cur;
   };
   Conn* Find(uint64_t conn) const {

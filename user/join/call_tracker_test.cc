@@ -62,6 +62,28 @@ TEST(CallTrackerTest, PooledConnectionCallsAreSeparateIntervals) {
   EXPECT_FALSE(t.IsClient(kConn));
 }
 
+TEST(CallTrackerTest, AConnectReservesTheFirstCallForItsRequest) {
+  CallTracker t;
+  t.OnOpened(kConn, 0);
+  const uint64_t reserved = t.Reserve(kConn);
+  ASSERT_NE(reserved, 0u);
+  bool starts = false, from_connect = false;
+  // Another thread's request is its thread's latest by the time the event
+  // loop writes: the call is still the one the connect keyed.
+  EXPECT_EQ(t.OnWriteEnter(kConn, 100, 7, 70, &starts, &from_connect), reserved);
+  EXPECT_TRUE(starts);
+  EXPECT_TRUE(from_connect);
+  t.OnWriteExit(kConn, 10);
+  t.OnRead(kConn, 200, 20);
+  // The pooled connection's next call is an ordinary one.
+  EXPECT_NE(t.OnWriteEnter(kConn, 300, 7, 70, &starts, &from_connect), reserved);
+  EXPECT_TRUE(starts);
+  EXPECT_FALSE(from_connect);
+  // Nothing to reserve on a used connection or an unknown one.
+  EXPECT_EQ(t.Reserve(kConn), 0u);
+  EXPECT_EQ(t.Reserve(kConn + 1), 0u);
+}
+
 TEST(CallTrackerTest, KeysNeverCollideWithExchangeKeysOrZero) {
   EXPECT_NE(CallTracker::CallKey(0, 0), 0u);
   EXPECT_NE(CallTracker::CallKey(1, 0), CallTracker::CallKey(1, 1));

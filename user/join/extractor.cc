@@ -227,7 +227,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
 
   const uint64_t event_sk = reader_.SockOf(c);
   if (event_sk) NoteSock(s, c, event_sk);
-  if (c.call_start && event_sk) s.open_calls.push_back(Set::CallRef{event_sk, c.call});
+  if (c.call_start == Ctx::kCallBegins && event_sk) s.open_calls.push_back(Set::CallRef{event_sk, c.call});
   if (def.seed && !s.seed) {
     s.seed = true;
     s.seed_msg = c.msg;
@@ -260,7 +260,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
   const uint64_t ts = ToNs(sr.ts);
   now_ = std::max(now_, ts);
   CpuState& cs = threads_.Cpu(rec->cpu);
-  const bool irq = rec->ctx != JDW_CTX_TASK;
+  const bool irq = rec->ctx != JDW_CTX_TASK || PacketInterruptedUserMode(*rec);
 
   if (now_ >= next_gc_) {
     Gc(now_);

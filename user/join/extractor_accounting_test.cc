@@ -569,5 +569,59 @@ TEST(SampleGap, TheRunItStandsForGoesToNoRecordedRequest) {
   EXPECT_EQ(r.stats.cpu_unattributed_ns, 0u);
 }
 
+// A timer interrupt that comes while a worker spins in user mode runs its
+// softirq on the worker's stack, so the capture records a delayed ACK it
+// sends for another request's connection in the worker's task context. The
+// worker is inside no syscall: the packet is interrupt work, and the
+// worker's spin stays with its own request instead of riding the ACK into
+// the other one.
+TEST(ResourceAccounting, APacketInterruptingUserModeTakesNoneOfTheThreadsRun) {
+  constexpr uint64_t kSkA = 0xffff888000ea0000, kSkB = 0xffff888000eb0000;
+  constexpr uint32_t W1 = 511, W2 = 512, kClient = 611;
+  Stream s;
+  auto ours = [&] {
+    auto* h = const_cast<jdw_record_header*>(s.records().back());
+    h->tgid = Stream::kTgid;
+  };
+  s.Switch(1000, 0, 0, W1, 0);
+  s.SockInfo(1005, 0, W1, kSkA, 8080, 5555);
+  s.SysExit(1010, 0, W1, "accept4", 7, JDW_OBJ_SOCKET, kSkA);
+  s.SysEnter(1020, 0, W1, "read", 7, JDW_OBJ_SOCKET, kSkA, 4096);
+  s.Packet(JDW_EVENT_NET_RECV, 1030, 1, JDW_CTX_SOFTIRQ, kClient, kSkA, 5555, 8080, 152);
+  s.SysExit(1050, 0, W1, "read", 100);
+  s.SysEnter(1060, 0, W1, "futex", -1, JDW_OBJ_FUTEX, 0x7000, 0);
+  s.Switch(1070, 0, W1, 0, 1);
+  s.Switch(1100, 1, 0, W2, 0);
+  s.SockInfo(1105, 1, W2, kSkB, 8080, 5556);
+  s.SysExit(1110, 1, W2, "accept4", 8, JDW_OBJ_SOCKET, kSkB);
+  s.SysEnter(1120, 1, W2, "read", 8, JDW_OBJ_SOCKET, kSkB, 4096);
+  s.Packet(JDW_EVENT_NET_RECV, 1125, 0, JDW_CTX_SOFTIRQ, kClient, kSkB, 5556, 8080, 152);
+  s.SysExit(1130, 1, W2, "read", 100);
+  // W2 spins in user mode for 4000 ns; the ACK for A goes out 3000 ns in.
+  s.Packet(JDW_EVENT_NET_XMIT, 4130, 1, JDW_CTX_TASK, W2, kSkA, 8080, 5555, 52);
+  ours();
+  s.SysEnter(5130, 1, W2, "write", 8, JDW_OBJ_SOCKET, kSkB, 100);
+  s.SysExit(5140, 1, W2, "write", 100);
+  s.SysEnter(5150, 1, W2, "close", 8, JDW_OBJ_SOCKET, kSkB);
+  s.SysExit(5160, 1, W2, "close", 0);
+  s.Switch(5170, 1, W2, 0, 1);
+  s.Switch(6000, 0, 0, W1, 0);
+  s.SysExit(6010, 0, W1, "futex", 0);
+  s.SysEnter(6020, 0, W1, "write", 7, JDW_OBJ_SOCKET, kSkA, 100);
+  s.SysExit(6030, 0, W1, "write", 100);
+  s.SysEnter(6040, 0, W1, "close", 7, JDW_OBJ_SOCKET, kSkA);
+  s.SysExit(6050, 0, W1, "close", 0);
+  s.Switch(6060, 0, W1, 0, 1);
+
+  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
+  ASSERT_TRUE(sch.ok()) << sch.status().message();
+  Result r = RunRecords(*sch, s, s.records());
+  ASSERT_EQ(r.reqs.size(), 2u);
+  const model::Request& a = r.reqs[0].tgid && r.reqs[0].start_ns < 1100 ? r.reqs[0] : r.reqs[1];
+  const model::Request& b = &a == &r.reqs[0] ? r.reqs[1] : r.reqs[0];
+  EXPECT_LT(a.totals.cpu_ns, 1000u) << "A took W2's spin through the ACK";
+  EXPECT_GE(b.totals.cpu_ns, 4000u) << "B lost its worker's spin";
+}
+
 }  // namespace
 }  // namespace jackdaw::join

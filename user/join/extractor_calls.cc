@@ -45,9 +45,9 @@ void Extractor::Impl::CallSockInfo(const jdw_sock_info& si, uint64_t ts, bool de
 void Extractor::Impl::CallSysEnter(Ctx& c, const jdw_sys_enter& e, uint64_t sk) {
   const uint8_t dir = cs_.SysDirection(e.nr);
   if (dir == CompiledSchema::kDirOut) {
-    bool starts = false;
-    c.call = calls_.OnWriteEnter(sk, c.ts, c.tid, c.tgid, &starts);
-    c.call_start = starts;
+    bool starts = false, reserved = false;
+    c.call = calls_.OnWriteEnter(sk, c.ts, c.tid, c.tgid, &starts, &reserved);
+    c.call_start = !starts ? 0 : reserved ? Ctx::kCallResumes : Ctx::kCallBegins;
     if (starts) EndCalls();  // the connection's previous call is over
     return;
   }
@@ -69,16 +69,24 @@ void Extractor::Impl::CallSysExit(Ctx& c, const jdw_sys_exit& e, uint64_t sk, ui
   c.call = calls_.Current(sk);
 }
 
-bool Extractor::Impl::CallConnect(const jdw_sys_exit& e, uint64_t sk, uint64_t ts) {
+bool Extractor::Impl::CallConnect(Ctx& c, const jdw_sys_exit& e, uint64_t sk) {
   // Non-blocking connects return EINPROGRESS and finish later: the
   // connection is this process's either way.
   if (e.ret != 0 && e.ret != -EINPROGRESS) return false;
   if (msgs_.Knows(sk)) return false;
   // The sock_info connect() emitted just before its return opened it
   // already (its ports or its unix peer's name said so): one connection.
-  if (calls_.IsClient(sk) && !calls_.Current(sk)) return true;
-  calls_.OnOpened(sk, ts);
-  EndCalls();
+  if (!calls_.IsClient(sk) || calls_.Current(sk)) {
+    calls_.OnOpened(sk, c.ts);
+    EndCalls();
+  }
+  // Its first call is the request's that the connecting thread serves
+  // (call_tracker.h). A thread serving none (a pool filled at start-up)
+  // reserves nothing: the first write decides, as on a reused connection.
+  if (c.thread && CausalityTracker::Serving(*c.thread, msgs_)) {
+    c.call = calls_.Reserve(sk);
+    if (c.call) c.call_start = Ctx::kCallBegins;
+  }
   return true;
 }
 

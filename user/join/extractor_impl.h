@@ -188,6 +188,19 @@ class Extractor::Impl {
   }
   LossMap needed_loss_, sched_loss_;
   std::vector<trace::LossInterval> loss_intervals_;  // what the maps are built from
+  // A packet recorded in a user thread's task context while the thread is
+  // inside no syscall: a softirq run at the end of an interrupt that came
+  // while the thread ran in user mode. x86-64 moves to the irq stack only
+  // from kernel mode, so the capture's stack test sees the thread's stack;
+  // but a user thread moves packets itself only inside a syscall (send,
+  // receive, close, connect). Taken as the thread's, the event would carry
+  // all its user-mode run since its last event (a spin of milliseconds) to
+  // the packet's request.
+  bool PacketInterruptedUserMode(const jdw_record_header& rec) {
+    if (rec.type != JDW_EVENT_NET_RECV && rec.type != JDW_EVENT_NET_XMIT) return false;
+    const Thread* t = threads_.Find(rec.tid);
+    return t && t->sys_nr < 0 && t->on_cpu;
+  }
   // A run of `t`'s calls the head sample left out (abi.h, sample_gap),
   // the last at `ts`: that connection's work, no recorded request's.
   void LeftOutOfSample(Thread* t, uint64_t ts, const jdw_sample_gap& gap);
@@ -383,7 +396,7 @@ class Extractor::Impl {
   void CallSysEnter(Ctx& c, const jdw_sys_enter& e, uint64_t sk);
   void CallSysExit(Ctx& c, const jdw_sys_exit& e, uint64_t sk, uint8_t op);
   // connect() returned on `sk`: true if it is now a client connection.
-  bool CallConnect(const jdw_sys_exit& e, uint64_t sk, uint64_t ts);
+  bool CallConnect(Ctx& c, const jdw_sys_exit& e, uint64_t sk);
   void CallPacket(Ctx& c, const jdw_net_packet& p, uint64_t sk);
   // An exchange begins on `sk` (served by `tgid`): the unanswered call of
   // the traced socket at its far end that sent its bytes, 0 if none.

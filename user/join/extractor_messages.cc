@@ -348,7 +348,7 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
   if (!sk) return true;
   if (calls_on()) {
     if (op == CompiledSchema::kConnConnect) {
-      CallConnect(e, sk, c.ts);
+      CallConnect(c, e, sk);
       return true;
     }
     if (calls_.IsClient(sk)) {

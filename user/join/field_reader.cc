@@ -209,7 +209,7 @@ inline uint64_t FieldReader::ReadField(const FieldSpec& f, const RecordContext& 
     case FieldSource::kCall:
       return c.call;
     case FieldSource::kCallStart:
-      return c.call_start ? 1 : 0;
+      return c.call_start;
     case FieldSource::kPeerCall:
       return c.peer_call;
     case FieldSource::kWakeeSyscall:

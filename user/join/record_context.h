@@ -41,10 +41,13 @@ struct RecordContext {
   uint64_t msg = 0;
   bool msg_start = false;
   // The call rule's verdict on a connection the process opened
-  // (call_tracker.h): the call's key, whether this write begins it; and on
-  // an exchange's start, the traced caller's call that sent its bytes.
+  // (call_tracker.h): the call's key, whether this event begins it
+  // (kCallBegins: a write, or the connect that reserves the first call;
+  // kCallResumes: the first write of a call reserved at its connect); and
+  // on an exchange's start, the traced caller's call that sent its bytes.
+  static constexpr uint8_t kCallBegins = 1, kCallResumes = 2;
   uint64_t call = 0;
-  bool call_start = false;
+  uint8_t call_start = 0;
   uint64_t peer_call = 0;
   // The connection's event (its resources went to the connection): its
   // bindings still start and stop intervals, but it joins no set.

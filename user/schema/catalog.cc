@@ -113,6 +113,7 @@ std::vector<EventTypeSpec> BuildEventTypes() {
         e.fields.push_back(Derived("msg", FieldSource::kMsg));
         e.fields.push_back(Derived("msg_start", FieldSource::kMsgStart));
         e.fields.push_back(Derived("call", FieldSource::kCall));
+        e.fields.push_back(Derived("call_start", FieldSource::kCallStart));
         e.fields.push_back(Derived("peer_call", FieldSource::kPeerCall));
         break;
       case JDW_EVENT_SCHED_WAKEUP:

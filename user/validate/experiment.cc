@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -210,6 +211,16 @@ StatusOr<std::vector<TruthEntry>> ReadGroundTruth(const std::string& path) { ret
 
 StatusOr<std::vector<TruthEntry>> ReadSetupExchanges(const std::string& path) { return ReadTruthLines(path, true); }
 
+uint64_t InnermostTierCpuNs(const model::Request& r) {
+  if (r.processes.empty()) return r.totals.cpu_ns;
+  uint32_t deepest = 0;
+  for (const auto& p : r.processes) deepest = std::max(deepest, p.tier);
+  uint64_t cpu = 0;
+  for (const auto& p : r.processes)
+    if (p.tier == deepest) cpu += p.cpu_ns;
+  return cpu;
+}
+
 std::vector<MatchSpan> MatchSpans(const std::vector<model::Request>& reqs, bool shared_connections,
                                   uint64_t* overhang) {
   std::vector<MatchSpan> out;
@@ -340,6 +351,11 @@ StatusOr<SchemaResult> AnalyzeRun(const RecordedRun& run, const std::string& sch
       ++res.matched;
       charged_matched += double(r.totals.cpu_ns);
       server_matched += double(t.server_cpu_ns);
+      if (t.server_cpu_ns) {
+        ++res.measured_cpu;
+        const double inner = double(InnermostTierCpuNs(r));
+        if (std::fabs(inner - double(t.server_cpu_ns)) <= 0.1 * double(t.server_cpu_ns)) ++res.measured_cpu_within_10pct;
+      }
     }
   }
   for (size_t i = 0; i < truth.size(); ++i) {

@@ -109,6 +109,11 @@ struct SchemaResult {
   double connection_cpu = 0;      // fraction charged to connection life (schemas with `messages`)
   uint64_t connections = 0;       // connections reported
   double accounted_vs_server = 0; // charged CPU of matched requests / server's own spin CPU
+  // Matched requests whose client logged the server's own CPU measure
+  // (X-Spin-Cpu-Ns), and of them those whose innermost tier — the process
+  // furthest from the front, which did the measured work (the backend
+  // behind a proxy; the server itself alone) — is charged within 10 % of it.
+  uint64_t measured_cpu = 0, measured_cpu_within_10pct = 0;
   std::vector<ClusterRow> clusters;
   double avg_diameter = 0, min_separation = 0;
   double model_error_cpu = 0, model_error_disk = 0, model_error_net = 0, model_error = 0;
@@ -136,6 +141,10 @@ struct SchemaResult {
 struct MatchSpan {
   uint64_t start_ns = 0, end_ns = 0;
 };
+// The task CPU a request charges to its innermost tier: the processes
+// furthest from the front (all of it when it names no processes).
+uint64_t InnermostTierCpuNs(const model::Request& r);
+
 std::vector<MatchSpan> MatchSpans(const std::vector<model::Request>& reqs, bool shared_connections,
                                   uint64_t* overhang);
 

@@ -111,5 +111,22 @@ TEST(MatchSpans, MergedExchangesAndConnectionPerRequestRunsKeepTheirExtent) {
   EXPECT_EQ(overhang, 0u);
 }
 
+
+TEST(InnermostTierCpuNs, ABackendsCpuIsTheDeepestTiersAndALoneServerIsAllOfIt) {
+  model::Request alone;
+  alone.totals.cpu_ns = 700;
+  EXPECT_EQ(InnermostTierCpuNs(alone), 700u);
+
+  model::Request proxied;
+  proxied.totals.cpu_ns = 1000;
+  model::ProcessSegment front, app, db;
+  front.tier = 0, front.cpu_ns = 100;
+  app.tier = 1, app.cpu_ns = 600;
+  db.tier = 2, db.cpu_ns = 300;
+  proxied.processes = {front, app, db};
+  EXPECT_EQ(InnermostTierCpuNs(proxied), 300u);
+  proxied.processes.pop_back();
+  EXPECT_EQ(InnermostTierCpuNs(proxied), 600u);
+}
 }  // namespace
 }  // namespace jackdaw::validate

@@ -136,7 +136,9 @@ class Conn {
   std::string buf_;
 };
 
-Status HttpExchange(Conn& c, const RequestKind& k, bool keep_alive) {
+// server_cpu_ns: the X-Spin-Cpu-Ns header when the response carries one
+// (jackdaw-testserver behind a proxy measures its spins' thread CPU), else 0.
+Status HttpExchange(Conn& c, const RequestKind& k, bool keep_alive, uint64_t* server_cpu_ns) {
   RETURN_IF_ERROR(c.Send("GET " + k.target + " HTTP/1.1\r\nHost: localhost\r\nConnection: " +
                                       (keep_alive ? "keep-alive" : "close") + "\r\n\r\n"));
   ASSIGN_OR_RETURN(std::string head, c.ReadUntil("\r\n\r\n"));
@@ -149,6 +151,9 @@ Status HttpExchange(Conn& c, const RequestKind& k, bool keep_alive) {
   const auto cl = lower.find("\r\ncontent-length:");
   if (cl == std::string::npos) return ErrStatus("GET %s: no Content-Length", k.target.c_str());
   const size_t len = strtoull(head.c_str() + cl + 17, nullptr, 10);
+  static constexpr char kSpinHeader[] = "\r\nx-spin-cpu-ns:";
+  const auto spin = lower.find(kSpinHeader);
+  *server_cpu_ns = spin == std::string::npos ? 0 : strtoull(head.c_str() + spin + sizeof(kSpinHeader) - 1, nullptr, 10);
   if (k.http_status == 200 && len != k.bytes)
     return ErrStatus("GET %s: %zu bytes, expected %zu", k.target.c_str(), len, k.bytes);
   return c.Skip(len);
@@ -255,6 +260,7 @@ struct Truth {
   uint64_t send_ns, recv_ns;
   uint64_t id;
   bool setup = false;  // a connection's set-up exchange, not a request
+  uint64_t server_cpu_ns = 0;
 };
 
 }  // namespace
@@ -431,7 +437,8 @@ Status RunClients(const ClientOptions& o) {
           }
         }
         const uint64_t t0 = MonotonicNs();
-        Status st = o.protocol == Protocol::kHttp       ? HttpExchange(*conn, k, o.keep_alive)
+        uint64_t server_cpu_ns = 0;
+        Status st = o.protocol == Protocol::kHttp       ? HttpExchange(*conn, k, o.keep_alive, &server_cpu_ns)
                     : o.protocol == Protocol::kMemcache ? MemcacheExchange(*conn, k, value)
                     : o.protocol == Protocol::kRedis    ? RedisExchange(*conn, k, value)
                     : o.protocol == Protocol::kMysql    ? MysqlExchange(*conn, k.target, k.op, k.bytes)
@@ -441,7 +448,7 @@ Status RunClients(const ClientOptions& o) {
           status[size_t(ci)] = st;
           return;
         }
-        out.push_back(Truth{k.name, port, t0, t1, i});
+        out.push_back(Truth{k.name, port, t0, t1, i, false, server_cpu_ns});
         if (!o.keep_alive) {
           if (conn->ssl()) {
             if (session) SSL_SESSION_free(session);
@@ -466,6 +473,7 @@ Status RunClients(const ClientOptions& o) {
       nlohmann::json j = {{"type", t.kind}, {"local_port", t.port}, {"send_mono_ns", t.send_ns},
                           {"recv_mono_ns", t.recv_ns}, {"req_id", t.id}};
       if (t.setup) j["setup"] = true;
+      if (t.server_cpu_ns) j["server_cpu_ns"] = t.server_cpu_ns;
       f << j.dump() << "\n";
     }
   }

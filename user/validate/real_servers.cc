@@ -56,7 +56,10 @@ Status MakeDocroot(const std::string& dir) {
   return Status::Ok();
 }
 
-std::string NginxConfig(const std::string& dir, uint16_t port, bool tls) {
+// upstream_port: a reverse proxy to jackdaw-testserver there instead of a
+// document root, its upstream connections pooled (HTTP/1.1 with the
+// Connection header cleared, as nginx's documentation says keepalive needs).
+std::string NginxConfig(const std::string& dir, uint16_t port, bool tls, uint16_t upstream_port = 0) {
   // Debian's nginx.conf defaults where they matter to the request path
   // (sendfile, tcp_nopush, keep-alive), everything else private to dir.
   return "daemon off;\n"
@@ -77,7 +80,12 @@ std::string NginxConfig(const std::string& dir, uint16_t port, bool tls) {
          "  proxy_temp_path " + dir + "/tmp_proxy;\n"
          "  fastcgi_temp_path " + dir + "/tmp_fastcgi;\n"
          "  uwsgi_temp_path " + dir + "/tmp_uwsgi;\n"
-         "  scgi_temp_path " + dir + "/tmp_scgi;\n"
+         "  scgi_temp_path " + dir + "/tmp_scgi;\n" +
+         (upstream_port ? "  upstream jdw_app {\n"
+                          "    server 127.0.0.1:" + std::to_string(upstream_port) + ";\n"
+                          "    keepalive 8;\n"
+                          "  }\n"
+                        : std::string()) +
          "  server {\n"
          "    listen 127.0.0.1:" + std::to_string(port) + (tls ? " ssl" : "") + ";\n" +
          (tls ? "    ssl_certificate " + dir + "/tls.crt;\n"
@@ -87,8 +95,13 @@ std::string NginxConfig(const std::string& dir, uint16_t port, bool tls) {
                 // one lets either worker resume a TLS 1.2 session by its id.
                 "    ssl_session_cache shared:jdw:1m;\n"
               : "") +
-         "    root " + dir + "/www;\n"
-         "    location / { }\n"
+         (upstream_port ? "    location / {\n"
+                          "      proxy_pass http://jdw_app;\n"
+                          "      proxy_http_version 1.1;\n"
+                          "      proxy_set_header Connection \"\";\n"
+                          "    }\n"
+                        : "    root " + dir + "/www;\n"
+                          "    location / { }\n") +
          "  }\n"
          "}\n";
 }
@@ -233,6 +246,7 @@ const char* ServerName(ServerKind k) {
   switch (k) {
     case ServerKind::kNginx: return "nginx";
     case ServerKind::kNginxTls: return "nginx-tls";
+    case ServerKind::kNginxProxy: return "nginx-proxy";
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2-prefork";
     case ServerKind::kPostgres: return "postgres";
@@ -247,7 +261,8 @@ const char* ServerName(ServerKind k) {
 std::string ServerBinary(ServerKind k) {
   switch (k) {
     case ServerKind::kNginx:
-    case ServerKind::kNginxTls: return "/usr/sbin/nginx";
+    case ServerKind::kNginxTls:
+    case ServerKind::kNginxProxy: return "/usr/sbin/nginx";
     case ServerKind::kMemcached: return "/usr/bin/memcached";
     case ServerKind::kApachePrefork: return "/usr/sbin/apache2";
     case ServerKind::kPostgres: return PostgresBinary();
@@ -262,7 +277,8 @@ std::string ServerBinary(ServerKind k) {
 const char* ServerPackage(ServerKind k) {
   switch (k) {
     case ServerKind::kNginx:
-    case ServerKind::kNginxTls: return "nginx";
+    case ServerKind::kNginxTls:
+    case ServerKind::kNginxProxy: return "nginx";
     case ServerKind::kMemcached: return "memcached";
     case ServerKind::kApachePrefork: return "apache2";
     case ServerKind::kPostgres: return "postgresql";
@@ -291,6 +307,16 @@ std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
     out.push_back({"aaaa", "six.jdw.test", "AAAA", 0, 0});
     out.push_back({"txt360", "t.jdw.test", "TXT", 0, 0});
     out.push_back({"nxdomain", "none.jdw.test", "A", 0, 3});
+    return out;
+  }
+  if (k == ServerKind::kNginxProxy) {
+    // Table 1's A-D as jackdaw-testserver serves them: two CPU spins (their
+    // thread CPU comes back in X-Spin-Cpu-Ns, the backend's own measure)
+    // and two static files.
+    out.push_back({"longspin30ms", "/longspin", "get", 12, 200});
+    out.push_back({"shortspin15ms", "/shortspin", "get", 13, 200});
+    out.push_back({"small12K", "/small", "get", 12 * 1024, 200});
+    out.push_back({"tiny5K", "/tiny", "get", 5 * 1024, 200});
     return out;
   }
   if (k == ServerKind::kMariadb) {
@@ -347,7 +373,8 @@ StatusOr<uint16_t> FreeLoopbackPort() {
   return ntohs(a.sin_port);
 }
 
-StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const std::string& dir) {
+StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const std::string& dir,
+                                                        const std::string& bin_dir) {
   const std::string bin = ServerBinary(kind);
   if (access(bin.c_str(), X_OK) != 0)
     return ErrStatus("%s is not installed (%s missing): install the Debian package %s (scripts/install-deps.sh)",
@@ -368,6 +395,13 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
       RETURN_IF_ERROR(WriteFile(dir + "/nginx.conf", NginxConfig(dir, s->port_, kind == ServerKind::kNginxTls)));
       argv = {bin, "-p", dir, "-e", dir + "/error.log", "-c", dir + "/nginx.conf"};
       break;
+    case ServerKind::kNginxProxy: {
+      ASSIGN_OR_RETURN(auto backend, StartTestserverBackend(bin_dir, dir + "/backend"));
+      RETURN_IF_ERROR(WriteFile(dir + "/nginx.conf", NginxConfig(dir, s->port_, false, backend->port())));
+      s->backends_.push_back(std::move(backend));
+      argv = {bin, "-p", dir, "-e", dir + "/error.log", "-c", dir + "/nginx.conf"};
+      break;
+    }
     case ServerKind::kApachePrefork:
       RETURN_IF_ERROR(MakeDocroot(dir));
       RETURN_IF_ERROR(WriteFile(dir + "/apache2.conf", ApacheConfig(dir, s->port_)));
@@ -417,8 +451,17 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
     s->child_ = pg->keeper;
     return s.release()->AwaitAccepting(log, 60);
   }
-  s->pid_ = fork();
-  if (s->pid_ == 0) {
+  close(out);
+  RETURN_IF_ERROR(s->Spawn(std::move(argv), log));
+  // InnoDB's recovery and buffer pool load take a few seconds.
+  return s.release()->AwaitAccepting(log, kind == ServerKind::kMariadb ? 60 : 10);
+}
+
+Status RealServer::Spawn(std::vector<std::string> argv, const std::string& log) {
+  const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out < 0) return ErrStatus("cannot create %s: %s", log.c_str(), strerror(errno));
+  pid_ = fork();
+  if (pid_ == 0) {
     setpgid(0, 0);
     dup2(out, STDOUT_FILENO);
     dup2(out, STDERR_FILENO);
@@ -431,11 +474,39 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
     _exit(127);
   }
   close(out);
-  if (s->pid_ < 0) return ErrStatus("fork: %s", strerror(errno));
-  s->child_ = s->pid_;
-  setpgid(s->pid_, s->pid_);
-  // InnoDB's recovery and buffer pool load take a few seconds.
-  return s.release()->AwaitAccepting(log, kind == ServerKind::kMariadb ? 60 : 10);
+  if (pid_ < 0) return ErrStatus("fork: %s", strerror(errno));
+  child_ = pid_;
+  setpgid(pid_, pid_);
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<RealServer>> RealServer::StartTestserverBackend(const std::string& bin_dir,
+                                                                         const std::string& dir) {
+  const std::string bin = bin_dir + "/jackdaw-testserver";
+  if (bin_dir.empty() || access(bin.c_str(), X_OK) != 0)
+    return ErrStatus("%s is missing: build jackdaw first (make)", bin.c_str());
+  std::unique_ptr<RealServer> b(new RealServer());
+  b->kind_ = ServerKind::kNginxProxy;
+  b->dir_ = dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return ErrStatus("cannot create %s: %s", dir.c_str(), ec.message().c_str());
+  ASSIGN_OR_RETURN(b->port_, FreeLoopbackPort());
+  // A worker per pooled connection: nginx keeps up to 8 idle upstream
+  // connections per worker, and a keep-alive worker of the test server
+  // holds its connection until it closes.
+  const std::string log = dir + "/server.out";
+  RETURN_IF_ERROR(b->Spawn({bin, "--port", std::to_string(b->port_), "--keepalive", "--workers", "16", "--docroot",
+                            dir + "/www"},
+                           log));
+  // It calibrates its spin loop before it listens.
+  return b.release()->AwaitAccepting(log, 60);
+}
+
+std::vector<pid_t> RealServer::pids() const {
+  std::vector<pid_t> out = {pid_};
+  for (const auto& b : backends_) out.push_back(b->pid());
+  return out;
 }
 
 StatusOr<std::unique_ptr<RealServer>> RealServer::AwaitAccepting(const std::string& log, int seconds) {
@@ -463,6 +534,17 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::AwaitAccepting(const std::stri
 }
 
 Status RealServer::Stop() {
+  // The front first, so it sends its backends nothing more.
+  Status front = StopProcess();
+  for (auto& b : backends_) {
+    Status st = b->Stop();
+    if (front.ok()) front = st;
+  }
+  backends_.clear();
+  return front;
+}
+
+Status RealServer::StopProcess() {
   if (child_ <= 0) return Status::Ok();
   const pid_t pid = child_;
   pid_ = child_ = -1;

@@ -34,9 +34,15 @@ namespace jackdaw::validate {
 // self-signed certificate in its directory, a shared session cache).
 // kUnbound: a DNS resolver answering a local zone over UDP from one
 // unconnected socket shared by its 2 threads.
+// kNginxProxy: a stack of two processes, nginx as a reverse proxy
+// (proxy_pass to an upstream with `keepalive`, so its backend connections
+// are pooled and carry many requests in turn) in front of
+// jackdaw-testserver --keepalive serving Table 1's kinds; a request's work
+// is in both.
 enum class ServerKind {
   kNginx,
   kNginxTls,
+  kNginxProxy,
   kMemcached,
   kApachePrefork,
   kPostgres,
@@ -63,12 +69,17 @@ class RealServer {
  public:
   // Writes the configuration into dir (created; must not exist or be
   // empty), starts the server and waits until it accepts connections.
-  static StatusOr<std::unique_ptr<RealServer>> Start(ServerKind kind, const std::string& dir);
+  // bin_dir: where jackdaw-testserver is (a stack with it as its backend).
+  static StatusOr<std::unique_ptr<RealServer>> Start(ServerKind kind, const std::string& dir,
+                                                     const std::string& bin_dir = "");
   ~RealServer();  // stops it if still running
 
   // The server's top process (nginx's master, the postmaster): what
   // `record --pid` is given.
   pid_t pid() const { return pid_; }
+  // Every process tree of the stack, the front first (its backends after):
+  // `record --pid` is given each.
+  std::vector<pid_t> pids() const;
   uint16_t port() const { return port_; }
   ServerKind kind() const { return kind_; }
   // Asks the server to stop, waits (up to 10 s, then kills its group).
@@ -79,7 +90,15 @@ class RealServer {
   // Takes ownership of this (a new server): waits until it accepts, or
   // fails with its log's tail if it exits or does not within `seconds`.
   StatusOr<std::unique_ptr<RealServer>> AwaitAccepting(const std::string& log, int seconds);
+  // Forks argv in a process group of its own, its output appended to log.
+  Status Spawn(std::vector<std::string> argv, const std::string& log);
+  Status StopProcess();  // this process alone, not its backends
+  // jackdaw-testserver --keepalive from bin_dir, on a free port, in dir.
+  static StatusOr<std::unique_ptr<RealServer>> StartTestserverBackend(const std::string& bin_dir,
+                                                                      const std::string& dir);
   ServerKind kind_ = ServerKind::kNginx;
+  // A stack's processes behind the front, stopped after it.
+  std::vector<std::unique_ptr<RealServer>> backends_;
   pid_t pid_ = -1;
   pid_t child_ = -1;  // our child, signalled and reaped: pid_, or PostgreSQL's keeper
   uint16_t port_ = 0;

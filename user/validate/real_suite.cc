@@ -35,9 +35,11 @@ int WaitExit(pid_t pid) {
 
 // `jackdaw record --pid P`, its stderr to a file; returns once it says it
 // is recording (the probes are attached and the filter holds P's tree).
-StatusOr<pid_t> StartRecorder(const RealRunOptions& o, pid_t server, const std::string& trace,
+StatusOr<pid_t> StartRecorder(const RealRunOptions& o, const std::vector<pid_t>& servers, const std::string& trace,
                               const std::string& log) {
-  std::vector<std::string> argv = {o.bin_dir + "/jackdaw", "record", "--pid", std::to_string(server), "-o", trace};
+  std::vector<std::string> argv = {o.bin_dir + "/jackdaw", "record"};
+  for (pid_t p : servers) argv.insert(argv.end(), {"--pid", std::to_string(p)});
+  argv.insert(argv.end(), {"-o", trace});
   argv.insert(argv.end(), o.record_args.begin(), o.record_args.end());
   return StartJackdawChild(argv, log, "jackdaw: recording");
 }
@@ -48,6 +50,7 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
   return {
       {"nginx-close", ServerKind::kNginx, false, 4, requests},
       {"nginx-keepalive", ServerKind::kNginx, true, 4, requests},
+      {"nginx-proxy", ServerKind::kNginxProxy, true, 4, requests},
       {"nginx-tls13-keepalive", ServerKind::kNginxTls, true, 4, requests, 13},
       {"nginx-tls13-close", ServerKind::kNginxTls, false, 4, requests, 13},
       {"nginx-tls12-keepalive", ServerKind::kNginxTls, true, 4, requests, 12},
@@ -127,7 +130,7 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
   run.truth = stem + ".truth.jsonl";
   run.shared_connections = w.keep_alive;
   const uint64_t t0 = MonotonicNs();
-  ASSIGN_OR_RETURN(auto server, RealServer::Start(w.server, stem + ".server"));
+  ASSIGN_OR_RETURN(auto server, RealServer::Start(w.server, stem + ".server", o.bin_dir));
   ClientOptions c;
   c.protocol = w.server == ServerKind::kMemcached  ? Protocol::kMemcache
                : w.server == ServerKind::kPostgres ? Protocol::kPostgres
@@ -157,7 +160,7 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
     RETURN_IF_ERROR(prepared);
   }
   if (c.protocol == Protocol::kMysql) RETURN_IF_ERROR(PrepareMysql(c.port, MariadbSetupStatements()));
-  ASSIGN_OR_RETURN(pid_t recorder, StartRecorder(o, server->pid(), run.trace, stem + ".record.log"));
+  ASSIGN_OR_RETURN(pid_t recorder, StartRecorder(o, server->pids(), run.trace, stem + ".record.log"));
   // The kernel's interactions beside it (real_interactions.h); a failure
   // there is reported when they are compared, the run goes on.
   auto interactions = StartInteractionRecorder(o.bin_dir, server->pid(), run.trace);
@@ -182,8 +185,9 @@ StatusOr<RecordedRun> RecordRealWorkload(const RealRunOptions& o, const RealWork
 
 void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaResult>>>& rows, FILE* out) {
   fprintf(out, "\nReal servers (Debian packages, loopback, recorded with jackdaw record --pid)\n");
-  fprintf(out, "%-17s %-15s %9s %6s %5s %5s %6s %5s %6s %7s %7s %5s  %s\n", "workload", "schema", "exact", "merged",
-          "split", "extra", "acct%", "conn%", "purity", "ARI", "clusters", "out%", "clusters (size: make-up)");
+  fprintf(out, "%-17s %-15s %9s %6s %5s %5s %6s %5s %7s %6s %7s %7s %5s  %s\n", "workload", "schema", "exact",
+          "merged", "split", "extra", "acct%", "conn%", "cpu10%", "purity", "ARI", "clusters", "out%",
+          "clusters (size: make-up)");
   for (const auto& [run, results] : rows) {
     for (const auto& r : results) {
       std::string cl;
@@ -201,10 +205,14 @@ void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaR
       char extra[32];
       snprintf(extra, sizeof(extra), r.setup ? "%llu(%llus)" : "%llu", static_cast<unsigned long long>(r.unmatched),
                static_cast<unsigned long long>(r.setup));
-      fprintf(out, "%-17s %-15s %9s %6llu %5llu %5s %6.1f %5.1f %6.3f %7.3f %7zu %4.1f%%  %s\n",
+      char measured[32] = "-";
+      if (r.measured_cpu)
+        snprintf(measured, sizeof(measured), "%llu/%llu", static_cast<unsigned long long>(r.measured_cpu_within_10pct),
+                 static_cast<unsigned long long>(r.measured_cpu));
+      fprintf(out, "%-17s %-15s %9s %6llu %5llu %5s %6.1f %5.1f %7s %6.3f %7.3f %7zu %4.1f%%  %s\n",
               run.workload.name.c_str(), r.schema.c_str(), ex, static_cast<unsigned long long>(r.merged),
-              static_cast<unsigned long long>(r.split), extra,
-              100 * r.accounted_cpu, 100 * r.connection_cpu, r.purity, r.ari, r.clusters.size(), 100 * r.outside_type_cluster, cl.c_str());
+              static_cast<unsigned long long>(r.split), extra, 100 * r.accounted_cpu, 100 * r.connection_cpu, measured,
+              r.purity, r.ari, r.clusters.size(), 100 * r.outside_type_cluster, cl.c_str());
     }
   }
   fprintf(out,
@@ -215,7 +223,9 @@ void PrintRealTable(const std::vector<std::pair<RecordedRun, std::vector<SchemaR
           "teardown, idle reads), N(Ms): M of them a set-up exchange the client logged (PostgreSQL's\n"
           "startup); acct%%: CPU charged to requests or to their connections' life / on-CPU\n"
           "time of the server's threads; conn%%: the part charged to connection life (accept, idle and\n"
-          "end-of-file reads, close: not requests).\n");
+          "end-of-file reads, close: not requests); cpu10%%: requests whose server measured its own CPU\n"
+          "for them (jackdaw-testserver's spins) and of them those charging their innermost tier (the\n"
+          "backend behind a proxy) within 10 %% of it, as within/measured.\n");
 }
 
 }  // namespace jackdaw::validate

@@ -28,7 +28,8 @@ struct RealWorkload {
   int tls = 0;  // the clients speak TLS 1.2 (12) or 1.3 (13) to a kNginxTls server
 };
 
-// nginx (connection per request, keep-alive; plain, TLS 1.3 and TLS 1.2),
+// nginx (connection per request, keep-alive; plain, TLS 1.3 and TLS 1.2;
+// a reverse proxy in front of jackdaw-testserver, two processes),
 // memcached (persistent),
 // apache2-prefork (connection per request, keep-alive), postgres, redis
 // (persistent), lighttpd (connection per request, keep-alive), mariadb
