@@ -33,6 +33,8 @@ test_packages=(
 	# on loopback with generated configs; their packaged services are left
 	# stopped (see below)
 	nginx memcached apache2 postgresql redis-server lighttpd mariadb-server unbound
+	# its LEMP stack: nginx -> php-fpm -> MariaDB and redis
+	php8.2-fpm php8.2-mysql php8.2-redis
 	# jackdaw live --metrics test: a private Prometheus on loopback (own
 	# config and data dir) scrapes a live session; its service stays stopped
 	prometheus
@@ -73,7 +75,7 @@ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-
 apt-get update -qq
 # The servers' packages would start their system services (nginx,
 # apache2 and lighttpd on port 80, memcached on 11211, redis on 6379,
-# mariadb on 3306, unbound on 53): the suite needs only their binaries. A policy-rc.d
+# mariadb on 3306, unbound on 53, php-fpm on its socket): the suite needs only their binaries. A policy-rc.d
 # that denies starts is put in place for the install only, unless the
 # system already has one (containers often do).
 policy=/usr/sbin/policy-rc.d

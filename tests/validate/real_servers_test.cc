@@ -1,4 +1,5 @@
-// The real-server suite in short form: Debian's nginx (plain and TLS), unbound (UDP), memcached,
+// The real-server suite in short form: Debian's nginx (plain, TLS, as a reverse proxy), the
+// LEMP stack, unbound (UDP), memcached,
 // apache2 (mpm_prefork), PostgreSQL, redis, lighttpd and MariaDB on loopback with private
 // configurations, driven by jackdaw's own clients, recorded with `jackdaw
 // record --pid` started after the server (so its workers already exist;
@@ -79,6 +80,27 @@ TEST_F(RealServers, UnboundUdpNamesEachClient) {
   EXPECT_EQ(r->merged, 0u) << r->summary;
   EXPECT_EQ(r->unmatched, 0u) << r->summary;
 }
+
+// Requests across processes: Debian's nginx as a reverse proxy with pooled
+// upstream connections (keepalive 8) in front of jackdaw-testserver, both
+// recorded. Every client request is one request rooted in nginx, none is
+// the backend's alone, and a spin's CPU (the backend's own measure, sent
+// back in X-Spin-Cpu-Ns) lands in its request's backend tier.
+TEST_F(RealServers, NginxReverseProxyCarriesItsBackendsWork) {
+  auto r = RunAndAnalyze("nginx-proxy");
+  if (!r) return;
+  EXPECT_GE(r->exact, uint64_t(kRequests * 99 / 100)) << r->summary;
+  EXPECT_EQ(r->merged, 0u) << r->summary;
+  EXPECT_EQ(r->unmatched, 0u) << "backend exchanges came out as requests of their own? " << r->summary;
+  ASSERT_GT(r->measured_cpu, 0u) << "no X-Spin-Cpu-Ns came back through the proxy";
+  EXPECT_GE(r->measured_cpu_within_10pct, r->measured_cpu * 9 / 10)
+      << "requests whose backend tier is charged within 10 % of the backend's own measure";
+  EXPECT_GE(r->purity, 0.95);
+}
+
+// The LEMP stack: nginx -> php-fpm on a unix socket -> MariaDB or redis on
+// theirs, a connection per request at each hop; four processes recorded.
+TEST_F(RealServers, LempRequestsSpanNginxPhpAndTheDatabase) { RunAndExpectExact("lemp"); }
 
 TEST_F(RealServers, MemcachedPersistentConnections) { RunAndExpectExact("memcached"); }
 

@@ -308,19 +308,23 @@ Runner RegisterReproduce(CLI::App& app) {
   CLI::Option* schemas = sub->add_option("--schemas", args->schemas, "schemas to compare (--real: tcp-threadpool, and postgres for the PostgreSQL workload)")
                              ->delimiter(',')
                              ->capture_default_str();
-  sub->add_flag("--real", args->real,
-                "the real-server suite instead: Debian's nginx (connection per request, keep-alive),\n"
-                "memcached (persistent connections, 4 worker threads), apache2 with mpm_prefork\n"
-                "(connection per request, keep-alive), PostgreSQL (a backend process per connection;\n"
-                "a throwaway cluster, removed afterwards), redis (one event-loop thread, persistent\n"
-                "connections), lighttpd (one event-loop process; connection per request, keep-alive)\n"
-                "and MariaDB (a thread per connection; a throwaway data directory), each on loopback\n"
-                "with a private configuration in --work-dir, driven by jackdaw's own clients (5 KB,\n"
-                "12 KB, 256 KB files and a 404; gets of 100 B and 100 KB values, sets of 50 KB; a point\n"
-                "SELECT, a ~100 KB SELECT, a 1-row INSERT and a 500-row INSERT), recorded with\n"
-                "record --pid.\n"
-                "--only takes: nginx-close, nginx-keepalive, memcached, apache-close, apache-keepalive,\n"
-                "postgres, redis, lighttpd-close, lighttpd-keepalive, mariadb");
+  std::string real_names;
+  for (const auto& w : validate::RealWorkloads(1)) real_names += (real_names.empty() ? "" : ", ") + w.name;
+  const std::string real_help =
+      "the real-server suite instead: Debian's nginx (connection per request, keep-alive; plain,\n"
+      "TLS 1.3 and TLS 1.2; and as a reverse proxy with pooled upstream connections in front of\n"
+      "jackdaw-testserver, both recorded), memcached (persistent connections, 4 worker threads),\n"
+      "apache2 with mpm_prefork (connection per request, keep-alive), PostgreSQL (a backend\n"
+      "process per connection; a throwaway cluster, removed afterwards), redis (one event-loop\n"
+      "thread, persistent connections), lighttpd (one event-loop process; connection per\n"
+      "request, keep-alive), MariaDB (a thread per connection; a throwaway data directory) and\n"
+      "unbound (DNS over UDP), each on loopback with a private configuration in --work-dir,\n"
+      "driven by jackdaw's own clients (files of 5 KB, 12 KB, 256 KB and a 404; Table 1's\n"
+      "spins through the proxy; gets of 100 B and 100 KB values, sets of 50 KB; a point SELECT,\n"
+      "a ~100 KB SELECT, a 1-row INSERT and a 500-row INSERT; A, AAAA, TXT and NXDOMAIN\n"
+      "queries), recorded with record --pid.\n"
+      "--only takes: " + real_names;
+  sub->add_flag("--real", args->real, real_help);
   sub->add_option("--repeat", args->repeat, "--real: record each workload this many times (clustering stability)")
       ->check(CLI::Range(1, 100));
   sub->add_option("--only", args->only,

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "validate/real_lemp.h"
 #include "validate/real_postgres.h"
 #include "validate/tls.h"
 
@@ -56,10 +58,26 @@ Status MakeDocroot(const std::string& dir) {
   return Status::Ok();
 }
 
-// upstream_port: a reverse proxy to jackdaw-testserver there instead of a
-// document root, its upstream connections pooled (HTTP/1.1 with the
-// Connection header cleared, as nginx's documentation says keepalive needs).
-std::string NginxConfig(const std::string& dir, uint16_t port, bool tls, uint16_t upstream_port = 0) {
+// A reverse proxy to jackdaw-testserver on upstream_port, its upstream
+// connections pooled (HTTP/1.1 with the Connection header cleared, as
+// nginx's documentation says keepalive needs).
+std::string ProxyUpstream(uint16_t upstream_port) {
+  return "  upstream jdw_app {\n"
+         "    server 127.0.0.1:" + std::to_string(upstream_port) + ";\n"
+         "    keepalive 8;\n"
+         "  }\n";
+}
+constexpr const char* kProxyLocation =
+    "    location / {\n"
+    "      proxy_pass http://jdw_app;\n"
+    "      proxy_http_version 1.1;\n"
+    "      proxy_set_header Connection \"\";\n"
+    "    }\n";
+
+// http_extra: blocks of the http context (an upstream); locations: the
+// server block's content, a static document root by default.
+std::string NginxConfig(const std::string& dir, uint16_t port, bool tls, const std::string& http_extra = "",
+                        const std::string& locations = "") {
   // Debian's nginx.conf defaults where they matter to the request path
   // (sendfile, tcp_nopush, keep-alive), everything else private to dir.
   return "daemon off;\n"
@@ -80,12 +98,7 @@ std::string NginxConfig(const std::string& dir, uint16_t port, bool tls, uint16_
          "  proxy_temp_path " + dir + "/tmp_proxy;\n"
          "  fastcgi_temp_path " + dir + "/tmp_fastcgi;\n"
          "  uwsgi_temp_path " + dir + "/tmp_uwsgi;\n"
-         "  scgi_temp_path " + dir + "/tmp_scgi;\n" +
-         (upstream_port ? "  upstream jdw_app {\n"
-                          "    server 127.0.0.1:" + std::to_string(upstream_port) + ";\n"
-                          "    keepalive 8;\n"
-                          "  }\n"
-                        : std::string()) +
+         "  scgi_temp_path " + dir + "/tmp_scgi;\n" + http_extra +
          "  server {\n"
          "    listen 127.0.0.1:" + std::to_string(port) + (tls ? " ssl" : "") + ";\n" +
          (tls ? "    ssl_certificate " + dir + "/tls.crt;\n"
@@ -95,13 +108,7 @@ std::string NginxConfig(const std::string& dir, uint16_t port, bool tls, uint16_
                 // one lets either worker resume a TLS 1.2 session by its id.
                 "    ssl_session_cache shared:jdw:1m;\n"
               : "") +
-         (upstream_port ? "    location / {\n"
-                          "      proxy_pass http://jdw_app;\n"
-                          "      proxy_http_version 1.1;\n"
-                          "      proxy_set_header Connection \"\";\n"
-                          "    }\n"
-                        : "    root " + dir + "/www;\n"
-                          "    location / { }\n") +
+         (locations.empty() ? "    root " + dir + "/www;\n    location / { }\n" : locations) +
          "  }\n"
          "}\n";
 }
@@ -220,6 +227,21 @@ StatusOr<std::vector<std::string>> MariadbArgs(const std::string& bin, const std
                                   "--skip-log-bin", "--innodb-buffer-pool-size=64M", "--log-error=" + run + "/error.log"};
 }
 
+bool AcceptsUnix(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(a.sun_path)) {
+    close(fd);
+    return false;
+  }
+  memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  close(fd);
+  return ok;
+}
+
 bool Accepts(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -254,6 +276,7 @@ const char* ServerName(ServerKind k) {
     case ServerKind::kLighttpd: return "lighttpd";
     case ServerKind::kMariadb: return "mariadb";
     case ServerKind::kUnbound: return "unbound";
+    case ServerKind::kLemp: return "lemp";
   }
   return "?";
 }
@@ -270,6 +293,7 @@ std::string ServerBinary(ServerKind k) {
     case ServerKind::kLighttpd: return "/usr/sbin/lighttpd";
     case ServerKind::kMariadb: return "/usr/sbin/mariadbd";
     case ServerKind::kUnbound: return "/usr/sbin/unbound";
+    case ServerKind::kLemp: return kPhpFpmBinary;  // nginx, MariaDB and redis are checked as their own kinds
   }
   return "";
 }
@@ -286,6 +310,7 @@ const char* ServerPackage(ServerKind k) {
     case ServerKind::kLighttpd: return "lighttpd";
     case ServerKind::kMariadb: return "mariadb-server";
     case ServerKind::kUnbound: return "unbound";
+    case ServerKind::kLemp: return "php8.2-fpm php8.2-mysql php8.2-redis";
   }
   return "";
 }
@@ -309,6 +334,7 @@ std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
     out.push_back({"nxdomain", "none.jdw.test", "A", 0, 3});
     return out;
   }
+  if (k == ServerKind::kLemp) return LempRequestKinds();
   if (k == ServerKind::kNginxProxy) {
     // Table 1's A-D as jackdaw-testserver serves them: two CPU spins (their
     // thread CPU comes back in X-Spin-Cpu-Ns, the backend's own measure)
@@ -395,9 +421,16 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
       RETURN_IF_ERROR(WriteFile(dir + "/nginx.conf", NginxConfig(dir, s->port_, kind == ServerKind::kNginxTls)));
       argv = {bin, "-p", dir, "-e", dir + "/error.log", "-c", dir + "/nginx.conf"};
       break;
+    case ServerKind::kLemp: {
+      ASSIGN_OR_RETURN(std::string locations, s->StartLempBackends(dir));
+      RETURN_IF_ERROR(WriteFile(dir + "/nginx.conf", NginxConfig(dir, s->port_, false, "", locations)));
+      argv = {"/usr/sbin/nginx", "-p", dir, "-e", dir + "/error.log", "-c", dir + "/nginx.conf"};
+      break;
+    }
     case ServerKind::kNginxProxy: {
       ASSIGN_OR_RETURN(auto backend, StartTestserverBackend(bin_dir, dir + "/backend"));
-      RETURN_IF_ERROR(WriteFile(dir + "/nginx.conf", NginxConfig(dir, s->port_, false, backend->port())));
+      RETURN_IF_ERROR(
+          WriteFile(dir + "/nginx.conf", NginxConfig(dir, s->port_, false, ProxyUpstream(backend->port()), kProxyLocation)));
       s->backends_.push_back(std::move(backend));
       argv = {bin, "-p", dir, "-e", dir + "/error.log", "-c", dir + "/nginx.conf"};
       break;
@@ -418,7 +451,9 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
       // everything on the command line so no redis.conf is read.
       argv = {bin, "--bind", "127.0.0.1", "--port", std::to_string(s->port_), "--dir", dir, "--save", "",
               "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no", "--logfile",
-              dir + "/error.log", "--pidfile", dir + "/redis.pid", "--maxclients", "1024"};
+              dir + "/error.log", "--pidfile", dir + "/redis.pid", "--maxclients", "1024",
+              // A unix socket too, for clients on this host (the LEMP stack's PHP).
+              "--unixsocket", dir + "/redis.sock", "--unixsocketperm", "777"};
       break;
     case ServerKind::kMariadb:
       break;  // below: mariadb-install-db first
@@ -480,6 +515,34 @@ Status RealServer::Spawn(std::vector<std::string> argv, const std::string& log) 
   return Status::Ok();
 }
 
+StatusOr<std::string> RealServer::StartLempBackends(const std::string& dir) {
+  for (ServerKind k : {ServerKind::kNginx, ServerKind::kMariadb, ServerKind::kRedis}) {
+    const std::string bin = ServerBinary(k);
+    if (access(bin.c_str(), X_OK) != 0)
+      return ErrStatus("lemp: %s is not installed (%s missing): install the Debian package %s (scripts/install-deps.sh)",
+                       ServerName(k), bin.c_str(), ServerPackage(k));
+  }
+  ASSIGN_OR_RETURN(auto db, Start(ServerKind::kMariadb, dir + "/mariadb"));
+  RETURN_IF_ERROR(PrepareMysql(db->port(), LempDatabaseStatements()));
+  ASSIGN_OR_RETURN(auto cache, Start(ServerKind::kRedis, dir + "/redis"));
+  RETURN_IF_ERROR(PrepareKeyValue(Protocol::kRedis, cache->port(),
+                                  {RequestKind{"cached", kLempCachedKey, "get", kLempCachedBytes, 0}}));
+  const std::string fpm_socket = dir + "/php-fpm.sock";
+  RETURN_IF_ERROR(WriteLempFiles(dir, fpm_socket, dir + "/mariadb/run/mysqld.sock", dir + "/redis/redis.sock"));
+  std::unique_ptr<RealServer> fpm(new RealServer());
+  fpm->kind_ = ServerKind::kLemp;
+  fpm->dir_ = dir;
+  fpm->unix_path_ = fpm_socket;
+  const std::string log = dir + "/php-fpm.out";
+  RETURN_IF_ERROR(fpm->Spawn(PhpFpmArgv(dir), log));
+  ASSIGN_OR_RETURN(fpm, fpm.release()->AwaitAccepting(log, 20));
+  // Stopped in this order after nginx: the workers first, then what they call.
+  backends_.push_back(std::move(fpm));
+  backends_.push_back(std::move(db));
+  backends_.push_back(std::move(cache));
+  return LempNginxLocations(dir + "/www", fpm_socket);
+}
+
 StatusOr<std::unique_ptr<RealServer>> RealServer::StartTestserverBackend(const std::string& bin_dir,
                                                                          const std::string& dir) {
   const std::string bin = bin_dir + "/jackdaw-testserver";
@@ -520,7 +583,7 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::AwaitAccepting(const std::stri
       if (why.empty()) why = Tail(dir_ + "/run/error.log");
       return ErrStatus("%s exited at start-up: %s", ServerName(kind_), why.c_str());
     }
-    if (Accepts(port_)) {
+    if (unix_path_.empty() ? Accepts(port_) : AcceptsUnix(unix_path_)) {
       // Pre-forked workers and worker threads come up right after the
       // listener; give them a moment so they exist when recording starts.
       usleep(300 * 1000);

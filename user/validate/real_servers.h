@@ -39,6 +39,7 @@ namespace jackdaw::validate {
 // are pooled and carry many requests in turn) in front of
 // jackdaw-testserver --keepalive serving Table 1's kinds; a request's work
 // is in both.
+// kLemp: nginx -> php-fpm -> MariaDB or redis, four processes (real_lemp.h).
 enum class ServerKind {
   kNginx,
   kNginxTls,
@@ -49,7 +50,8 @@ enum class ServerKind {
   kRedis,
   kLighttpd,
   kMariadb,
-  kUnbound
+  kUnbound,
+  kLemp
 };
 
 const char* ServerName(ServerKind k);
@@ -93,6 +95,9 @@ class RealServer {
   // Forks argv in a process group of its own, its output appended to log.
   Status Spawn(std::vector<std::string> argv, const std::string& log);
   Status StopProcess();  // this process alone, not its backends
+  // The LEMP stack's php-fpm, MariaDB and redis, their data stored, into
+  // backends_; its nginx's server block.
+  StatusOr<std::string> StartLempBackends(const std::string& dir);
   // jackdaw-testserver --keepalive from bin_dir, on a free port, in dir.
   static StatusOr<std::unique_ptr<RealServer>> StartTestserverBackend(const std::string& bin_dir,
                                                                       const std::string& dir);
@@ -102,6 +107,7 @@ class RealServer {
   pid_t pid_ = -1;
   pid_t child_ = -1;  // our child, signalled and reaped: pid_, or PostgreSQL's keeper
   uint16_t port_ = 0;
+  std::string unix_path_;  // it is ready when this socket accepts (php-fpm), else port_
   std::string dir_;
 };
 

@@ -63,6 +63,7 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
       {"lighttpd-close", ServerKind::kLighttpd, false, 4, requests},
       {"lighttpd-keepalive", ServerKind::kLighttpd, true, 4, requests},
       {"mariadb", ServerKind::kMariadb, true, 4, requests},
+      {"lemp", ServerKind::kLemp, false, 4, requests},
       {"unbound-udp", ServerKind::kUnbound, true, 5, requests},
   };
 }

@@ -33,7 +33,8 @@ struct RealWorkload {
 // memcached (persistent),
 // apache2-prefork (connection per request, keep-alive), postgres, redis
 // (persistent), lighttpd (connection per request, keep-alive), mariadb
-// (a thread per persistent connection).
+// (a thread per persistent connection), unbound (DNS over UDP), the LEMP
+// stack (nginx, php-fpm, MariaDB, redis; a connection per request).
 std::vector<RealWorkload> RealWorkloads(int requests);
 
 // The workloads named in `only` (exact names); an unknown name is an error
