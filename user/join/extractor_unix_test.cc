@@ -1,4 +1,6 @@
-// The call rule over a unix socket, on a synthetic trace of two processes
+// The call rule over a unix socket, and its faults (a backend that never
+// answers or closes mid-exchange, a hundred calls, a call cycle), on a
+// synthetic trace of two processes
 // with the shipped tcp-threadpool schema: a front (tgid 1000) serves a TCP
 // client and calls a backend (tgid 2000) on a unix socket, as nginx calls
 // php-fpm. The sock_info of each unix end names its peer socket, which is
@@ -204,6 +206,193 @@ TEST(UnixCalls, AnUntracedClientIsNamedByItsPid) {
   EXPECT_EQ(e.local, std::string("unix:") + kPath);
   EXPECT_EQ(e.peer_tgid, kClientPid);
   EXPECT_EQ(e.peer_comm, "");
+}
+
+// Faults in calls: whatever a backend does, the front's request ends with
+// what it has, once, and the join finishes.
+enum class Backend { kAnswers, kNeverAnswers, kClosesMidExchange };
+
+void FrontRequestBegins(Stream& s, uint64_t* t) {
+  s.meta().tasks[kFront] = trace::TaskInfo{kFrontPid, "front", 0};
+  s.meta().tasks[kFrontPid] = trace::TaskInfo{kFrontPid, "front", 0};
+  s.meta().tasks[kBackend] = trace::TaskInfo{kBackendPid, "backend", 0};
+  s.meta().tasks[kBackendPid] = trace::TaskInfo{kBackendPid, "backend", 0};
+  s.Switch(*t, 0, 0, kFront, 0, 0, kFrontPid);
+  s.Switch(*t, 1, 0, kBackend, 0, 0, kBackendPid);
+  jdw_sock_info tcp{};
+  tcp.sk = kFrontSk;
+  tcp.family = kAfInet;
+  tcp.protocol = kIpProtoTcp;
+  tcp.sport = 8080;
+  tcp.dport = 40000;
+  tcp.saddr[0] = tcp.daddr[0] = 127;
+  tcp.saddr[3] = tcp.daddr[3] = 1;
+  s.Add(JDW_EVENT_SOCK_INFO, *t += 10, 0, JDW_CTX_TASK, kFrontPid, kFront, tcp);
+  Exit(s, *t += 10, 0, kFrontPid, kFront, "accept4", 7, kFrontSk);
+  Enter(s, *t += 10, 0, kFrontPid, kFront, "recvfrom", 7, kFrontSk, 4096);
+  Exit(s, *t += 10, 0, kFrontPid, kFront, "recvfrom", 100);
+}
+
+void FrontResponds(Stream& s, uint64_t* t) {
+  Enter(s, *t += 10, 0, kFrontPid, kFront, "sendto", 7, kFrontSk, 148);
+  Exit(s, *t += 10, 0, kFrontPid, kFront, "sendto", 148);
+  Enter(s, *t += 10, 0, kFrontPid, kFront, "recvfrom", 7, kFrontSk, 4096);
+  Exit(s, *t += 10, 0, kFrontPid, kFront, "recvfrom", 0);
+  Enter(s, *t += 10, 0, kFrontPid, kFront, "close", 7, kFrontSk);
+  Exit(s, *t += 10, 0, kFrontPid, kFront, "close", 0);
+}
+
+// The front calls the backend `calls` times, a unix connection each (the
+// backend's thread serves them in turn), and the backend behaves as `how`
+// on each: answers after 1 ms of work, reads the call and never answers
+// (the front's read times out), or closes the connection mid-exchange.
+void FrontCalls(Stream& s, int calls, Backend how) {
+  uint64_t t = 1000;
+  FrontRequestBegins(s, &t);
+  for (int i = 0; i < calls; ++i) {
+    const uint64_t caller = kCallerSk + (uint64_t(i) << 8), served = kServedSk + (uint64_t(i) << 8);
+    Enter(s, t += 10, 0, kFrontPid, kFront, "connect", 8, caller);
+    UnixInfo(s, t += 5, 0, kFrontPid, kFront, caller, served, kBackendPid, JDW_UNIX_PATH_PEER);
+    Exit(s, t += 5, 0, kFrontPid, kFront, "connect", 0, caller);
+    Enter(s, t += 10, 0, kFrontPid, kFront, "sendto", 8, caller, 50);
+    Exit(s, t += 10, 0, kFrontPid, kFront, "sendto", 50);
+    Enter(s, t += 10, 0, kFrontPid, kFront, "recvfrom", 8, caller, 4096);
+    UnixInfo(s, t += 10, 1, kBackendPid, kBackend, served, caller, kFrontPid, JDW_UNIX_PATH_OWN);
+    Exit(s, t += 10, 1, kBackendPid, kBackend, "accept4", 9, served);
+    Enter(s, t += 10, 1, kBackendPid, kBackend, "read", 9, served, 4096);
+    Exit(s, t += 10, 1, kBackendPid, kBackend, "read", 50);
+    int64_t answer = 30;
+    if (how == Backend::kAnswers) {
+      Enter(s, t += 1000, 1, kBackendPid, kBackend, "write", 9, served, 30);
+      Exit(s, t += 10, 1, kBackendPid, kBackend, "write", 30);
+      Enter(s, t += 10, 1, kBackendPid, kBackend, "close", 9, served);
+      Exit(s, t += 10, 1, kBackendPid, kBackend, "close", 0);
+    } else if (how == Backend::kClosesMidExchange) {
+      Enter(s, t += 1000, 1, kBackendPid, kBackend, "close", 9, served);
+      Exit(s, t += 10, 1, kBackendPid, kBackend, "close", 0);
+      answer = 0;  // end of file
+    } else {
+      // It waits on something that never comes; the front gives up.
+      Enter(s, t += 1000, 1, kBackendPid, kBackend, "futex", -1, 0, 0);
+      answer = -11;  // EAGAIN: the front's receive timeout
+      t += 1'000'000;
+    }
+    Exit(s, t += 10, 0, kFrontPid, kFront, "recvfrom", answer);
+    Enter(s, t += 10, 0, kFrontPid, kFront, "close", 8, caller);
+    Exit(s, t += 10, 0, kFrontPid, kFront, "close", 0);
+  }
+  FrontResponds(s, &t);
+}
+
+// Every event in one place: the processes' parts add up to the request.
+void ExpectSegmentsSumToTotals(const model::Request& q) {
+  uint64_t cpu = 0, events = 0;
+  for (const model::ProcessSegment& p : q.processes) cpu += p.cpu_ns, events += p.events;
+  EXPECT_EQ(cpu, q.totals.cpu_ns);
+  EXPECT_EQ(events, q.events.size());
+}
+
+TEST(CallFaults, ABackendThatNeverAnswersLeavesTheCallUnansweredAndTheRequestWhole) {
+  Stream s;
+  FrontCalls(s, 1, Backend::kNeverAnswers);
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  const model::Request& q = r.reqs[0];
+  ASSERT_EQ(q.calls.size(), 1u);
+  EXPECT_FALSE(q.calls[0].answered);
+  EXPECT_EQ(q.calls[0].peer_tgid, kBackendPid) << "the backend read the call: its part is the request's";
+  EXPECT_EQ(r.stats.calls_unanswered, 1u);
+  ExpectSegmentsSumToTotals(q);
+}
+
+TEST(CallFaults, ABackendConnectionClosedMidExchangeEndsTheCall) {
+  Stream s;
+  FrontCalls(s, 1, Backend::kClosesMidExchange);
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u) << "the backend's close is no request of its own";
+  const model::Request& q = r.reqs[0];
+  ASSERT_EQ(q.calls.size(), 1u);
+  EXPECT_FALSE(q.calls[0].answered);
+  ASSERT_EQ(q.processes.size(), 2u) << "the backend's read of the call is the request's";
+  // Its work up to the close went to no answer: the close is its
+  // connection's (as any close is), and the time before it with it, once.
+  uint64_t backend_conn_cpu = 0;
+  for (const model::Connection& c : r.conns)
+    if (c.endpoint.local == std::string("unix:") + kPath) backend_conn_cpu += c.cpu_ns;
+  EXPECT_GE(backend_conn_cpu, 1000u);
+  EXPECT_LT(q.processes[1].cpu_ns, 1000u);
+  ExpectSegmentsSumToTotals(q);
+}
+
+TEST(CallFaults, ARequestFanningOutToAHundredCallsKeepsEveryOne) {
+  Stream s;
+  FrontCalls(s, 100, Backend::kAnswers);
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  const model::Request& q = r.reqs[0];
+  ASSERT_EQ(q.calls.size(), 100u);
+  for (const model::Call& c : q.calls) {
+    EXPECT_TRUE(c.answered);
+    EXPECT_EQ(c.peer_tgid, kBackendPid);
+  }
+  EXPECT_EQ(r.stats.calls_joined, 100u);
+  ASSERT_EQ(q.processes.size(), 2u);
+  EXPECT_GE(q.processes[1].cpu_ns, 100u * 1000u);
+  ExpectSegmentsSumToTotals(q);
+}
+
+// A call cycle: the backend, serving the front's call, calls the front back
+// (another unix connection, which a second front thread accepts and
+// answers). The front's second exchange is the same request's; it is
+// joined once, and the request is the only one.
+TEST(CallFaults, ACallCycleStaysOneRequest) {
+  constexpr uint32_t kFront2 = 1002;
+  constexpr uint64_t kBackCaller = 0xffff888000d10000, kBackServed = 0xffff888000e10000;
+  Stream s;
+  uint64_t t = 1000;
+  FrontRequestBegins(s, &t);
+  s.Switch(t, 2, 0, kFront2, 0, 0, kFrontPid);
+  Enter(s, t += 10, 0, kFrontPid, kFront, "connect", 8, kCallerSk);
+  UnixInfo(s, t += 5, 0, kFrontPid, kFront, kCallerSk, kServedSk, kBackendPid, JDW_UNIX_PATH_PEER);
+  Exit(s, t += 5, 0, kFrontPid, kFront, "connect", 0, kCallerSk);
+  Enter(s, t += 10, 0, kFrontPid, kFront, "sendto", 8, kCallerSk, 50);
+  Exit(s, t += 10, 0, kFrontPid, kFront, "sendto", 50);
+  Enter(s, t += 10, 0, kFrontPid, kFront, "recvfrom", 8, kCallerSk, 4096);
+  UnixInfo(s, t += 10, 1, kBackendPid, kBackend, kServedSk, kCallerSk, kFrontPid, JDW_UNIX_PATH_OWN);
+  Exit(s, t += 10, 1, kBackendPid, kBackend, "accept4", 9, kServedSk);
+  Enter(s, t += 10, 1, kBackendPid, kBackend, "read", 9, kServedSk, 4096);
+  Exit(s, t += 10, 1, kBackendPid, kBackend, "read", 50);
+  // The backend calls the front back.
+  Enter(s, t += 10, 1, kBackendPid, kBackend, "connect", 10, kBackCaller);
+  UnixInfo(s, t += 5, 1, kBackendPid, kBackend, kBackCaller, kBackServed, kFrontPid, JDW_UNIX_PATH_PEER);
+  Exit(s, t += 5, 1, kBackendPid, kBackend, "connect", 0, kBackCaller);
+  Enter(s, t += 10, 1, kBackendPid, kBackend, "write", 10, kBackCaller, 20);
+  Exit(s, t += 10, 1, kBackendPid, kBackend, "write", 20);
+  Enter(s, t += 10, 1, kBackendPid, kBackend, "read", 10, kBackCaller, 4096);
+  UnixInfo(s, t += 10, 2, kFrontPid, kFront2, kBackServed, kBackCaller, kBackendPid, JDW_UNIX_PATH_OWN);
+  Exit(s, t += 10, 2, kFrontPid, kFront2, "accept4", 11, kBackServed);
+  Enter(s, t += 10, 2, kFrontPid, kFront2, "read", 11, kBackServed, 4096);
+  Exit(s, t += 10, 2, kFrontPid, kFront2, "read", 20);
+  Enter(s, t += 500, 2, kFrontPid, kFront2, "write", 11, kBackServed, 10);
+  Exit(s, t += 10, 2, kFrontPid, kFront2, "write", 10);
+  Enter(s, t += 10, 2, kFrontPid, kFront2, "close", 11, kBackServed);
+  Exit(s, t += 10, 2, kFrontPid, kFront2, "close", 0);
+  Exit(s, t += 10, 1, kBackendPid, kBackend, "read", 10);
+  Enter(s, t += 10, 1, kBackendPid, kBackend, "close", 10, kBackCaller);
+  Exit(s, t += 10, 1, kBackendPid, kBackend, "close", 0);
+  // The backend answers the front's call.
+  Enter(s, t += 1000, 1, kBackendPid, kBackend, "write", 9, kServedSk, 30);
+  Exit(s, t += 10, 1, kBackendPid, kBackend, "write", 30);
+  Exit(s, t += 10, 0, kFrontPid, kFront, "recvfrom", 30);
+  Enter(s, t += 10, 0, kFrontPid, kFront, "close", 8, kCallerSk);
+  Exit(s, t += 10, 0, kFrontPid, kFront, "close", 0);
+  FrontResponds(s, &t);
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u) << "the call back into the front is the same request";
+  const model::Request& q = r.reqs[0];
+  EXPECT_EQ(q.calls.size(), 2u);
+  EXPECT_EQ(r.stats.calls_joined, 2u);
+  ExpectSegmentsSumToTotals(q);
 }
 
 }  // namespace
