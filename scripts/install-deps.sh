@@ -35,6 +35,8 @@ test_packages=(
 	nginx memcached apache2 postgresql redis-server lighttpd mariadb-server unbound
 	# its LEMP stack: nginx -> php-fpm -> MariaDB and redis
 	php8.2-fpm php8.2-mysql php8.2-redis
+	# a Go server (goroutines over GOMAXPROCS threads: an M:N runtime)
+	caddy
 	# jackdaw live --metrics test: a private Prometheus on loopback (own
 	# config and data dir) scrapes a live session; its service stays stopped
 	prometheus

@@ -189,6 +189,22 @@ std::string LighttpdConfig(const std::string& dir, uint16_t port) {
          "mimetype.assign = (\".html\" => \"text/html\")\n";
 }
 
+// caddy's file server on the same document root as nginx's, with nothing
+// of its own: no admin endpoint, no automatic HTTPS.
+std::string CaddyConfig(const std::string& dir, uint16_t port) {
+  return "{\n"
+         "  admin off\n"
+         "  auto_https off\n"
+         "}\n"
+         // Any host name (the clients send Host: localhost; a site named
+         // by its address would answer other names with an empty 200).
+         "http://:" + std::to_string(port) + " {\n"
+         "  bind 127.0.0.1\n"
+         "  root * " + dir + "/www\n"
+         "  file_server\n"
+         "}\n";
+}
+
 // Runs argv to completion, its output to out_fd.
 Status RunToCompletion(const std::vector<std::string>& argv, int out_fd) {
   const pid_t pid = fork();
@@ -277,6 +293,7 @@ const char* ServerName(ServerKind k) {
     case ServerKind::kMariadb: return "mariadb";
     case ServerKind::kUnbound: return "unbound";
     case ServerKind::kLemp: return "lemp";
+    case ServerKind::kCaddy: return "caddy";
   }
   return "?";
 }
@@ -294,6 +311,7 @@ std::string ServerBinary(ServerKind k) {
     case ServerKind::kMariadb: return "/usr/sbin/mariadbd";
     case ServerKind::kUnbound: return "/usr/sbin/unbound";
     case ServerKind::kLemp: return kPhpFpmBinary;  // nginx, MariaDB and redis are checked as their own kinds
+    case ServerKind::kCaddy: return "/usr/bin/caddy";
   }
   return "";
 }
@@ -311,6 +329,7 @@ const char* ServerPackage(ServerKind k) {
     case ServerKind::kMariadb: return "mariadb-server";
     case ServerKind::kUnbound: return "unbound";
     case ServerKind::kLemp: return "php8.2-fpm php8.2-mysql php8.2-redis";
+    case ServerKind::kCaddy: return "caddy";
   }
   return "";
 }
@@ -460,6 +479,14 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
     case ServerKind::kUnbound:
       RETURN_IF_ERROR(WriteFile(dir + "/unbound.conf", UnboundConfig(dir, s->port_)));
       argv = {bin, "-d", "-c", dir + "/unbound.conf"};
+      break;
+    case ServerKind::kCaddy:
+      RETURN_IF_ERROR(MakeDocroot(dir));
+      RETURN_IF_ERROR(WriteFile(dir + "/Caddyfile", CaddyConfig(dir, s->port_)));
+      // Its data and config directories (certificates, autosave) in dir,
+      // not root's home.
+      argv = {"/usr/bin/env", "XDG_DATA_HOME=" + dir + "/data", "XDG_CONFIG_HOME=" + dir + "/config", "HOME=" + dir,
+              bin, "run", "--config", dir + "/Caddyfile", "--adapter", "caddyfile"};
       break;
     case ServerKind::kLighttpd:
       RETURN_IF_ERROR(MakeDocroot(dir));

@@ -40,6 +40,8 @@ namespace jackdaw::validate {
 // jackdaw-testserver --keepalive serving Table 1's kinds; a request's work
 // is in both.
 // kLemp: nginx -> php-fpm -> MariaDB or redis, four processes (real_lemp.h).
+// kCaddy: a Go server, its goroutines multiplexed over GOMAXPROCS (2 here)
+// OS threads that park and hand work to each other: an M:N runtime.
 enum class ServerKind {
   kNginx,
   kNginxTls,
@@ -51,7 +53,8 @@ enum class ServerKind {
   kLighttpd,
   kMariadb,
   kUnbound,
-  kLemp
+  kLemp,
+  kCaddy
 };
 
 const char* ServerName(ServerKind k);

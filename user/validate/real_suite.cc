@@ -64,6 +64,8 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
       {"lighttpd-keepalive", ServerKind::kLighttpd, true, 4, requests},
       {"mariadb", ServerKind::kMariadb, true, 4, requests},
       {"lemp", ServerKind::kLemp, false, 4, requests},
+      {"caddy-close", ServerKind::kCaddy, false, 4, requests},
+      {"caddy-keepalive", ServerKind::kCaddy, true, 4, requests},
       {"unbound-udp", ServerKind::kUnbound, true, 5, requests},
   };
 }
