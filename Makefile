@@ -50,7 +50,7 @@ BINARIES := jackdaw jackdaw-testserver jackdaw-load jackdaw-workload
 # (set per target below; prerequisites inherit it).
 DEPS_MODE ?=
 
-.PHONY: all deps bpf configure user binaries man install test demo bench fuzz kmod vm-test clean
+.PHONY: all deps bpf configure user binaries man install deb test demo bench fuzz kmod vm-test clean
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
@@ -101,11 +101,19 @@ man: binaries
 
 install: DEPS_MODE := --demo
 install: binaries man
-	$(Q)install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/jackdaw/schemas $(DESTDIR)$(PREFIX)/share/man/man1
+	$(Q)install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/jackdaw/schemas $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	$(Q)install -m 755 $(addprefix $(USER_OUT)/bin/,$(BINARIES)) $(DESTDIR)$(PREFIX)/bin/
 	$(Q)install -m 644 user/schemas/*.schema $(DESTDIR)$(PREFIX)/share/jackdaw/schemas/
 	$(Q)install -m 644 $(MAN_OUT)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	@echo "  INSTALL  $(DESTDIR)$(PREFIX): bin/jackdaw, share/jackdaw/schemas, share/man/man1"
+	$(Q)$(USER_OUT)/bin/jackdaw help-completion > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/jackdaw
+	@echo "  INSTALL  $(DESTDIR)$(PREFIX): bin/jackdaw, share/jackdaw/schemas, share/man/man1, share/bash-completion"
+
+# A Debian package of the binaries (build/jackdaw_VERSION_ARCH.deb):
+# sudo apt install ./build/jackdaw_*.deb
+deb: DEPS_MODE := --demo
+deb: binaries
+	$(Q)scripts/make-deb.sh $(USER_OUT)/bin user/schemas $(OUTPUT)
 
 test: user
 	$(Q)scripts/run-tests.sh $(USER_OUT)

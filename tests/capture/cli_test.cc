@@ -237,5 +237,43 @@ TEST(Cli, EveryCommandHasAManPageNamingEveryOption) {
   EXPECT_EQ(unknown.exit_code, 2);
 }
 
+// Bash completion comes from the same definitions: every subcommand and
+// every option its --help lists, in a script bash accepts and that
+// completes as a user types.
+TEST(Cli, BashCompletionOffersEveryCommandAndOption) {
+  auto script = RunCommand({Jackdaw(), "help-completion"});
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  auto list = RunCommand({Jackdaw(), "help-man", "--list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  std::istringstream in(list.out);
+  for (std::string c; std::getline(in, c);) {
+    EXPECT_NE(script.out.find("    " + c + ") opts='"), std::string::npos) << c;
+    auto help = RunCommand({Jackdaw(), c, "--help"});
+    for (const std::string& o : OptionsInHelp(help.out)) {
+      // Options only ("--real:" in a help text names one, it is not one).
+      if (o.rfind("--", 0) != 0 || o == "--help" || o == "--help-all" || o.back() == ':') continue;
+      EXPECT_NE(script.out.find(o), std::string::npos) << c << " " << o;
+    }
+  }
+  const std::string path = testing::TempPath("jackdaw.bash");
+  {
+    std::ofstream f(path);
+    f << script.out;
+  }
+  auto syntax = RunCommand({"/bin/bash", "-n", path});
+  EXPECT_EQ(syntax.exit_code, 0) << syntax.err;
+  // What bash would offer: `jackdaw rec<TAB>` and `jackdaw analyze --sch<TAB>`.
+  auto complete = [&](const std::string& words) {
+    auto r = RunCommand({"/bin/bash", "-c",
+                         "source " + path + "; COMP_WORDS=(" + words + "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); "
+                         "_jackdaw; echo \"${COMPREPLY[*]}\""});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(complete("jackdaw rec"), "record\n");
+  EXPECT_EQ(complete("jackdaw analyze --sch"), "--schema\n");
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace jackdaw

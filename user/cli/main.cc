@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/completion.h"
 #include "cli/man_page.h"
 #include "cli/usage.h"
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterCtl(app));
   add(jackdaw::cli::RegisterOverhead(app));
   add(jackdaw::cli::RegisterHelpMan(app, JDW_VERSION));
+  add(jackdaw::cli::RegisterHelpCompletion(app));
   if (auto status = jackdaw::cli::RejectUnknownCommand(app, argc, argv)) return *status;
   try {
     app.parse(argc, argv);
