@@ -79,6 +79,7 @@ static __always_inline void snap_thread(struct task_struct *task, __u64 now, str
 	s->ts = now;
 	s->oncpu = now + task->se.sum_exec_runtime - task->se.exec_start - steal;
 	s->runq = bpf_core_field_exists(task->sched_info) ? task->sched_info.run_delay : 0;
+	s->nvcsw = task->nvcsw;
 	s->disk_bytes = a ? a->disk_bytes : 0;
 	s->disk_ios = a ? a->disk_ios : 0;
 }

@@ -7,6 +7,7 @@
 #define JACKDAW_INTERACT_EMIT_BPF_H
 
 #include "interact_state.bpf.h"
+#include "jackdaw/thread_split.h"
 
 static __always_inline __u32 hist_bucket(__u64 ns)
 {
@@ -158,28 +159,24 @@ static __always_inline void emit_record(struct conn *c, __u64 sk, struct thread_
 	stat_inc(JDW_IA_STAT_EMITTED);
 }
 
-/* A serving thread's share between its first and last touch: the run-queue
- * wait is exact (run_delay), the on-CPU time exact up to when the clocks of
- * the two snapshots' run queues were last updated (at most a tick, only
- * across a migration; clamped to the span), the blocked time the rest. */
+/* A serving thread's share between its first and last touch
+ * (jdw_split_thread_time): the run-queue wait is exact (run_delay); a
+ * thread that never slept was on CPU for the rest; one that slept is on CPU
+ * for what its on-CPU clock says (exact up to when the clocks of the two
+ * snapshots' run queues were last updated: steal time not yet accounted,
+ * or a tick across a migration), clamped to the span; blocked time is the
+ * rest. */
 static __always_inline void add_thread_time(const struct thread_slot *th, struct thread_time *t)
 {
-	__u64 span, runq, oncpu;
+	struct jdw_thread_split sp;
 
 	if (!th->tid)
 		return;
-	span = th->end.ts - th->start.ts;
-	runq = th->end.runq - th->start.runq;
-	if (runq > span)
-		runq = span;
-	oncpu = th->end.oncpu - th->start.oncpu;
-	if ((__s64)oncpu < 0)
-		oncpu = 0;
-	if (oncpu > span - runq)
-		oncpu = span - runq;
-	t->oncpu += oncpu;
-	t->runq += runq;
-	t->blocked += span - runq - oncpu;
+	jdw_split_thread_time(th->end.ts - th->start.ts, th->end.runq - th->start.runq,
+			      th->end.oncpu - th->start.oncpu, th->end.nvcsw != th->start.nvcsw, &sp);
+	t->oncpu += sp.oncpu;
+	t->runq += sp.runq;
+	t->blocked += sp.blocked;
 	t->disk_bytes += th->end.disk_bytes - th->start.disk_bytes;
 	t->disk_ios += th->end.disk_ios - th->start.disk_ios;
 }

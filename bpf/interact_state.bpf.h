@@ -60,9 +60,11 @@ struct thread_acct {
  *   runq    sched_info.run_delay: time spent runnable but waiting, which the
  *           scheduler adds when the thread next gets a CPU -- always before
  *           a touch, so exact at every touch.
+ *   nvcsw   voluntary context switches: unchanged between two touches, the
+ *           thread never slept in between (jdw_split_thread_time).
  * Blocked time is the rest of the span between two touches. */
 struct thread_snap {
-	__u64 ts, oncpu, runq, disk_bytes, disk_ios;
+	__u64 ts, oncpu, runq, nvcsw, disk_bytes, disk_ios;
 };
 
 /* The serving threads' time during one interaction, summed. */

@@ -1,11 +1,14 @@
 #include "capture/interact.h"
 
 #include <bpf/libbpf.h>
+#include <linux/types.h>
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
+
+#include "jackdaw/thread_split.h"
 
 namespace jackdaw::capture {
 namespace {
@@ -101,6 +104,50 @@ TEST(CheckInteractKernel, AgreesWithLibbpfOnThisKernel) {
                        libbpf_find_vmlinux_btf_id("sock_recv_length", BPF_TRACE_RAW_TP) > 0 &&
                        libbpf_find_vmlinux_btf_id("sk_data_ready", BPF_TRACE_RAW_TP) > 0;
   EXPECT_EQ(st.ok(), has_all) << st.message();
+}
+
+// The serving thread's split (jdw_split_thread_time, run in the kernel). A
+// hypervisor's steal from before the first touch, accounted between the two
+// touches, takes the on-CPU clock's difference below zero: a thread that
+// never slept was on CPU for the span less its run-queue waits regardless.
+TEST(ThreadSplit, AThreadThatNeverSleptIsOnCpuButForItsRunQueueWaits) {
+  jdw_thread_split sp{};
+  const __u64 span = 20'000;
+  const __u64 behind = static_cast<__u64>(-int64_t{300'000});  // 300 us of earlier steal taken off
+  jdw_split_thread_time(span, 0, behind, 0, &sp);
+  EXPECT_EQ(sp.oncpu, span);
+  EXPECT_EQ(sp.runq, 0u);
+  EXPECT_EQ(sp.blocked, 0u);
+
+  jdw_split_thread_time(span, 5'000, behind, 0, &sp);
+  EXPECT_EQ(sp.oncpu, 15'000u);
+  EXPECT_EQ(sp.runq, 5'000u);
+  EXPECT_EQ(sp.blocked, 0u);
+
+  // Run-queue waits measured on the run queue's clock may exceed the span
+  // read from another by a hair: never more than the span.
+  jdw_split_thread_time(span, span + 10, 7, 0, &sp);
+  EXPECT_EQ(sp.oncpu + sp.runq + sp.blocked, span);
+  EXPECT_EQ(sp.runq, span);
+}
+
+TEST(ThreadSplit, AThreadThatSleptIsOnCpuForWhatItsClockSays) {
+  jdw_thread_split sp{};
+  jdw_split_thread_time(25'000'000, 100'000, 5'000'000, 1, &sp);
+  EXPECT_EQ(sp.oncpu, 5'000'000u);
+  EXPECT_EQ(sp.runq, 100'000u);
+  EXPECT_EQ(sp.blocked, 19'900'000u);
+
+  // Its clock behind: nothing on CPU, never a wrapped-around huge value.
+  jdw_split_thread_time(25'000'000, 0, static_cast<__u64>(-int64_t{1000}), 1, &sp);
+  EXPECT_EQ(sp.oncpu, 0u);
+  EXPECT_EQ(sp.blocked, 25'000'000u);
+
+  // Its clock ahead (a tick across a migration): at most what the span
+  // and the waits leave.
+  jdw_split_thread_time(1'000'000, 200'000, 2'000'000, 1, &sp);
+  EXPECT_EQ(sp.oncpu, 800'000u);
+  EXPECT_EQ(sp.blocked, 0u);
 }
 
 }  // namespace

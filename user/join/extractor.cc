@@ -57,6 +57,12 @@ void Extractor::Impl::OnSockInfo(const Ctx& c) {
   const SockEntry* before = socks_.Current(si->sk);
   const uint32_t gen = before ? before->gen : 0;
   const bool known = before != nullptr;
+  // A call connection whose memory now serves another connection is over:
+  // its last call ends while the socket still names its endpoints.
+  if (calls_on() && known && calls_.IsClient(si->sk) && socks_.DescribesAnother(*si)) {
+    calls_.OnClose(si->sk, c.ts);
+    EndCalls();
+  }
   if (const uint64_t key = socks_.OnSockInfo(*si, c.ts, c.tgid)) early_.Named(key, si->sk);
   const SockEntry* after = socks_.Current(si->sk);
   const bool same_connection = known && after && after->gen == gen;
@@ -332,6 +338,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
         futex_.NoteWake(e->obj, FutexTracker::Wake{ts, t->tid, t->tgid});
       if (t) {
         ThreadTracker::EnterSyscall(t, *e, ts);
+        t->sys_call = c.call;
         if (e->obj_kind == JDW_OBJ_SOCKET && e->obj) {
           if (const uint8_t dir = cs_.SysDirection(e->nr)) {
             socks_.NoteDirection(e->obj, dir);

@@ -345,7 +345,18 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
   }
   if (t->sys_obj_kind != JDW_OBJ_SOCKET) return true;
   const uint64_t sk = reader_.SockOf(c);
-  if (!sk) return true;
+  if (!sk) {
+    // The kernel frees a socket inside close(), and another thread's
+    // connect() or accept() can take its memory before this close returns
+    // (it was preempted on the way out; a loopback connection is torn down
+    // at once): the socket now names another connection. Still this call's
+    // close, whose request the closing thread goes on with (call_close), not
+    // the end of a connection it served (which would end the thread's part
+    // in the request). The call itself ended when the new connection was
+    // described (OnSockInfo).
+    if (op == CompiledSchema::kConnClose && t->sys_call) c.call = t->sys_call;
+    return true;
+  }
   if (calls_on()) {
     if (op == CompiledSchema::kConnConnect) {
       CallConnect(c, e, sk);

@@ -41,8 +41,7 @@ uint64_t SocketTracker::OnSockInfo(const jdw_sock_info& si, uint64_t ts, uint32_
     epoch_++;
     e.since = ts;
     e.sk = si.sk;
-  } else if (e.sport != si.sport || e.dport != si.dport || memcmp(e.daddr, si.daddr, 16) != 0 ||
-             e.peer_sk != si.peer_sk) {
+  } else if (Differs(e, si)) {
     // Same memory, another connection: nothing known about the old one
     // (direction of its last data, threads that used it) applies, and its
     // address pair no longer names this socket (a late packet of the old

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "jackdaw/abi.h"
@@ -55,6 +56,13 @@ class SocketTracker {
     const uint32_t* idx = index_.Find(sk);
     return idx ? &socks_[*idx] : nullptr;
   }
+  // Whether `si` describes another connection than the one its socket,
+  // described before, stands for now (what OnSockInfo() would start a new
+  // generation for).
+  bool DescribesAnother(const jdw_sock_info& si) const {
+    const SockEntry* e = Current(si.sk);
+    return e && Differs(*e, si);
+  }
 
   // Direction (CompiledSchema::kDirIn / kDirOut) of the last data syscall on
   // `sk` in its current connection; 0 if none.
@@ -77,6 +85,10 @@ class SocketTracker {
   void ExpireClosed(uint64_t now, uint64_t keep_ns);
 
  private:
+  static bool Differs(const SockEntry& e, const jdw_sock_info& si) {
+    return e.sport != si.sport || e.dport != si.dport || memcmp(e.daddr, si.daddr, 16) != 0 ||
+           e.peer_sk != si.peer_sk;
+  }
   struct ClosedSock {
     uint64_t ts, sk;
   };

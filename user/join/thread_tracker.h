@@ -54,6 +54,10 @@ struct Thread {
   int32_t sys_fd = -1;
   uint64_t sys_obj = 0, sys_arg = 0;
   uint64_t sys_ts = 0;  // of the syscall's enter
+  // The call the syscall entered on (a connection the process opened), 0
+  // if none: a close can return after its socket's memory went to another
+  // connection, and still closes this call's (Extractor::Impl::MessageSysExit).
+  uint64_t sys_call = 0;
   // A datagram's far end for the call in progress on the unconnected
   // socket dgram_sk (a dgram_peer record): the call belongs to the flow
   // (socket, peer) dgram_flow until its exit.
@@ -289,6 +293,7 @@ class ThreadTracker {
     t->sys_nr = -1;
     t->sys_obj_kind = 0;
     t->sys_obj = 0;
+    t->sys_call = 0;
     t->sys_fd = -1;
     t->dgram_sk = t->dgram_flow = 0;
   }

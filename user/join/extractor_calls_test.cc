@@ -1,0 +1,170 @@
+// The call rule over TCP with a connection per call, on a synthetic trace
+// of two processes and the shipped tcp-threadpool schema: a front (tgid
+// 1000) whose two worker threads each serve a client request and call a
+// backend (tgid 2000) on loopback, a new connection per call. The kernel
+// frees a socket inside close() and hands its memory to the next socket at
+// once, so the workers' backend connections follow one another at one
+// address; a close may even return after another thread's connect() took
+// the address (the closing thread was preempted on its way out).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "join/endpoint_format.h"
+#include "join/extractor_test_util.h"
+
+namespace jackdaw::join {
+namespace {
+
+using testing::Result;
+using testing::RunRecords;
+using testing::Stream;
+
+constexpr uint32_t kFrontPid = 1000, kWorkerA = 1001, kWorkerB = 1002, kBackendPid = 2000, kBackend = 2001;
+constexpr uint64_t kClientSkA = 0xffff888000a10000, kClientSkB = 0xffff888000a20000;  // the clients' connections
+constexpr uint64_t kCallerSk = 0xffff888000b10000;  // every backend connection's front end, in turn
+constexpr uint64_t kServedSk = 0xffff888000c10000;  // and its backend end, in turn
+constexpr uint16_t kFrontPort = 8080, kBackendPort = 9000;
+
+schema::Schema TcpThreadpool() {
+  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
+  EXPECT_TRUE(sch.ok()) << sch.status().message();
+  return sch.ok() ? *sch : schema::Schema{};
+}
+
+class Trace {
+ public:
+  Trace() {
+    for (uint32_t tid : {kFrontPid, kWorkerA, kWorkerB}) s.meta().tasks[tid] = trace::TaskInfo{kFrontPid, "front", 0};
+    for (uint32_t tid : {kBackendPid, kBackend}) s.meta().tasks[tid] = trace::TaskInfo{kBackendPid, "backend", 0};
+  }
+
+  void Enter(uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int32_t fd, uint64_t obj, uint64_t arg = 0) {
+    jdw_sys_enter b{};
+    b.nr = static_cast<uint16_t>(Stream::Nr(sc));
+    b.obj_kind = obj ? JDW_OBJ_SOCKET : JDW_OBJ_NONE;
+    b.fd = fd;
+    b.arg = arg;
+    b.obj = obj;
+    s.Add(JDW_EVENT_SYS_ENTER, t += 10, cpu, JDW_CTX_TASK, tgid, tid, b);
+  }
+  // Exits carry no object, as captured: the join takes the enter's.
+  void Exit(uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int64_t ret, uint64_t obj = 0) {
+    jdw_sys_exit b{};
+    b.nr = static_cast<uint16_t>(Stream::Nr(sc));
+    b.ret = ret;
+    b.obj_kind = obj ? JDW_OBJ_SOCKET : JDW_OBJ_NONE;
+    b.obj = obj;
+    b.fd = obj ? static_cast<int32_t>(ret) : -1;
+    s.Add(JDW_EVENT_SYS_EXIT, t += 10, cpu, JDW_CTX_TASK, tgid, tid, b);
+  }
+  void Info(uint16_t cpu, uint32_t tgid, uint32_t tid, uint64_t sk, uint16_t lport, uint16_t rport) {
+    jdw_sock_info b{};
+    b.sk = sk;
+    b.family = kAfInet;
+    b.protocol = kIpProtoTcp;
+    b.sport = lport;
+    b.dport = rport;
+    b.saddr[0] = b.daddr[0] = 127;
+    b.saddr[3] = b.daddr[3] = 1;
+    s.Add(JDW_EVENT_SOCK_INFO, t += 5, cpu, JDW_CTX_TASK, tgid, tid, b);
+  }
+
+  // Worker `tid` takes the client connection `sk` (client port `port`) and
+  // reads its request.
+  void Accept(uint32_t tid, uint64_t sk, uint16_t port, int32_t fd) {
+    Info(0, kFrontPid, tid, sk, kFrontPort, port);
+    Exit(0, kFrontPid, tid, "accept4", fd, sk);
+    Enter(0, kFrontPid, tid, "recvfrom", fd, sk, 4096);
+    Exit(0, kFrontPid, tid, "recvfrom", 100);
+  }
+  // Worker `tid` calls the backend on a new connection from `port`, the
+  // backend answers, the worker reads the answer and enters close().
+  void CallUpToClose(uint32_t tid, uint16_t port) {
+    Enter(0, kFrontPid, tid, "connect", 9, kCallerSk);
+    Info(0, kFrontPid, tid, kCallerSk, port, kBackendPort);
+    Exit(0, kFrontPid, tid, "connect", 0, kCallerSk);
+    Enter(0, kFrontPid, tid, "sendto", 9, kCallerSk, 22);
+    Exit(0, kFrontPid, tid, "sendto", 22);
+    Info(1, kBackendPid, kBackend, kServedSk, kBackendPort, port);
+    Exit(1, kBackendPid, kBackend, "accept4", 5, kServedSk);
+    Enter(1, kBackendPid, kBackend, "read", 5, kServedSk, 4096);
+    Exit(1, kBackendPid, kBackend, "read", 22);
+    Enter(1, kBackendPid, kBackend, "sendto", 5, kServedSk, 500);
+    t += 100'000;  // the backend's work
+    Exit(1, kBackendPid, kBackend, "sendto", 500);
+    Enter(1, kBackendPid, kBackend, "close", 5, kServedSk);
+    Exit(1, kBackendPid, kBackend, "close", 0);
+    Enter(0, kFrontPid, tid, "recvfrom", 9, kCallerSk, 4096);
+    Exit(0, kFrontPid, tid, "recvfrom", 500);
+    Enter(0, kFrontPid, tid, "close", 9, kCallerSk);
+  }
+  void Respond(uint32_t tid, uint64_t sk, int32_t fd) {
+    Enter(0, kFrontPid, tid, "sendto", fd, sk, 120);
+    Exit(0, kFrontPid, tid, "sendto", 120);
+    Enter(0, kFrontPid, tid, "close", fd, sk);
+    Exit(0, kFrontPid, tid, "close", 0);
+  }
+  void Switch(uint16_t cpu, uint32_t prev, uint32_t prev_tgid, uint32_t next, uint32_t next_tgid, uint64_t state) {
+    s.Switch(t += 10, cpu, prev, next, state, prev_tgid, next_tgid);
+  }
+
+  Stream s;
+  uint64_t t = 1000;
+};
+
+// Worker A's first call's close() returns only after worker B's connect()
+// got the same socket address for B's call: that late return is still A's
+// close of A's call, and A goes on with its request -- its second call
+// belongs to it, and B's call to B.
+TEST(TcpCalls, ACloseReturningAfterItsSocketWentToAnotherCallKeepsTheCallersRequest) {
+  Trace tr;
+  tr.Switch(0, 0, 0, kWorkerA, kFrontPid, 0);
+  tr.Switch(1, 0, 0, kBackend, kBackendPid, 0);
+  tr.Accept(kWorkerA, kClientSkA, 40000, 7);
+  tr.CallUpToClose(kWorkerA, 50001);
+  tr.Switch(0, kWorkerA, kFrontPid, kWorkerB, kFrontPid, 0);  // preempted inside close()
+  tr.Accept(kWorkerB, kClientSkB, 40001, 8);
+  tr.CallUpToClose(kWorkerB, 50002);
+  tr.Exit(0, kFrontPid, kWorkerB, "close", 0);
+  tr.Switch(0, kWorkerB, kFrontPid, kWorkerA, kFrontPid, 0);
+  tr.Exit(0, kFrontPid, kWorkerA, "close", 0);  // A's first close returns, its socket long B's
+  tr.CallUpToClose(kWorkerA, 50003);
+  tr.Exit(0, kFrontPid, kWorkerA, "close", 0);
+  tr.Respond(kWorkerA, kClientSkA, 7);
+  tr.Switch(0, kWorkerA, kFrontPid, kWorkerB, kFrontPid, 0);
+  tr.Respond(kWorkerB, kClientSkB, 8);
+
+  Result r = RunRecords(TcpThreadpool(), tr.s, tr.s.records());
+  ASSERT_EQ(r.reqs.size(), 2u) << "the backend's exchanges are the front requests', no requests of their own";
+  const model::Request* a = nullptr;
+  const model::Request* b = nullptr;
+  for (const model::Request& q : r.reqs) {
+    EXPECT_EQ(q.tgid, kFrontPid);
+    for (const model::Call& c : q.calls) (c.caller_tid == kWorkerA ? a : b) = &q;
+  }
+  ASSERT_TRUE(a && b && a != b);
+  ASSERT_EQ(a->calls.size(), 2u) << "worker A's second call is its request's";
+  ASSERT_EQ(b->calls.size(), 1u);
+  for (const model::Request* q : {a, b}) {
+    ASSERT_EQ(q->processes.size(), 2u);
+    EXPECT_EQ(q->processes[1].tgid, kBackendPid);
+    std::set<std::string> locals;
+    for (const model::Call& c : q->calls) {
+      locals.insert(c.endpoint.local);
+      EXPECT_EQ(c.caller_tid, q == a ? kWorkerA : kWorkerB);
+      EXPECT_TRUE(c.answered);
+      EXPECT_EQ(c.peer_tgid, kBackendPid);
+    }
+    // Each call names its own connection, though the socket serves the
+    // next one by the time a call is known to be over.
+    const std::set<std::string> want =
+        q == a ? std::set<std::string>{"127.0.0.1:50001", "127.0.0.1:50003"} : std::set<std::string>{"127.0.0.1:50002"};
+    EXPECT_EQ(locals, want);
+  }
+  EXPECT_EQ(r.stats.calls_joined, 3u);
+}
+
+}  // namespace
+}  // namespace jackdaw::join
