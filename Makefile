@@ -54,7 +54,10 @@ DEPS_MODE ?=
 .DELETE_ON_ERROR:
 .SECONDARY: $(BPF_OBJS)
 
-all: user man
+# The man pages after the build, not beside it: both steps run cmake --build
+# in one build directory, which two at once (make -j) corrupt.
+all: user
+	$(Q)$(MAKE) --no-print-directory man
 
 deps:
 	$(Q)scripts/install-deps.sh $(DEPS_MODE)

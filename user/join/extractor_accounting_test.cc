@@ -623,5 +623,35 @@ TEST(ResourceAccounting, APacketInterruptingUserModeTakesNoneOfTheThreadsRun) {
   EXPECT_GE(b.totals.cpu_ns, 4000u) << "B lost its worker's spin";
 }
 
+// Softirqs that ksoftirqd runs are recorded in its own task context: an ACK
+// of the request's connection handled there is interrupt work, and
+// ksoftirqd (a thread the trace has no other record of) is no process of
+// the request.
+TEST(ResourceAccounting, APacketInAnUntracedThreadsContextAddsNoProcess) {
+  constexpr uint64_t kSk = 0xffff888000ec0000;
+  constexpr uint32_t W = 521, kSoftirqd = 14, kClient = 621;
+  Stream s;
+  s.Switch(1000, 0, 0, W, 0);
+  s.SockInfo(1005, 0, W, kSk, 8080, 5555);
+  s.SysExit(1010, 0, W, "accept4", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysEnter(1020, 0, W, "read", 7, JDW_OBJ_SOCKET, kSk, 4096);
+  s.Packet(JDW_EVENT_NET_RECV, 1030, 1, JDW_CTX_SOFTIRQ, kClient, kSk, 5555, 8080, 152);
+  s.SysExit(1050, 0, W, "read", 100);
+  s.SysEnter(1060, 0, W, "write", 7, JDW_OBJ_SOCKET, kSk, 100);
+  s.SysExit(1070, 0, W, "write", 100);
+  // The client's ACK of the response, handled by ksoftirqd on CPU 1.
+  s.Packet(JDW_EVENT_NET_RECV, 1080, 1, JDW_CTX_TASK, kSoftirqd, kSk, 5555, 8080, 52);
+  s.SysEnter(1090, 0, W, "close", 7, JDW_OBJ_SOCKET, kSk);
+  s.SysExit(1100, 0, W, "close", 0);
+  s.Switch(1110, 0, W, 0, 1);
+
+  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
+  ASSERT_TRUE(sch.ok()) << sch.status().message();
+  Result r = RunRecords(*sch, s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u);
+  ASSERT_EQ(r.reqs[0].processes.size(), 1u) << "ksoftirqd became a process of the request";
+  EXPECT_EQ(r.reqs[0].processes[0].tgid, Stream::kTgid);
+}
+
 }  // namespace
 }  // namespace jackdaw::join

@@ -195,11 +195,15 @@ class Extractor::Impl {
   // but a user thread moves packets itself only inside a syscall (send,
   // receive, close, connect). Taken as the thread's, the event would carry
   // all its user-mode run since its last event (a spin of milliseconds) to
-  // the packet's request.
+  // the packet's request. A thread the trace has no other record of
+  // (ksoftirqd running softirqs in its own context, a loopback peer outside
+  // the selection whose send ran our receive) is no traced thread's
+  // syscall either: its packets are interrupt work too, never a process
+  // of the request.
   bool PacketInterruptedUserMode(const jdw_record_header& rec) {
     if (rec.type != JDW_EVENT_NET_RECV && rec.type != JDW_EVENT_NET_XMIT) return false;
     const Thread* t = threads_.Find(rec.tid);
-    return t && t->sys_nr < 0 && t->on_cpu;
+    return !t || (t->sys_nr < 0 && t->on_cpu);
   }
   // A run of `t`'s calls the head sample left out (abi.h, sample_gap),
   // the last at `ts`: that connection's work, no recorded request's.
