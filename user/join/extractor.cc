@@ -328,6 +328,9 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
         .irq = irq,
         .after_block = false,
         .in_syscall = subject ? subject->sys_nr : -1};
+  // A packet taken for interrupt work (PacketInterruptedUserMode) reads as
+  // one to the schema too.
+  if (irq && rec->ctx == JDW_CTX_TASK) c.ctx = JDW_CTX_SOFTIRQ;
 
   switch (rec->type) {
     case JDW_EVENT_SYS_ENTER: {
