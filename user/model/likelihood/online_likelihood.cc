@@ -1,5 +1,7 @@
 #include "model/likelihood/online_likelihood.h"
 
+#include <cstring>
+
 #include "model/likelihood/alergia.h"
 
 namespace jackdaw::model::likelihood {
@@ -8,6 +10,17 @@ namespace {
 // A symbol past max_symbols: no automaton has it (below kEndSymbol, above
 // every alphabet), so it takes the unknown-symbol outcome.
 constexpr uint32_t kUnknownSymbol = kEndSymbol - 1;
+
+// The cache slot of a name: its length and first and last (up to) 8 bytes,
+// mixed. Names of one schema differ in those (sys_enter:read, sys_exit:read).
+size_t Slot(const std::string& s, size_t slots) {
+  uint64_t head = 0, tail = 0;
+  const size_t n = s.size();
+  std::memcpy(&head, s.data(), std::min<size_t>(n, 8));
+  if (n > 8) std::memcpy(&tail, s.data() + n - 8, 8);
+  const uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xC2B2AE3D27D4EB4Full) ^ n;
+  return static_cast<size_t>(h >> 58) & (slots - 1);
+}
 
 }  // namespace
 
@@ -20,7 +33,12 @@ OnlineLikelihood::OnlineLikelihood(SavedModel baseline, const OnlineOptions& opt
 }
 
 uint32_t OnlineLikelihood::Id(const std::string& symbol) {
-  if (auto it = ids_.find(symbol); it != ids_.end()) return it->second;
+  CacheSlot& slot = cache_[Slot(symbol, kCacheSlots)];
+  if (slot.name && *slot.name == symbol) return slot.id;
+  if (auto it = ids_.find(symbol); it != ids_.end()) {
+    slot = {&it->first, it->second};
+    return it->second;
+  }
   // A baseline's symbols are fixed: anything else is unknown to it, and is
   // not interned (a stream of novel symbols must not grow the table).
   if (!learning_) return automaton_.alphabet_size();

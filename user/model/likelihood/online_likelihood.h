@@ -92,6 +92,17 @@ class OnlineLikelihood {
   OnlineOptions options_;
   bool learning_ = true;
   std::unordered_map<std::string, uint32_t> ids_;
+  // Scoring is in the request path (issue 33: <= 2 us a request), and a
+  // request's ~40 symbols are a handful of names repeated: a direct-mapped
+  // cache in front of ids_, keyed by a hash of the name's length and its
+  // ends and checked by comparing the name, saves most hash-map lookups.
+  // It points into ids_ (node keys are stable), which only grows.
+  struct CacheSlot {
+    const std::string* name = nullptr;
+    uint32_t id = 0;
+  };
+  static constexpr size_t kCacheSlots = 64;
+  CacheSlot cache_[kCacheSlots];
   uint32_t next_id_ = 0;
   Automaton automaton_;
   bool has_model_ = false;
