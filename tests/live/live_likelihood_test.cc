@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,44 @@ TEST(LiveLikelihood, ARareKindAfterTheWarmUpIsReportedUnlikely) {
     }
   }
   EXPECT_GE(listed, 15u);
+}
+
+// With --flight-unlikely an unlikely request writes the flight recorder,
+// named after it. The streaming model stays in its warm-up, so no new
+// cluster (an anomaly) writes one first.
+TEST(LiveLikelihood, AnUnlikelyRequestWritesTheFlightRecorder) {
+  JDW_REQUIRE_ROOT();
+  char tmpl[] = "/tmp/jdw-flight-unlikely-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  LiveSession s;
+  LiveSession::Options o;
+  o.mix = "D:1";
+  o.live_extra = {"--likelihood-warmup", "100", "--flight-dir", dir, "--flight-unlikely", "--warmup", "1000000",
+                  "--warmup-time", "3600"};
+  ASSERT_NO_FATAL_FAILURE(s.Start(3000, 40, o));
+  for (int i = 0; i < 200 && s.Ctl("status")["likelihood"].value("scored", 0ull) < 200; ++i) SleepMs(100);
+  // A flight file the steady kind wrote (a rare D) is allowed; the odd kind
+  // must write one after it was sent.
+  SleepMs(11000);  // at most one file per 10 s: let an early one's interval pass
+  auto unlikely_files = [&] {
+    std::vector<std::string> out;
+    auto ls = testserver::testing::Run({"/bin/ls", dir});
+    std::stringstream in(ls.out);
+    for (std::string l; std::getline(in, l);)
+      if (l.rfind("unlikely-", 0) == 0) out.push_back(l);
+    return out;
+  };
+  const size_t before = unlikely_files().size();
+  Child odd;
+  ASSERT_TRUE(odd.Spawn({JDW_LOAD_BIN, "--url", s.server_.url(), "-n", "20", "--mix", "A:1", "-c", "1", "--rate", "10"})
+                  .ok());
+  std::vector<std::string> files;
+  for (int i = 0; i < 150 && (files = unlikely_files()).size() <= before; ++i) SleepMs(100);
+  ASSERT_GT(files.size(), before) << s.live_->Stderr();
+  EXPECT_NE(s.live_->Stderr().find("flight recorder written to " + dir + "/unlikely-"), std::string::npos);
+  odd.Wait(30000);
+  testserver::testing::Run({"/bin/rm", "-rf", dir});
 }
 
 // Against a --baseline: nothing is learned, and a request with events the

@@ -416,7 +416,9 @@ int Run(const LiveArgs& a, const std::string& argv0) {
           anomalies.empty() ? fmt::format("{}/unlikely-{}.jdw", a.flight_dir, unlikely.back().request_id)
                             : fmt::format("{}/anomaly-{}.jdw", a.flight_dir, anomalies.back().request_id);
       auto saved = pl.SaveSnapshot(path, header());
-      if (saved.ok()) fprintf(stderr, "jackdaw: anomaly: flight recorder written to %s\n", path.c_str());
+      if (saved.ok())
+        fprintf(stderr, "jackdaw: %s: flight recorder written to %s\n",
+                anomalies.empty() ? "unlikely request" : "anomaly", path.c_str());
       else fprintf(stderr, "jackdaw: warning: %s\n", saved.status().message().c_str());
       last_flight = now;
     }
