@@ -27,12 +27,19 @@ StatusOr<uint64_t> Count(const json& o, const char* key, const std::string& wher
   return it->get<uint64_t>();
 }
 
+// A string member, or "" if absent or not a string (json::value() would
+// throw on a member of another type).
+std::string StringMember(const json& o, const char* key) {
+  const auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 StatusOr<SavedModel> Parse(const json& m, const std::string& origin) {
   const auto bad = [&](const Status& s) {
     return Status::Error(origin + ": malformed likelihood model (" + s.message() + "): " + kRegenerate);
   };
   if (!m.is_object()) return bad(ErrStatus("not a JSON object"));
-  if (m.value("format", std::string()) != kModelFormat)
+  if (StringMember(m, "format") != kModelFormat)
     return bad(ErrStatus("\"format\" is not \"%s\"", kModelFormat));
   const auto version = m.find("version");
   if (version == m.end() || !version->is_number_integer())
@@ -152,7 +159,7 @@ ordered_json SavedModelToJson(const SavedModel& m) {
 }
 
 StatusOr<SavedModel> ModelFromJson(const json& j, const std::string& origin) {
-  if (j.is_object() && j.value("format", std::string()) == "jackdaw.model") {
+  if (j.is_object() && StringMember(j, "format") == "jackdaw.model") {
     const auto l = j.find("likelihood");
     if (l == j.end() || !l->is_object() || !l->contains("model"))
       return Status::Error(origin + ": this analyze --json has no likelihood model (written by an older jackdaw, "

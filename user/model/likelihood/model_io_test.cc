@@ -100,6 +100,9 @@ TEST(ModelIo, MalformedModelsAreOneClearError) {
   const std::vector<Case> cases = {
       {"version", [](nlohmann::json& j) { j["version"] = 2; }, "version 2, this jackdaw reads version 1"},
       {"format", [](nlohmann::json& j) { j["format"] = "other"; }, "\"format\""},
+      {"format type", [](nlohmann::json& j) { j["format"] = 3; }, "\"format\""},
+      {"version type", [](nlohmann::json& j) { j["version"] = "1"; }, "\"version\""},
+      {"schema type", [](nlohmann::json& j) { j["schema"] = nullptr; }, "\"schema\""},
       {"no states", [](nlohmann::json& j) { j["states"] = nlohmann::json::array(); }, "\"states\""},
       {"negative", [](nlohmann::json& j) { j["states"][0]["visits"] = -1; }, "\"visits\""},
       {"fraction", [](nlohmann::json& j) { j["states"][0]["ends"] = 0.5; }, "\"ends\""},
@@ -125,6 +128,35 @@ TEST(ModelIo, MalformedModelsAreOneClearError) {
     EXPECT_NE(msg.find("jackdaw analyze"), std::string::npos) << msg;  // the fix
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
+}
+
+// Every member of a good model replaced by a value of every other type:
+// the loader answers each with a model or one error line, never an
+// exception or a crash.
+TEST(ModelIo, EveryMemberOfEveryTypeIsHandled) {
+  std::vector<std::vector<std::string>> strings;
+  SavedModel saved = LearnedReber(50, &strings).Summary().model;
+  saved.schema = "testserver";
+  const nlohmann::json good = nlohmann::json::parse(SavedModelToJson(saved).dump());
+  const std::vector<nlohmann::json> values = {nullptr, -1, "x", 1.5, 1e300, nlohmann::json::array(),
+                                              nlohmann::json::object(), true, 18446744073709551615ull};
+  size_t tried = 0, refused = 0;
+  const nlohmann::json flat = good.flatten();  // held: items() does not keep it alive
+  for (const auto& [path, leaf] : flat.items()) {
+    for (const nlohmann::json& v : values) {
+      nlohmann::json j = good;
+      j[nlohmann::json::json_pointer(path)] = v;
+      StatusOr<SavedModel> m = Status::Error("unset");
+      ASSERT_NO_THROW(m = ModelFromJson(j, "m.json")) << path << " = " << v.dump();
+      ++tried;
+      if (!m.ok()) {
+        ++refused;
+        EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
+      }
+    }
+  }
+  EXPECT_GT(tried, 500u);
+  EXPECT_GT(refused, tried / 2);
 }
 
 TEST(ModelIo, FilesThatAreNotModels) {
