@@ -55,6 +55,9 @@ class OnlineLikelihood {
   explicit OnlineLikelihood(const OnlineOptions& options);
   // Scores against `baseline`, which is never changed.
   OnlineLikelihood(SavedModel baseline, const OnlineOptions& options);
+  // Not copyable: the symbol cache points into this object's own map.
+  OnlineLikelihood(const OnlineLikelihood&) = delete;
+  OnlineLikelihood& operator=(const OnlineLikelihood&) = delete;
 
   struct Result {
     bool scored = false;  // false: incomplete, or still warming up
