@@ -5,6 +5,8 @@
 //   bench_likelihood --benchmark_filter=AddRequest  canonicalize + add one synthetic request
 //   bench_likelihood --benchmark_filter=AddCanonical  add one whose canonical form is made (analyze)
 //   bench_likelihood --benchmark_filter=ScoreRequestString  one ~40-event canonical string scored
+//   bench_likelihood --benchmark_filter=Online   live's watchdog per request (OnlineLikelihood::Observe):
+//       against a saved baseline, learning from the stream, and with the canonical form made too
 //
 // Targets (issue 33): 1,000 Reber strings learned in < 0.1 s, 1 M requests
 // in < 10 s, scoring <= 2 us per request. Reported, never asserted.
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "model/likelihood/alergia.h"
+#include "model/likelihood/model_io.h"
+#include "model/likelihood/online_likelihood.h"
 #include "model/likelihood/reber_grammar.h"
 #include "model/likelihood/request_likelihood.h"
 #include "request/synthetic.h"
@@ -126,6 +130,87 @@ void BM_ScoreRequestString(benchmark::State& state) {
   state.counters["events_per_string"] = static_cast<double>(events) / static_cast<double>(strings.size());
 }
 BENCHMARK(BM_ScoreRequestString);
+
+// The requests live's watchdog sees: ~40-event synthetic requests of every
+// long shape, with their canonical forms (live makes one per request for
+// the watchdog and the streaming model together).
+struct OnlineInput {
+  std::vector<Request> requests;
+  std::vector<canonical::CanonicalRequest> canonical;
+  OnlineInput() {
+    synthetic::RequestFactory f(2024);
+    for (size_t i = 0; i < 4096; ++i) {
+      requests.push_back(f.MakeLong(static_cast<int>(i % synthetic::kNumLongShapes), i + 1,
+                                    1'000'000'000ull + i * 1'000'000ull, 1000 + i % 8, 2000 + i % 4));
+      canonical.push_back(canonical::Canonicalize(requests.back()));
+    }
+  }
+};
+
+// A saved model, as `live --baseline` loads it: learned from the input,
+// written to JSON and read back.
+SavedModel BaselineOf(const OnlineInput& in) {
+  RequestLikelihood rl({}, LikelihoodOptions{});
+  for (size_t i = 0; i < in.requests.size(); ++i) rl.Add(in.requests[i], in.canonical[i]);
+  rl.Learn();
+  SavedModel m = rl.Summary().model;
+  m.schema = "bench";
+  return *ModelFromJson(nlohmann::json::parse(SavedModelToJson(m).dump()), "bench");
+}
+
+// What the watchdog adds per request in `jackdaw live --baseline`: symbol
+// lookups and the automaton's walk (the canonical form is shared). One
+// request per iteration: the Time column is ns per request. Arg: how many
+// distinct requests the loop cycles through. In live the canonical form was
+// made just before, so it is in the cache: 32 requests (~200 KB) stand for
+// that; 4,096 (~24 MB of canonical forms) read every one from memory, the
+// worst case (a cache miss per event's symbol).
+void BM_OnlineScoreBaseline(benchmark::State& state) {
+  const OnlineInput in;
+  OnlineLikelihood ol(BaselineOf(in), OnlineOptions{});
+  const size_t pool = static_cast<size_t>(state.range(0));
+  size_t i = 0, unlikely = 0, events = 0;
+  for (auto _ : state) {
+    const auto r = ol.Observe(in.requests[i], in.canonical[i]);
+    unlikely += r.unlikely;
+    events += r.events;
+    if (++i == pool) i = 0;
+  }
+  state.counters["events_per_request"] = static_cast<double>(events) / static_cast<double>(state.iterations());
+  state.counters["unlikely_share"] = static_cast<double>(unlikely) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_OnlineScoreBaseline)->Arg(32)->Arg(4096);
+
+// The same learning from the stream (`jackdaw live` without --baseline):
+// scored, added to the prefix tree, and ALERGIA run again every 4,096
+// requests (its cost spread over them). Arg as above.
+void BM_OnlineScoreLearning(benchmark::State& state) {
+  const OnlineInput in;
+  OnlineLikelihood ol(OnlineOptions{});
+  for (size_t i = 0; i < 1000; ++i) ol.Observe(in.requests[i], in.canonical[i]);  // the warm-up
+  const size_t pool = static_cast<size_t>(state.range(0));
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ol.Observe(in.requests[i], in.canonical[i]));
+    if (++i == pool) i = 0;
+  }
+  state.counters["learnings"] = static_cast<double>(ol.stats().learnings);
+}
+BENCHMARK(BM_OnlineScoreLearning)->Arg(32)->Arg(4096);
+
+// With the canonical form made here too: the whole cost had the streaming
+// model not needed the form anyway (within its warm-up it makes its own).
+void BM_OnlineScoreWithCanonical(benchmark::State& state) {
+  const OnlineInput in;
+  OnlineLikelihood ol(BaselineOf(in), OnlineOptions{});
+  const canonical::Canonicalizer canonicalize({});
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ol.Observe(in.requests[i], canonicalize(in.requests[i])));
+    if (++i == in.requests.size()) i = 0;
+  }
+}
+BENCHMARK(BM_OnlineScoreWithCanonical);
 
 }  // namespace
 }  // namespace jackdaw::model::likelihood

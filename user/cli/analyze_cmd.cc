@@ -391,6 +391,9 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (st.cpu_observed_ns)
     model->accounted_cpu_fraction = join::AccountedCpuFraction(st);
   model->likelihood = likelihood.Summary();
+  // The saved model is for scoring this schema's requests (live --baseline
+  // checks it).
+  model->likelihood.model.schema = schema->name;
   {
     const model::likelihood::LikelihoodSummary& l = model->likelihood;
     fprintf(stderr,

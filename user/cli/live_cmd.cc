@@ -33,6 +33,8 @@
 #include "metrics/http_endpoint.h"
 #include "metrics/live_metrics.h"
 #include "model/explain.h"
+#include "model/likelihood/model_io.h"
+#include "model/likelihood/online_likelihood.h"
 #include "trace/event_table.h"
 #include "trace/syscall_names.h"
 #include "cli/self_path.h"
@@ -55,10 +57,15 @@ struct LiveArgs {
   double flight = 5;
   std::string flight_size = "64M";
   std::string flight_dir;
+  bool flight_unlikely = false;  // an unlikely request writes it too
   std::string metrics;
   uint32_t warmup = LiveModelDefaults().warmup_requests;
   double warmup_s = double(LiveModelDefaults().warmup_ns) / 1e9;
   bool json = false;
+  // The likelihood watchdog (docs/likelihood.md, "Online in live").
+  std::string baseline;
+  uint32_t likelihood_warmup = model::likelihood::OnlineOptions{}.warmup;
+  double likelihood_threshold = model::likelihood::OnlineOptions{}.threshold;
   std::string sample = "auto";  // --sample: every connection while the rings keep up
   std::string run_dir = control::kDefaultRunDir;
   std::string pin_root = control::kDefaultPinRoot;
@@ -101,6 +108,41 @@ struct NewAnomaly {
   double distance;
 };
 
+struct NewUnlikely {
+  uint64_t request_id;
+  double log_likelihood;
+  uint32_t events;
+};
+
+// The watchdog's model: --baseline's (checked against the session's schema,
+// whose canonical strings it must have learned) or one learned from the
+// stream.
+StatusOr<std::unique_ptr<model::likelihood::OnlineLikelihood>> MakeWatchdog(const LiveArgs& a,
+                                                                            const std::string& schema) {
+  model::likelihood::OnlineOptions o;
+  o.warmup = a.likelihood_warmup;
+  o.threshold = a.likelihood_threshold;
+  if (a.baseline.empty()) return std::make_unique<model::likelihood::OnlineLikelihood>(o);
+  ASSIGN_OR_RETURN(model::likelihood::SavedModel m, model::likelihood::LoadModelFile(a.baseline));
+  if (m.schema != schema)
+    return ErrStatus("%s: its likelihood model was learned under schema '%s', this session runs '%s': use --schema "
+                     "%s, or a baseline analyzed with --schema %s",
+                     a.baseline.c_str(), m.schema.c_str(), schema.c_str(), m.schema.c_str(), schema.c_str());
+  return std::make_unique<model::likelihood::OnlineLikelihood>(std::move(m), o);
+}
+
+nlohmann::json WatchdogJson(const model::likelihood::OnlineLikelihood& w) {
+  const auto st = w.stats();
+  return {{"source", st.baseline ? "baseline" : "stream"},
+          {"warming_up", !st.has_model},
+          {"model_states", st.model_states},
+          {"prefix_tree_states", st.tree_states},
+          {"learnings", st.learnings},
+          {"threshold", w.threshold()},
+          {"scored", st.scored},
+          {"unlikely", st.unlikely}};
+}
+
 int Run(const LiveArgs& a, const std::string& argv0) {
   // The pipeline's vectors grow and shrink with every request (join sets,
   // canonical trees): with glibc's dynamic thresholds a large one is an
@@ -114,6 +156,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   if (!priv.ok()) return PrintError(priv.message()), 2;
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
+  // Before anything is attached: a baseline that cannot be used ends the
+  // session before it starts.
+  auto watchdog = MakeWatchdog(a, schema->name);
+  if (!watchdog.ok()) return PrintError(watchdog.status().message()), 1;
   capture::CaptureOptions co;
   auto sel = Resolve(a.cap, &co);
   if (!sel.ok()) return PrintError(sel.status().message()), sel.status().exit_code();
@@ -152,6 +198,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   po.model.warmup_ns = static_cast<uint64_t>(a.warmup_s * 1e9);
   po.model.idle_ns = static_cast<uint64_t>(a.idle * 1e9);
   std::vector<NewAnomaly> anomalies;
+  std::vector<NewUnlikely> unlikely;  // since the last refresh (the canonical hook's)
   metrics::LiveMetrics live_metrics(schema->name);
   po.on_assign = [&](const model::StreamingModel::Assigned& as) {
     if (!as.founded) return;
@@ -161,6 +208,14 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   auto pipeline = LivePipeline::Create(*schema, LiveMeta(cs, co.usdt), po);
   if (!pipeline.ok()) return PrintError(pipeline.status().message()), 1;
   LivePipeline& pl = **pipeline;
+  // Every complete request scored as it arrives (the canonical form is the
+  // model's, made once for both).
+  pl.set_canonical_hook([&](const model::Request& r, const canonical::CanonicalRequest& c) {
+    const auto res = (*watchdog)->Observe(r, c);
+    if (!res.scored) return;
+    live_metrics.OnLikelihood(res.log_likelihood, res.unlikely);
+    if (res.unlikely && unlikely.size() < 64) unlikely.push_back({r.id, res.log_likelihood, res.events});
+  });
 
   const std::string session_id = std::to_string(getpid());
   // A snapshot is dated like a recording: a pair now and one per snapshot
@@ -222,7 +277,8 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"flight", FlightJson(pl.flight_window())},
                           {"pipeline_delay_ms", double(last_delay_ns) / 1e6},
                           {"pipeline_delay_max_ms", double(max_delay_ns) / 1e6},
-                          {"drain_nap_ms", pacer.NapMs()}};
+                          {"drain_nap_ms", pacer.NapMs()},
+                          {"likelihood", WatchdogJson(**watchdog)}};
   };
   control::Controller controller(&cs, hooks, co.filter_tgid);
   pl.set_record_counter(&controller);
@@ -240,6 +296,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       s.pipeline_delay_s = double(last_delay_ns) / 1e9;
       s.rss_bytes = control::ResidentBytes();
       s.warmed_up = pl.model().stats().warmed_up;
+      s.likelihood_states = (*watchdog)->stats().has_model ? (*watchdog)->stats().model_states : 0;
       return live_metrics.Render(s);
     });
     if (!ep.ok()) return PrintError(ep.status().message()), 1;
@@ -353,10 +410,15 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     if (metrics_due) metrics_endpoint->Serve();
     const uint64_t now = MonotonicNs();
     controller.Tick(now);
-    if (!a.flight_dir.empty() && !anomalies.empty() && now - last_flight > 10'000'000'000ull) {
-      const std::string path = fmt::format("{}/anomaly-{}.jdw", a.flight_dir, anomalies.back().request_id);
+    const bool unlikely_fires = a.flight_unlikely && !unlikely.empty();
+    if (!a.flight_dir.empty() && (!anomalies.empty() || unlikely_fires) && now - last_flight > 10'000'000'000ull) {
+      const std::string path =
+          anomalies.empty() ? fmt::format("{}/unlikely-{}.jdw", a.flight_dir, unlikely.back().request_id)
+                            : fmt::format("{}/anomaly-{}.jdw", a.flight_dir, anomalies.back().request_id);
       auto saved = pl.SaveSnapshot(path, header());
-      if (saved.ok()) fprintf(stderr, "jackdaw: anomaly: flight recorder written to %s\n", path.c_str());
+      if (saved.ok())
+        fprintf(stderr, "jackdaw: %s: flight recorder written to %s\n",
+                anomalies.empty() ? "unlikely request" : "anomaly", path.c_str());
       else fprintf(stderr, "jackdaw: warning: %s\n", saved.status().message().c_str());
       last_flight = now;
     }
@@ -409,6 +471,11 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       nlohmann::json an = nlohmann::json::array();
       for (const auto& x : anomalies) an.push_back({{"request", x.request_id}, {"cluster", x.cluster_id}});
       j["new_anomalies"] = std::move(an);
+      j["likelihood"] = WatchdogJson(**watchdog);
+      nlohmann::json un = nlohmann::json::array();
+      for (const auto& x : unlikely)
+        un.push_back({{"request", x.request_id}, {"log_likelihood", x.log_likelihood}, {"events", x.events}});
+      j["new_unlikely"] = std::move(un);
       fputs((j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
     } else {
       std::string out = tty ? "\033[H\033[2J" : "";
@@ -435,11 +502,24 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       }
       for (const auto& x : anomalies)
         out += fmt::format("new anomaly: request {} founded cluster {}\n", x.request_id, x.cluster_id);
+      {
+        const auto ws = (*watchdog)->stats();
+        out += ws.has_model ? fmt::format("likelihood ({} model, {} states): {} scored, {} below {}\n",
+                                          ws.baseline ? "baseline" : "learned", ws.model_states, ws.scored,
+                                          ws.unlikely, (*watchdog)->threshold())
+                            : fmt::format("likelihood: warming up ({} of {} requests)\n", ws.learned,
+                                          a.likelihood_warmup);
+      }
+      for (size_t i = 0; i < unlikely.size() && i < 10; ++i)
+        out += fmt::format("unlikely: request {} log-likelihood {:.3f} over {} events\n", unlikely[i].request_id,
+                           unlikely[i].log_likelihood, unlikely[i].events);
+      if (unlikely.size() > 10) out += fmt::format("unlikely: {} more\n", unlikely.size() - 10);
       fputs(out.c_str(), stdout);
     }
     fflush(stdout);
     for (const auto& c : clusters) last_count[c.id] = c.count;
     anomalies.clear();
+    unlikely.clear();
   }
   cs.DisableAll();
   pl.Finish();
@@ -507,10 +587,26 @@ Runner RegisterLive(CLI::App& app) {
                   "newest records, fewer seconds than --flight (ctl status and snapshots say so)")
       ->capture_default_str();
   sub->add_option("--flight-dir", args->flight_dir, "write the flight recorder here when an anomaly fires");
+  sub->add_flag("--flight-unlikely", args->flight_unlikely,
+                "with --flight-dir: an unlikely request (--likelihood-threshold) writes it too (unlikely-ID.jdw)");
   sub->add_option("--metrics", args->metrics,
                   "serve Prometheus metrics (text format 0.0.4) at http://ADDR:PORT/metrics: per schema and\n"
                   "cluster request counts, latency histograms, CPU/disk/net demand, anomalies; per probe\n"
                   "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface, with a warning)");
+  sub->add_option("--baseline", args->baseline,
+                  "score every request against the likelihood model of this `jackdaw analyze --json` file\n"
+                  "(same schema) instead of one learned from the session's first requests")
+      ->option_text("FILE");
+  sub->add_option("--likelihood-warmup", args->likelihood_warmup,
+                  "without --baseline: requests learned before the first is scored; the model is learned\n"
+                  "again every 4,096 requests after (docs/likelihood.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(10u, 1u << 20));
+  sub->add_option("--likelihood-threshold", args->likelihood_threshold,
+                  "a request whose log-likelihood (mean log-probability per canonical event, <= 0) is below\n"
+                  "this is reported as unlikely (view, JSON new_unlikely, jackdaw_schema_unlikely_requests_total)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1000.0, 0.0));
   sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
   auto argv0 = SelfPathAtParse(sub);
   return [args, argv0] { return Run(*args, *argv0); };

@@ -18,6 +18,7 @@ StatusOr<std::unique_ptr<LivePipeline>> LivePipeline::Create(const schema::Schem
   std::unique_ptr<LivePipeline> p(new LivePipeline());
   p->options_ = options;
   ASSIGN_OR_RETURN(p->model_, model::StreamingModel::Create(options.model, options.on_assign));
+  p->canonicalize_ = std::make_unique<canonical::Canonicalizer>(options.model.model.canonical);
   join::Options jo;
   jo.reorder_window = options.reorder_window_ns;
   LivePipeline* self = p.get();
@@ -33,6 +34,12 @@ StatusOr<std::unique_ptr<LivePipeline>> LivePipeline::Create(const schema::Schem
                        self->delay_.max_ns = std::max(self->delay_.max_ns, d);
                      }
                      if (self->request_hook_) self->request_hook_(r);
+                     if (self->canonical_hook_ && !r.incomplete) {
+                       canonical::CanonicalRequest c = (*self->canonicalize_)(r);
+                       self->canonical_hook_(r, c);
+                       self->model_->Add(std::move(r), std::move(c));
+                       return;
+                     }
                      self->model_->Add(std::move(r));
                    }));
   return p;

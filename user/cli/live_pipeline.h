@@ -39,6 +39,7 @@
 #include "capture/session.h"
 #include "cli/record_arena.h"
 #include "control/controller.h"
+#include "canonical/canonical.h"
 #include "join/extractor.h"
 #include "model/streaming_model.h"
 #include "schema/schema.h"
@@ -75,6 +76,9 @@ struct LivePipelineOptions {
 class LivePipeline : public capture::RecordSink {
  public:
   using RequestHook = std::function<void(const model::Request&)>;
+  // A complete request with its canonical form (the model's canonical
+  // options), before the model takes both: the likelihood scorer's input.
+  using CanonicalHook = std::function<void(const model::Request&, const canonical::CanonicalRequest&)>;
 
   static StatusOr<std::unique_ptr<LivePipeline>> Create(const schema::Schema& schema,
                                                         const trace::TraceMeta& meta,
@@ -102,6 +106,10 @@ class LivePipeline : public capture::RecordSink {
   // the hot path, not a std::function.
   void set_record_counter(control::Controller* c) { counter_ = c; }
   void set_request_hook(RequestHook h) { request_hook_ = std::move(h); }
+  // With a canonical hook every complete request is canonicalized here, once,
+  // and the form handed to the model too (past its warm-up it uses it as it
+  // is), so scoring costs the scorer's own work only.
+  void set_canonical_hook(CanonicalHook h) { canonical_hook_ = std::move(h); }
 
   model::StreamingModel& model() { return *model_; }
   const join::Stats& join_stats() const { return extractor_->stats(); }
@@ -154,6 +162,8 @@ class LivePipeline : public capture::RecordSink {
   // Up to this many CPUs EndDrain() finds the next head by a scan.
   static constexpr uint32_t kScanMergeCpus = 8;
   RequestHook request_hook_;
+  CanonicalHook canonical_hook_;
+  std::unique_ptr<canonical::Canonicalizer> canonicalize_;
 };
 
 // The TraceMeta of a live session (as the recorder's header would say).

@@ -53,6 +53,32 @@ TEST(LivePipeline, ADrainLongerThanTheWindowLosesNothing) {
   EXPECT_EQ((*p)->model().stats().requests, requests);
 }
 
+// The canonical hook (the likelihood watchdog's input) sees every complete
+// request once, with the canonical form of the model's options, and the
+// model still takes every request.
+TEST(LivePipeline, TheCanonicalHookSeesEveryRequestWithItsCanonicalForm) {
+  uint64_t requests = 0;
+  auto s = TwoCpus(300, &requests);
+  auto schema = schema::ParseSchema(kSchema, "test.schema");
+  ASSERT_TRUE(schema.ok()) << schema.status().message();
+  auto p = LivePipeline::Create(*schema, s.meta(), LivePipelineOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  uint64_t seen = 0;
+  const canonical::Canonicalizer canonicalize(LivePipelineOptions{}.model.model.canonical);
+  (*p)->set_canonical_hook([&](const model::Request& r, const canonical::CanonicalRequest& c) {
+    ++seen;
+    EXPECT_FALSE(r.incomplete);
+    const canonical::CanonicalRequest want = canonicalize(r);
+    ASSERT_EQ(c.events.size(), want.events.size());
+    for (size_t i = 0; i < c.events.size(); ++i) EXPECT_EQ(c.events[i].symbol, want.events[i].symbol);
+  });
+  for (const jdw_record_header* h : s.records()) (*p)->OnRecord(h->cpu, reinterpret_cast<const uint8_t*>(h), h->size);
+  (*p)->EndDrain();
+  (*p)->Finish();
+  EXPECT_EQ(seen, requests);
+  EXPECT_EQ((*p)->model().stats().requests, requests);
+}
+
 // Drains in turn: what one drain leaves in the reorder window is joined
 // with the next one's records, and nothing is lost at the end.
 TEST(LivePipeline, SuccessiveDrainsJoinEveryRequest) {

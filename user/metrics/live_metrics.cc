@@ -1,5 +1,7 @@
 #include "metrics/live_metrics.h"
 
+#include <algorithm>
+
 #include "metrics/exposition.h"
 #include "metrics/record_metrics.h"
 
@@ -33,6 +35,22 @@ std::vector<uint64_t> LiveMetrics::BucketCounts(const model::LatencyHistogram& h
     out[slot] += h.bucket(k);
   }
   return out;
+}
+
+const std::vector<double>& LiveMetrics::LikelihoodBounds() {
+  // -0.002 is the usual test-server request, -0.1 live's default threshold,
+  // -0.2 a 1 % branch there, -4.6 one 1 % step in a one-event string.
+  static const std::vector<double> bounds = {-10, -5, -2, -1, -0.5, -0.2, -0.1, -0.05, -0.02, -0.01, -0.005, -0.001, 0};
+  return bounds;
+}
+
+void LiveMetrics::OnLikelihood(double log_likelihood, bool unlikely) {
+  const auto& b = LikelihoodBounds();
+  if (likelihood_counts_.empty()) likelihood_counts_.assign(b.size() + 1, 0);
+  const size_t slot = static_cast<size_t>(std::lower_bound(b.begin(), b.end(), log_likelihood) - b.begin());
+  ++likelihood_counts_[slot];
+  likelihood_sum_ += log_likelihood;
+  unlikely_ += unlikely;
 }
 
 void LiveMetrics::OnRequest(const model::Request& r) {
@@ -74,6 +92,19 @@ std::string LiveMetrics::Render(const LiveState& s) const {
            "Requests the capture lost records of while they ran: counted here, kept out of every other series.",
            MetricType::kCounter);
   x.Sample(schema, static_cast<double>(incomplete_));
+  x.Family("jackdaw_schema_request_log_likelihood",
+           "Likelihood of each scored request: mean natural-log probability per canonical event (<= 0).",
+           MetricType::kHistogram);
+  x.Histogram(schema, LikelihoodBounds(),
+              likelihood_counts_.empty() ? std::vector<uint64_t>(LikelihoodBounds().size() + 1, 0) : likelihood_counts_,
+              likelihood_sum_);
+  x.Family("jackdaw_schema_unlikely_requests_total",
+           "Requests whose log-likelihood fell below the threshold (a rare path under the likelihood model).",
+           MetricType::kCounter);
+  x.Sample(schema, static_cast<double>(unlikely_));
+  x.Family("jackdaw_likelihood_model_states", "States of the automaton scoring requests (0: still warming up).",
+           MetricType::kGauge);
+  x.Sample(schema, static_cast<double>(s.likelihood_states));
 
   std::vector<Labels> cl;
   cl.reserve(s.clusters.size());

@@ -10,7 +10,11 @@
 // statistics (model::ClusterRunning covers every member of the cluster),
 // plus whether it is anomalous; a cluster that ages out simply stops being
 // exported (its series ends, as Prometheus expects of a vanished target).
-// Per probe group: events delivered and records lost in the kernel. Plus
+// Per schema too, the likelihood watchdog (model/likelihood/
+// online_likelihood.h): a histogram of the scored requests' log-likelihood
+// (mean log-probability per canonical event, <= 0; fixed bounds from -10 to
+// 0, denser near 0 where the usual requests are) and a counter of those
+// below the threshold. Per probe group: events delivered and records lost in the kernel. Plus
 // gauges of the pipeline itself (delay, clusters, memory).
 //
 // Names follow Prometheus conventions: jackdaw_ prefix, base units
@@ -44,6 +48,7 @@ struct LiveState {
   double pipeline_delay_s = 0;
   uint64_t rss_bytes = 0;
   bool warmed_up = false;
+  uint64_t likelihood_states = 0;  // of the automaton scoring requests (0: none yet)
 };
 
 class LiveMetrics {
@@ -52,6 +57,8 @@ class LiveMetrics {
 
   void OnRequest(const model::Request& r);
   void OnAnomaly() { ++anomalies_; }
+  // A request scored by the likelihood watchdog.
+  void OnLikelihood(double log_likelihood, bool unlikely);
   std::string Render(const LiveState& state) const;
 
   uint64_t requests() const { return requests_; }
@@ -61,6 +68,8 @@ class LiveMetrics {
   // (non-cumulative, last = above every bound) of a LatencyHistogram.
   static const std::vector<double>& BucketBounds();
   static std::vector<uint64_t> BucketCounts(const model::LatencyHistogram& h);
+  // The log-likelihood histogram's upper bounds (ascending, the last 0).
+  static const std::vector<double>& LikelihoodBounds();
 
  private:
   std::string schema_;
@@ -69,6 +78,9 @@ class LiveMetrics {
   uint64_t incomplete_ = 0;
   uint64_t cpu_ns_ = 0, disk_bytes_ = 0, net_bytes_ = 0;
   model::LatencyHistogram latency_;
+  uint64_t unlikely_ = 0;
+  std::vector<uint64_t> likelihood_counts_;  // per LikelihoodBounds() bucket, then above
+  double likelihood_sum_ = 0;
 };
 
 }  // namespace jackdaw::metrics

@@ -70,6 +70,33 @@ TEST(LiveMetrics, IncompleteRequestsHaveTheirOwnCounter) {
   EXPECT_EQ(m.incomplete(), 2u);
 }
 
+// The likelihood watchdog's histogram: cumulative over ascending negative
+// bounds, every score (<= 0) at or under le="0", the unlikely ones counted.
+TEST(LiveMetrics, LikelihoodHistogramAndUnlikelyCounter) {
+  LiveMetrics m("s");
+  auto s = Samples(m.Render({}));
+  EXPECT_EQ(s["jackdaw_schema_request_log_likelihood_count{schema=\"s\"}"], 0);  // present before any score
+  EXPECT_EQ(s["jackdaw_schema_unlikely_requests_total{schema=\"s\"}"], 0);
+  m.OnLikelihood(-0.002, false);
+  m.OnLikelihood(-0.1, false);  // on a bound: in its bucket (le is <=)
+  m.OnLikelihood(-0.25, true);
+  m.OnLikelihood(-12, true);  // below every bound
+  metrics::LiveState st;
+  st.likelihood_states = 9;
+  s = Samples(m.Render(st));
+  const std::string h = "jackdaw_schema_request_log_likelihood";
+  EXPECT_EQ(s[h + "_bucket{schema=\"s\",le=\"-10\"}"], 1);
+  EXPECT_EQ(s[h + "_bucket{schema=\"s\",le=\"-0.2\"}"], 2);
+  EXPECT_EQ(s[h + "_bucket{schema=\"s\",le=\"-0.1\"}"], 3);
+  EXPECT_EQ(s[h + "_bucket{schema=\"s\",le=\"-0.001\"}"], 4);
+  EXPECT_EQ(s[h + "_bucket{schema=\"s\",le=\"0\"}"], 4);
+  EXPECT_EQ(s[h + "_bucket{schema=\"s\",le=\"+Inf\"}"], 4);
+  EXPECT_EQ(s[h + "_count{schema=\"s\"}"], 4);
+  EXPECT_DOUBLE_EQ(s[h + "_sum{schema=\"s\"}"], -12.352);
+  EXPECT_EQ(s["jackdaw_schema_unlikely_requests_total{schema=\"s\"}"], 2);
+  EXPECT_EQ(s["jackdaw_likelihood_model_states{schema=\"s\"}"], 9);
+}
+
 TEST(LiveMetrics, BucketsMatchTheModelHistogramAtTheirBounds) {
   model::LatencyHistogram h;
   for (uint64_t ns = 500; ns < 60'000'000'000ull; ns = ns * 13 / 10 + 7) h.Add(ns);

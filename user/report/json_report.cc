@@ -8,10 +8,13 @@
 //             requests learned) and `unlikely`, beside it: the k least likely
 //             requests, each with the steps that made it so (docs/likelihood.md);
 //             requests then carry log_likelihood. Both absent without a model.
+//             likelihood.model is the automaton itself, which live --baseline
+//             loads (model/likelihood/model_io.h has its schema).
 //   latency_breakdown per cluster
 #include <algorithm>
 #include <cmath>
 
+#include "model/likelihood/model_io.h"
 #include "model/scoring.h"
 #include "common/safe_file.h"
 #include "report/report.h"
@@ -80,7 +83,8 @@ ordered_json LikelihoodJson(const model::likelihood::LikelihoodSummary& l) {
                       {"states", l.states},
                       {"transitions", l.transitions},
                       {"alphabet", l.alphabet},
-                      {"merges", l.merges}};
+                      {"merges", l.merges},
+                      {"model", model::likelihood::SavedModelToJson(l.model)}};
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "model/likelihood/model_io.h"
+#include "model/likelihood/online_likelihood.h"
 #include "model/likelihood/request_likelihood.h"
 #include "request/synthetic.h"
 #include "report/progress_bar.h"
@@ -170,6 +172,21 @@ TEST(ReportTest, LeastLikelyRequestsBesideTheAnomalies) {
     ASSERT_TRUE(r.contains("log_likelihood"));
     EXPECT_LE(r["log_likelihood"].get<double>(), 0);
     EXPECT_GE(r["log_likelihood"].get<double>(), j["unlikely"][0]["log_likelihood"].get<double>());
+  }
+  // The model it carries, read back (as live --baseline reads it), gives
+  // every request the score the --json lists for it, to the bit.
+  m.likelihood.model.schema = "testserver";
+  const json saved = json::parse(ModelToJson(m).dump(1));
+  auto loaded = model::likelihood::ModelFromJson(saved, "model.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->schema, "testserver");
+  EXPECT_EQ(saved["likelihood"]["model"]["states"].size(), m.likelihood.states);
+  model::likelihood::OnlineLikelihood scorer(std::move(*loaded), {});
+  const canonical::Canonicalizer canonicalize({});
+  for (size_t i = 0; i < m.requests.size(); ++i) {
+    const auto r = scorer.Observe(Get().requests[i], canonicalize(Get().requests[i]));
+    ASSERT_TRUE(r.scored);
+    EXPECT_EQ(r.log_likelihood, saved["requests"][i]["log_likelihood"].get<double>()) << i;
   }
 }
 

@@ -7,7 +7,19 @@
 #include <string>
 #include <vector>
 
+#include "model/likelihood/automaton.h"
+
 namespace jackdaw::model::likelihood {
+
+// The learned model as it is saved (model_io.h) and loaded: the automaton,
+// the names of its symbol ids, the schema whose canonical strings it
+// learned and ALERGIA's parameter.
+struct SavedModel {
+  std::string schema;
+  double alpha = 0;
+  Automaton automaton;
+  std::vector<std::string> symbols;  // id -> canonical event symbol
+};
 
 // One step of an unlikely request: at its `position`-th canonical event it
 // did `symbol` ("end": it ended there) with `probability`, where the model
@@ -47,6 +59,8 @@ struct LikelihoodSummary {
   uint32_t merges = 0;
   double learn_seconds = 0;
   std::vector<UnlikelyRequest> unlikely;  // least likely first
+  // The model itself, for --json's likelihood.model (schema: the caller's).
+  SavedModel model;
 };
 
 }  // namespace jackdaw::model::likelihood

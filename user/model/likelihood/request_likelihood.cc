@@ -140,6 +140,9 @@ LikelihoodSummary RequestLikelihood::Summary() const {
   s.alphabet = learned_.automaton.alphabet_size();  // symbols_ also holds any seen only by Score()
   s.merges = learned_.merges;
   s.learn_seconds = learn_seconds_;
+  s.model.alpha = options_.alpha;
+  s.model.automaton = learned_.automaton;
+  for (uint32_t i = 0; i < s.alphabet; ++i) s.model.symbols.push_back(symbols_.Name(i));
   // Least likely first; equal scores by the request id (the join numbers
   // requests as they begin).
   struct Ranked {
