@@ -122,6 +122,32 @@ std::string LiveMetrics::Render(const LiveState& s) const {
   for (size_t i = 0; i < s.clusters.size(); ++i) x.Sample(cl[i], s.clusters[i].demand_sum.net_bytes);
   x.Family("jackdaw_cluster_anomalous", "1 if the cluster is small enough to count as an anomaly.", MetricType::kGauge);
   for (size_t i = 0; i < s.clusters.size(); ++i) x.Sample(cl[i], s.clusters[i].anomalous ? 1 : 0);
+  // Requests across processes: each process's part of the cluster's
+  // demand (a stack's proxy, app server and database), for clusters whose
+  // requests crossed processes; a process is its name and its tier. The
+  // means times the count give the totals back.
+  struct ProcessPart {
+    Labels labels;
+    double cpu_ns, disk_bytes;
+  };
+  std::vector<ProcessPart> parts;
+  for (size_t i = 0; i < s.clusters.size(); ++i) {
+    const double n = static_cast<double>(s.clusters[i].count);
+    for (const model::ProcessDemand& d : s.clusters[i].processes.Means(s.clusters[i].count)) {
+      Labels l = cl[i];
+      l.push_back({"process", d.comm.empty() ? "?" : d.comm});
+      l.push_back({"tier", std::to_string(d.tier)});
+      parts.push_back({std::move(l), d.cpu_ns * n, d.disk_bytes * n});
+    }
+  }
+  if (!parts.empty()) {
+    x.Family("jackdaw_cluster_process_cpu_seconds_total",
+             "CPU time demanded by the cluster's requests in one process of the stack.", MetricType::kCounter);
+    for (const ProcessPart& p : parts) x.Sample(p.labels, p.cpu_ns / 1e9);
+    x.Family("jackdaw_cluster_process_disk_bytes_total",
+             "Disk bytes demanded by the cluster's requests in one process of the stack.", MetricType::kCounter);
+    for (const ProcessPart& p : parts) x.Sample(p.labels, p.disk_bytes);
+  }
 
   RenderGroups(x, s.groups);
 

@@ -149,5 +149,36 @@ TEST(LiveMetrics, ClustersAndGroups) {
   EXPECT_DOUBLE_EQ(s["jackdaw_pipeline_delay_seconds"], 0.3);
 }
 
+// A cluster whose requests crossed processes: each process's share of its
+// CPU and disk, by name and tier; a cluster served by one process has none.
+TEST(LiveMetrics, ClustersBreakDownByProcess) {
+  LiveMetrics m("s");
+  LiveState st;
+  model::ClusterRunning stack, alone;
+  stack.id = 3;
+  alone.id = 4;
+  for (int i = 0; i < 10; ++i) {
+    model::ProcessSegment front, db;
+    front.comm = "nginx", front.tier = 0, front.cpu_ns = 100'000;
+    db.comm = "mariadbd", db.tier = 1, db.cpu_ns = 2'000'000, db.disk_bytes = 4096;
+    stack.processes.Add({front, db});
+    stack.count++;
+    model::ProcessSegment only;
+    only.comm = "nginx", only.cpu_ns = 50'000;
+    alone.processes.Add({only});
+    alone.count++;
+  }
+  st.clusters = {stack, alone};
+  const std::string text = m.Render(st);
+  auto s = Samples(text);
+  EXPECT_DOUBLE_EQ(
+      s["jackdaw_cluster_process_cpu_seconds_total{schema=\"s\",cluster=\"3\",process=\"mariadbd\",tier=\"1\"}"], 0.02);
+  EXPECT_DOUBLE_EQ(
+      s["jackdaw_cluster_process_cpu_seconds_total{schema=\"s\",cluster=\"3\",process=\"nginx\",tier=\"0\"}"], 0.001);
+  EXPECT_DOUBLE_EQ(
+      s["jackdaw_cluster_process_disk_bytes_total{schema=\"s\",cluster=\"3\",process=\"mariadbd\",tier=\"1\"}"], 40960);
+  EXPECT_EQ(text.find("cluster=\"4\",process="), std::string::npos);
+}
+
 }  // namespace
 }  // namespace jackdaw::metrics
