@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "jackdaw/abi.h"
+#include "join/endpoint_format.h"
 #include "join/event_set.h"
 #include "join/flat_map.h"
 
@@ -85,9 +86,14 @@ class SocketTracker {
   void ExpireClosed(uint64_t now, uint64_t keep_ns);
 
  private:
+  // For a unix socket, whether it owns the name or its peer does is part of
+  // the connection: the kernel frees a connection's two sockets together
+  // and hands both out again, often swapped (the server's accepted end
+  // becomes the next client's end), so the peer alone would read as the
+  // same connection.
   static bool Differs(const SockEntry& e, const jdw_sock_info& si) {
     return e.sport != si.sport || e.dport != si.dport || memcmp(e.daddr, si.daddr, 16) != 0 ||
-           e.peer_sk != si.peer_sk;
+           e.peer_sk != si.peer_sk || (si.family == kAfUnix && e.unix_flags != si.unix_flags);
   }
   struct ClosedSock {
     uint64_t ts, sk;

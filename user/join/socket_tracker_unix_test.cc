@@ -80,6 +80,19 @@ TEST(UnixSockets, ReusedMemoryIsAnotherConnectionAndAStalePeerIsNotBelieved) {
   EXPECT_EQ(t.Current(kServer)->peer_tgid, 21u);
 }
 
+TEST(UnixSockets, SwappedEndsOfAReusedPairAreAnotherConnection) {
+  SocketTracker t;
+  // A worker's accepted end (kServer) of a connection from kClient; then
+  // both are freed and handed out again swapped: kServer's memory is the
+  // next client's end, its peer kClient's memory, now the accepted end.
+  t.OnSockInfo(ServerEnd(), 100, kWorkerPid);
+  const uint32_t gen = t.Current(kServer)->gen;
+  const jdw_sock_info next_client = Unix(kServer, kClient, kListenerPid, JDW_UNIX_PATH_PEER, "/run/app.sock");
+  EXPECT_TRUE(t.DescribesAnother(next_client));
+  t.OnSockInfo(next_client, 300, kClientPid);
+  EXPECT_GT(t.Current(kServer)->gen, gen);
+}
+
 TEST(UnixSockets, SameDescriptionAgainIsTheSameConnection) {
   SocketTracker t;
   t.OnSockInfo(ServerEnd(), 100, kWorkerPid);
