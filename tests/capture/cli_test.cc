@@ -41,6 +41,33 @@ TEST(RecordCli, RecordsACommandAndDumpSummarizesIt) {
        p = full.out.find("sys_enter        getppid", p + 1))
     ++getppid_lines;
   EXPECT_EQ(getppid_lines, 1234u);
+  // Filters: one type, one process, a time window; each line what was asked.
+  auto enters = RunCommand({Jackdaw(), "dump", path, "--type", "sys_enter"});
+  ASSERT_EQ(enters.exit_code, 0) << enters.err;
+  std::istringstream lines(enters.out);
+  size_t n = 0;
+  std::string pid;
+  for (std::string l; std::getline(lines, l); ++n) {
+    EXPECT_NE(l.find(" sys_enter "), std::string::npos) << l;
+    if (l.find("getppid") != std::string::npos && pid.empty()) {
+      std::istringstream f(l);
+      std::string t, cpu, ids;
+      f >> t >> cpu >> ids;
+      pid = ids.substr(ids.find('/') + 1);
+    }
+  }
+  EXPECT_GE(n, 1234u);
+  ASSERT_FALSE(pid.empty());
+  auto own = RunCommand({Jackdaw(), "dump", path, "--pid", pid, "--type", "sys_enter,sys_exit", "--from", "0"});
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  std::istringstream own_lines(own.out);
+  for (std::string l; std::getline(own_lines, l);) EXPECT_NE(l.find("/" + pid + " "), std::string::npos) << l;
+  auto none = RunCommand({Jackdaw(), "dump", path, "--from", "1000000"});
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_EQ(none.out, "");
+  auto bad = RunCommand({Jackdaw(), "dump", path, "--type", "sched_swtich"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("no such event"), std::string::npos) << bad.err;
   std::filesystem::remove(path);
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "cli/usage.h"
 #include "trace/event_table.h"
 #include "trace/trace_reader.h"
 
@@ -18,7 +19,44 @@ struct DumpArgs {
   bool summary = false;
   bool salvage = false;
   uint64_t limit = 0;
+  std::vector<uint32_t> pids;       // a record's thread or process
+  std::vector<std::string> types;   // event names, as printed
+  double from_s = -1, to_s = -1;    // seconds from the trace's first record, as printed
 };
+
+// The records a dump prints: every filter given must hold.
+struct RecordFilter {
+  std::vector<uint32_t> pids;
+  std::vector<uint16_t> types;
+  uint64_t from_ns = 0, to_ns = UINT64_MAX;  // since the first record
+  bool Keeps(const jdw_record_header& h, uint64_t since_first_ns) const {
+    if (!pids.empty() && std::find(pids.begin(), pids.end(), h.tid) == pids.end() &&
+        std::find(pids.begin(), pids.end(), h.tgid) == pids.end())
+      return false;
+    if (!types.empty() && std::find(types.begin(), types.end(), h.type) == types.end()) return false;
+    return since_first_ns >= from_ns && since_first_ns <= to_ns;
+  }
+};
+
+// --type names, checked against the event table: an unknown one is a
+// usage error that lists the names.
+StatusOr<RecordFilter> MakeFilter(const DumpArgs& a) {
+  RecordFilter f;
+  f.pids = a.pids;
+  for (const std::string& name : a.types) {
+    const trace::EventDesc* d = trace::FindEvent(name);
+    if (!d) {
+      std::string known;
+      for (const trace::EventDesc& e : trace::AllEvents()) known += (known.empty() ? "" : ", ") + std::string(e.name);
+      return ErrStatus("dump --type %s: no such event (known: %s)", name.c_str(), known.c_str());
+    }
+    f.types.push_back(d->id);
+  }
+  if (a.from_s >= 0) f.from_ns = static_cast<uint64_t>(a.from_s * 1e9);
+  if (a.to_s >= 0) f.to_ns = static_cast<uint64_t>(a.to_s * 1e9);
+  if (f.from_ns > f.to_ns) return ErrStatus("dump: --from %.6f is after --to %.6f", a.from_s, a.to_s);
+  return f;
+}
 
 std::string Addr(uint16_t family, const uint8_t* a, uint16_t port) {
   char buf[INET6_ADDRSTRLEN + 8] = "?";
@@ -103,6 +141,11 @@ void PrintRecord(const trace::TraceMeta& m, const jdw_record_header& h, uint64_t
 }
 
 int Run(const DumpArgs& a) {
+  auto filter = MakeFilter(a);
+  if (!filter.ok()) {
+    PrintError(filter.status().message());
+    return kExitUsage;
+  }
   auto r = trace::TraceReader::OpenForCli(a.file, a.salvage);
   if (!r.ok()) {
     PrintError(r.status().message());
@@ -166,6 +209,7 @@ int Run(const DumpArgs& a) {
   // Records are printed in file order: per-CPU chunks, each in time order.
   tr.ForEachRecord([&](const jdw_record_header& h) {
     if (a.limit && n >= a.limit) return;
+    if (!filter->Keeps(h, m.time.ToMonoNs(h.ts) - t0)) return;
     PrintRecord(m, h, t0);
     ++n;
   });
@@ -179,11 +223,21 @@ Runner RegisterDump(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("dump",
                                      "Print a trace's events, or with --summary counts per type and CPU and losses.\n"
                                      "  jackdaw dump out.jdw --summary\n"
-                                     "  jackdaw dump out.jdw --limit 100");
+                                     "  jackdaw dump out.jdw --limit 100\n"
+                                     "  jackdaw dump out.jdw --pid 4242 --type sys_enter,sys_exit --from 1.5 --to 2");
   sub->add_option("file", args->file, "trace file (.jdw)")->required();
   sub->add_flag("-s,--summary", args->summary, "counts per event type and CPU, losses, clock");
   sub->add_option("-n,--limit", args->limit, "print at most N events");
   sub->add_flag("--salvage", args->salvage, "read the intact part of a truncated or damaged trace");
+  sub->add_option("-p,--pid", args->pids, "only records of this thread or process (repeatable, comma-separated)")
+      ->delimiter(',');
+  sub->add_option("-t,--type", args->types,
+                  "only events of this type, as printed (sched_switch, sys_enter, net_xmit, ...; comma-separated)")
+      ->delimiter(',');
+  sub->add_option("--from", args->from_s, "only records at or after this many seconds from the trace's first, as printed")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--to", args->to_s, "only records at or before this many seconds from the trace's first")
+      ->check(CLI::NonNegativeNumber);
   return [args] { return Run(*args); };
 }
 
