@@ -8,6 +8,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -300,6 +302,44 @@ TEST(Cli, BashCompletionOffersEveryCommandAndOption) {
   EXPECT_EQ(complete("jackdaw rec"), "record\n");
   EXPECT_EQ(complete("jackdaw analyze --sch"), "--schema\n");
   std::filesystem::remove(path);
+}
+
+// One CLI: a short form names the same option in every subcommand that has
+// it (its long names share one), so `-s` is never --schema here and
+// --summary there.
+TEST(Cli, AShortFormMeansOneThingEverywhere) {
+  auto list = RunCommand({Jackdaw(), "help-man", "--list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  std::map<std::string, std::vector<std::pair<std::string, std::set<std::string>>>> uses;  // -x -> (command, longs)
+  std::istringstream in(list.out);
+  for (std::string c; std::getline(in, c);) {
+    auto help = RunCommand({Jackdaw(), c, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << c;
+    std::istringstream lines(help.out);
+    for (std::string l; std::getline(lines, l);) {
+      const size_t b = l.find_first_not_of(' ');
+      if (b == std::string::npos || l.compare(b, 1, "-") != 0 || l.compare(b, 2, "--") == 0) continue;
+      std::string names = l.substr(b, l.find(' ', b) - b);  // "-o,--output,--json"
+      std::string shortform;
+      std::set<std::string> longs;
+      std::istringstream parts(names);
+      for (std::string n; std::getline(parts, n, ',');) {
+        if (n.rfind("--", 0) == 0) longs.insert(n);
+        else if (n.size() == 2) shortform = n;
+      }
+      if (!shortform.empty() && shortform != "-h") uses[shortform].push_back({c, longs});
+    }
+  }
+  EXPECT_FALSE(uses.empty());
+  for (const auto& [shortform, all] : uses) {
+    for (size_t i = 1; i < all.size(); ++i) {
+      std::vector<std::string> common;
+      std::set_intersection(all[0].second.begin(), all[0].second.end(), all[i].second.begin(), all[i].second.end(),
+                            std::back_inserter(common));
+      EXPECT_FALSE(common.empty()) << shortform << " means " << *all[0].second.begin() << " in " << all[0].first
+                                   << " but " << *all[i].second.begin() << " in " << all[i].first;
+    }
+  }
 }
 
 }  // namespace

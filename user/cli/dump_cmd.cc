@@ -226,8 +226,8 @@ Runner RegisterDump(CLI::App& app) {
                                      "  jackdaw dump out.jdw --limit 100\n"
                                      "  jackdaw dump out.jdw --pid 4242 --type sys_enter,sys_exit --from 1.5 --to 2");
   sub->add_option("file", args->file, "trace file (.jdw)")->required();
-  sub->add_flag("-s,--summary", args->summary, "counts per event type and CPU, losses, clock");
-  sub->add_option("-n,--limit", args->limit, "print at most N events");
+  sub->add_flag("--summary", args->summary, "counts per event type and CPU, losses, clock");
+  sub->add_option("--limit", args->limit, "print at most N events");
   sub->add_flag("--salvage", args->salvage, "read the intact part of a truncated or damaged trace");
   sub->add_option("-p,--pid", args->pids, "only records of this thread or process (repeatable, comma-separated)")
       ->delimiter(',');

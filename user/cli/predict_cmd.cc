@@ -268,7 +268,7 @@ Runner RegisterPredict(CLI::App& app) {
       ->check(CLI::IsMember({"share", "threads", "none"}));
   sub->add_option("--seed", args->seed, "random seed of the simulation (same seed, same answer)")
       ->capture_default_str();
-  sub->add_option("-o,--json", args->json_out, "write the prediction and the self-check as JSON");
+  sub->add_option("-o,--output,--json", args->json_out, "write the prediction and the self-check as JSON");
   sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")
       ->capture_default_str()
       ->check(FiniteRange(0, 3600, true, " seconds"));
