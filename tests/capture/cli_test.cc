@@ -43,6 +43,17 @@ TEST(RecordCli, RecordsACommandAndDumpSummarizesIt) {
        p = full.out.find("sys_enter        getppid", p + 1))
     ++getppid_lines;
   EXPECT_EQ(getppid_lines, 1234u);
+  // In time order across CPUs, each record with its process's name.
+  std::istringstream all(full.out);
+  double last = -1;
+  size_t backward = 0;
+  for (std::string l; std::getline(all, l);) {
+    const double t = std::stod(l);
+    backward += t < last;
+    last = t;
+  }
+  EXPECT_EQ(backward, 0u);
+  EXPECT_NE(full.out.find(" jackdaw-workloa "), std::string::npos) << full.out.substr(0, 400);
   // Filters: one type, one process, a time window; each line what was asked.
   auto enters = RunCommand({Jackdaw(), "dump", path, "--type", "sys_enter"});
   ASSERT_EQ(enters.exit_code, 0) << enters.err;

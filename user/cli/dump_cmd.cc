@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <map>
+#include <queue>
 
 #include "cli/commands.h"
 #include "cli/usage.h"
@@ -71,7 +72,11 @@ const char* kObj[] = {"none", "socket", "pipe", "file", "futex", "epoll", "fd"};
 void PrintRecord(const trace::TraceMeta& m, const jdw_record_header& h, uint64_t t0) {
   const trace::EventDesc* d = trace::FindEvent(h.type);
   const uint64_t ns = m.time.ToMonoNs(h.ts);
-  printf("%12.6f cpu%-2u %7u/%-7u %-7s %-16s", double(ns - t0) / 1e9, h.cpu, h.tid, h.tgid,
+  // The process as the trace names it (its task table and fork/exec
+  // records): "-" for a thread it never named (an interrupted one).
+  const auto task = m.tasks.find(h.tid);
+  const std::string comm = task != m.tasks.end() && !task->second.comm.empty() ? task->second.comm : "-";
+  printf("%12.6f cpu%-2u %7u/%-7u %-15.15s %-7s %-16s", double(ns - t0) / 1e9, h.cpu, h.tid, h.tgid, comm.c_str(),
          h.ctx < 4 ? kCtx[h.ctx] : "?", d ? d->name : "unknown");
   if (!d) {
     printf(" type=%u size=%u\n", h.type, h.size);
@@ -203,16 +208,28 @@ int Run(const DumpArgs& a) {
     printf("  (total %" PRIu64 ")\n", m.losses.total());
     return ExitFor(tr);
   }
-  uint64_t t0 = UINT64_MAX;
-  tr.ForEachRecord([&](const jdw_record_header& h) { t0 = std::min<uint64_t>(t0, m.time.ToMonoNs(h.ts)); });
+  // Time order across CPUs: the per-CPU chunk streams (each in time order)
+  // merged by their head records, a chunk at a time in memory.
+  std::vector<trace::RecordCursor> cursors = tr.CursorsByCpu(/*retain=*/false);
+  using Head = std::pair<uint64_t, uint32_t>;  // (ts, cursor)
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+  for (uint32_t i = 0; i < cursors.size(); i++)
+    if (const jdw_record_header* h = cursors[i].Peek()) heads.emplace(h->ts, i);
+  const uint64_t t0 = heads.empty() ? 0 : m.time.ToMonoNs(heads.top().first);
   uint64_t n = 0;
-  // Records are printed in file order: per-CPU chunks, each in time order.
-  tr.ForEachRecord([&](const jdw_record_header& h) {
-    if (a.limit && n >= a.limit) return;
-    if (!filter->Keeps(h, m.time.ToMonoNs(h.ts) - t0)) return;
-    PrintRecord(m, h, t0);
-    ++n;
-  });
+  while (!heads.empty() && !(a.limit && n >= a.limit)) {
+    const uint32_t i = heads.top().second;
+    heads.pop();
+    trace::RecordCursor& cur = cursors[i];
+    const jdw_record_header* h = cur.Peek();
+    const uint64_t ns = m.time.ToMonoNs(h->ts);
+    if (filter->Keeps(*h, ns > t0 ? ns - t0 : 0)) {
+      PrintRecord(m, *h, t0);
+      ++n;
+    }
+    cur.Advance(h);
+    if (const jdw_record_header* next = cur.Peek()) heads.emplace(next->ts, i);
+  }
   return ExitFor(tr);
 }
 
