@@ -69,6 +69,19 @@ std::string Addr(uint16_t family, const uint8_t* a, uint16_t port) {
 const char* kCtx[] = {"task", "softirq", "hardirq", "nmi"};
 const char* kObj[] = {"none", "socket", "pipe", "file", "futex", "epoll", "fd"};
 
+// A block request's operation (the kernel's REQ_OP_* values).
+const char* BlockOp(uint64_t op) {
+  switch (op) {
+    case 0: return "read";
+    case 1: return "write";
+    case 2: return "flush";
+    case 3: return "discard";
+    case 5: return "secure_erase";
+    case 9: return "write_zeroes";
+    default: return "op";
+  }
+}
+
 void PrintRecord(const trace::TraceMeta& m, const jdw_record_header& h, uint64_t t0) {
   const trace::EventDesc* d = trace::FindEvent(h.type);
   const uint64_t ns = m.time.ToMonoNs(h.ts);
@@ -126,6 +139,7 @@ void PrintRecord(const trace::TraceMeta& m, const jdw_record_header& h, uint64_t
       return;
     }
   }
+  const bool block = h.type == JDW_EVENT_BLOCK_ISSUE || h.type == JDW_EVENT_BLOCK_COMPLETE;
   for (const auto& f : d->fields) {
     if (strcmp(f.name, "reserved") == 0) continue;
     if (f.kind == trace::FieldKind::kChars) {
@@ -137,6 +151,10 @@ void PrintRecord(const trace::TraceMeta& m, const jdw_record_header& h, uint64_t
     const uint64_t v = trace::ReadScalar(h, f);
     if (strcmp(f.name, "nr") == 0) printf(" %s", syscall(v).c_str());
     else if (strcmp(f.name, "obj_kind") == 0) printf(" obj=%s", v < 7 ? kObj[v] : "?");
+    else if (block && strcmp(f.name, "dev") == 0)  // the kernel's dev_t: 12 bits of major, 20 of minor
+      printf(" dev=%" PRIu64 ":%" PRIu64, v >> 20, v & 0xfffff);
+    else if (block && strcmp(f.name, "op") == 0)  // cmd_flags: the operation in its low byte, then flags
+      printf(" op=%s(%#" PRIx64 ")", BlockOp(v & 0xff), v);
     else if (strcmp(f.name, "obj") == 0 || strcmp(f.name, "rq") == 0 || strcmp(f.name, "sk") == 0)
       printf(" %s=%#" PRIx64, f.name, v);
     else if (f.kind == trace::FieldKind::kSigned) printf(" %s=%" PRId64, f.name, int64_t(v));
