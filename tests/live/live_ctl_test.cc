@@ -280,6 +280,9 @@ TEST(Live, PinsAndSocketDisappearAfterSigterm) {
   const std::string pins = control::kDefaultPinRoot + std::string("/") + std::to_string(s.live_->pid());
   EXPECT_TRUE(Exists(pins + "/control"));
   EXPECT_TRUE(Exists(pins + "/lost"));
+  // The control socket exists before the probes have delivered anything:
+  // wait until the session has read records, so the snapshot holds some.
+  for (int i = 0; i < 100 && s.Ctl("status").value("records", 0ull) == 0; ++i) SleepMs(100);
   const std::string snap = testing::TempPath("flight.jdw");
   nlohmann::json r = s.Ctl("snapshot " + snap);
   EXPECT_TRUE(r["ok"].get<bool>()) << r.dump();

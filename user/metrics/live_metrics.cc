@@ -160,8 +160,7 @@ std::string LiveMetrics::Render(const LiveState& s) const {
   x.Family("jackdaw_pipeline_delay_seconds",
            "Longest time from a request's last event to its arrival in the model, last refresh.", MetricType::kGauge);
   x.Sample({}, s.pipeline_delay_s);
-  x.Family("jackdaw_resident_memory_bytes", "Resident memory of the jackdaw process.", MetricType::kGauge);
-  x.Sample({}, static_cast<double>(s.rss_bytes));
+  RenderProcess(x, s.rss_bytes);
   return x.Take();
 }
 

@@ -14,6 +14,14 @@ void RenderGroups(Exposition& x, const std::vector<GroupCounters>& groups) {
   for (const auto& g : groups) x.Sample({{"group", g.name}}, g.enabled ? 1 : 0);
 }
 
+void RenderProcess(Exposition& x, uint64_t rss_bytes) {
+  // The names every Prometheus client library exports for its process.
+  x.Family("process_resident_memory_bytes", "Resident memory size in bytes.", MetricType::kGauge);
+  x.Sample({}, static_cast<double>(rss_bytes));
+  x.Family("jackdaw_build_info", "1, labelled with the jackdaw version that serves these metrics.", MetricType::kGauge);
+  x.Sample({{"version", JDW_VERSION}}, 1);
+}
+
 std::string RenderRecordMetrics(const RecordState& s) {
   Exposition x;
   RenderGroups(x, s.groups);
@@ -21,7 +29,7 @@ std::string RenderRecordMetrics(const RecordState& s) {
   x.Sample({}, static_cast<double>(s.records));
   x.Family("jackdaw_record_written_bytes_total", "Bytes of the trace file written so far.", MetricType::kCounter);
   x.Sample({}, static_cast<double>(s.bytes_written));
-  x.Family("jackdaw_record_record_bytes_total",
+  x.Family("jackdaw_record_bytes_total",
            "Record bytes handed to the writer, before (stage=raw) and after (stage=stored) compression.",
            MetricType::kCounter);
   x.Sample({{"stage", "raw"}}, static_cast<double>(s.record_bytes_raw));
@@ -33,8 +41,7 @@ std::string RenderRecordMetrics(const RecordState& s) {
              MetricType::kGauge);
     x.Sample({}, s.ring_fill);
   }
-  x.Family("jackdaw_resident_memory_bytes", "Resident memory of the jackdaw process.", MetricType::kGauge);
-  x.Sample({}, static_cast<double>(s.rss_bytes));
+  RenderProcess(x, s.rss_bytes);
   return x.Take();
 }
 

@@ -31,5 +31,8 @@ std::string RenderRecordMetrics(const RecordState& s);
 // The probe-group families, shared by live and record.
 class Exposition;
 void RenderGroups(Exposition& x, const std::vector<GroupCounters>& groups);
+// The process's own families, shared too: process_resident_memory_bytes
+// and jackdaw_build_info{version}.
+void RenderProcess(Exposition& x, uint64_t rss_bytes);
 
 }  // namespace jackdaw::metrics

@@ -50,11 +50,15 @@ TEST(RecordMetrics, GroupsWriterAndRing) {
   EXPECT_EQ(p.samples.at("jackdaw_probe_enabled{group=\"net\"}"), 0);
   EXPECT_EQ(p.samples.at("jackdaw_records_total"), 1200);
   EXPECT_EQ(p.samples.at("jackdaw_record_written_bytes_total"), 4096);
-  EXPECT_EQ(p.samples.at("jackdaw_record_record_bytes_total{stage=\"raw\"}"), 57600);
-  EXPECT_EQ(p.samples.at("jackdaw_record_record_bytes_total{stage=\"stored\"}"), 4000);
+  EXPECT_EQ(p.samples.at("jackdaw_record_bytes_total{stage=\"raw\"}"), 57600);
+  EXPECT_EQ(p.samples.at("jackdaw_record_bytes_total{stage=\"stored\"}"), 4000);
   EXPECT_EQ(p.samples.at("jackdaw_record_writer_stalls_total"), 2);
   EXPECT_EQ(p.samples.at("jackdaw_ring_fill_ratio"), 0.25);
-  EXPECT_EQ(p.samples.at("jackdaw_resident_memory_bytes"), 10 << 20);
+  EXPECT_EQ(p.samples.at("process_resident_memory_bytes"), 10 << 20);
+  EXPECT_EQ(p.samples.count("jackdaw_resident_memory_bytes"), 0u);
+  bool build_info = false;
+  for (const auto& [name, v] : p.samples) build_info |= name.rfind("jackdaw_build_info{version=\"", 0) == 0 && v == 1;
+  EXPECT_TRUE(build_info);
   EXPECT_EQ(p.types.at("jackdaw_probe_events_total"), "counter");
   EXPECT_EQ(p.types.at("jackdaw_ring_fill_ratio"), "gauge");
   for (const auto& [name, type] : p.types) EXPECT_TRUE(ValidMetricName(name)) << name;
