@@ -41,23 +41,11 @@ class Trace {
   }
 
   void Enter(uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int32_t fd, uint64_t obj, uint64_t arg = 0) {
-    jdw_sys_enter b{};
-    b.nr = static_cast<uint16_t>(Stream::Nr(sc));
-    b.obj_kind = obj ? JDW_OBJ_SOCKET : JDW_OBJ_NONE;
-    b.fd = fd;
-    b.arg = arg;
-    b.obj = obj;
-    s.Add(JDW_EVENT_SYS_ENTER, t += 10, cpu, JDW_CTX_TASK, tgid, tid, b);
+    s.SockEnterOf(t += 10, cpu, tgid, tid, sc, fd, obj, arg);
   }
   // Exits carry no object, as captured: the join takes the enter's.
   void Exit(uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int64_t ret, uint64_t obj = 0) {
-    jdw_sys_exit b{};
-    b.nr = static_cast<uint16_t>(Stream::Nr(sc));
-    b.ret = ret;
-    b.obj_kind = obj ? JDW_OBJ_SOCKET : JDW_OBJ_NONE;
-    b.obj = obj;
-    b.fd = obj ? static_cast<int32_t>(ret) : -1;
-    s.Add(JDW_EVENT_SYS_EXIT, t += 10, cpu, JDW_CTX_TASK, tgid, tid, b);
+    s.SockExitOf(t += 10, cpu, tgid, tid, sc, ret, obj);
   }
   void Info(uint16_t cpu, uint32_t tgid, uint32_t tid, uint64_t sk, uint16_t lport, uint16_t rport) {
     jdw_sock_info b{};

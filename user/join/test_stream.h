@@ -107,6 +107,28 @@ class Stream {
     b.fd = obj ? static_cast<int32_t>(ret) : -1;
     Add(JDW_EVENT_SYS_EXIT, ts, cpu, JDW_CTX_TASK, kTgid, tid, b);
   }
+  // A socket syscall of a thread of process `tgid` (several processes in
+  // one trace): the object is the socket when `obj` is given, else none.
+  void SockEnterOf(uint64_t ts, uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int32_t fd, uint64_t obj,
+                   uint64_t arg = 0) {
+    jdw_sys_enter b{};
+    b.nr = static_cast<uint16_t>(Nr(sc));
+    b.obj_kind = obj ? JDW_OBJ_SOCKET : JDW_OBJ_NONE;
+    b.fd = fd;
+    b.arg = arg;
+    b.obj = obj;
+    Add(JDW_EVENT_SYS_ENTER, ts, cpu, JDW_CTX_TASK, tgid, tid, b);
+  }
+  void SockExitOf(uint64_t ts, uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int64_t ret,
+                  uint64_t obj = 0) {
+    jdw_sys_exit b{};
+    b.nr = static_cast<uint16_t>(Nr(sc));
+    b.ret = ret;
+    b.obj_kind = obj ? JDW_OBJ_SOCKET : JDW_OBJ_NONE;
+    b.obj = obj;
+    b.fd = obj ? static_cast<int32_t>(ret) : -1;
+    Add(JDW_EVENT_SYS_EXIT, ts, cpu, JDW_CTX_TASK, tgid, tid, b);
+  }
   void Usdt(uint64_t ts, uint16_t cpu, uint32_t tid, const std::string& probe, uint64_t a0, uint64_t a1 = 0,
             uint64_t a2 = 0) {
     jdw_usdt b{};

@@ -166,6 +166,8 @@ class ThreadTracker {
   }
   // The thread if known; never creates one.
   Thread* Find(uint32_t tid) {
+    const CacheEntry& ce = cache_[tid & kCacheMask];
+    if (ce.tid == tid) return ce.t;
     const uint32_t* idx = index_.Find(tid);
     return idx ? &threads_[*idx] : nullptr;
   }
