@@ -52,28 +52,43 @@ RingReader& RingReader::operator=(RingReader&& o) noexcept {
     producer_ = std::exchange(o.producer_, nullptr);
     size_ = std::exchange(o.size_, 0);
     page_ = std::exchange(o.page_, 0);
+    mapped_ = std::exchange(o.mapped_, false);
   }
   return *this;
 }
 
 void RingReader::Unmap() {
+  if (!mapped_) return;
+  mapped_ = false;
   if (consumer_page_) munmap(consumer_page_, page_);
-  if (producer_) munmap(producer_, page_ + 2 * size_t{size_});
+  if (producer_) munmap(producer_, page_ + size_t{size_});
   consumer_page_ = producer_ = nullptr;
 }
 
 StatusOr<RingReader> RingReader::Map(int fd, uint32_t size) {
   RingReader r;
+  r.mapped_ = true;
   r.page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   r.size_ = size;
   void* c = mmap(nullptr, r.page_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (c == MAP_FAILED) return ErrStatus("cannot map a ring buffer's consumer page: %s", strerror(errno));
   r.consumer_page_ = static_cast<uint8_t*>(c);
-  // The kernel maps the data area twice back to back, so a record that
-  // wraps around the end reads as one contiguous span.
-  void* p = mmap(nullptr, r.page_ + 2 * size_t{size}, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(r.page_));
+  // The data area once, though the kernel offers it twice back to back (a
+  // record wrapping around the end then reads as one span): a second
+  // mapping counts the whole ring again as the reader's resident memory,
+  // and the few batches that wrap are cheaper copied (Consume()).
+  void* p = mmap(nullptr, r.page_ + size_t{size}, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(r.page_));
   if (p == MAP_FAILED) return ErrStatus("cannot map a ring buffer's data: %s", strerror(errno));
   r.producer_ = static_cast<uint8_t*>(p);
+  return r;
+}
+
+RingReader RingReader::OverMemory(uint8_t* consumer_page, uint8_t* producer, uint32_t size, size_t page) {
+  RingReader r;
+  r.consumer_page_ = consumer_page;
+  r.producer_ = producer;
+  r.size_ = size;
+  r.page_ = page;
   return r;
 }
 
@@ -97,7 +112,20 @@ uint64_t RingReader::Consume(RecordSink& sink, uint32_t cpu, uint64_t* records) 
       const uint32_t len = __atomic_load_n(reinterpret_cast<const uint32_t*>(hdr), __ATOMIC_ACQUIRE);
       if (len & kBusyBit) goto done;  // still being written: the next sweep takes it
       const uint32_t n = len & ~(kBusyBit | kDiscardBit);
-      if (!(len & kDiscardBit)) n_records += SplitBatch(sink, cpu, hdr + kHeaderSize, n);
+      if (!(len & kDiscardBit)) {
+        // Records are 8-byte aligned and the ring a power of two, so a
+        // header never wraps; its batch may.
+        const uint64_t body = (cons + kHeaderSize) & mask;
+        if (body + n <= size_) {
+          n_records += SplitBatch(sink, cpu, data + body, n);
+        } else {
+          wrapped_.resize(n);
+          const uint64_t first = size_ - body;
+          memcpy(wrapped_.data(), data + body, first);
+          memcpy(wrapped_.data() + first, data, n - first);
+          n_records += SplitBatch(sink, cpu, wrapped_.data(), n);
+        }
+      }
       cons += (uint64_t{n} + kHeaderSize + 7) & ~uint64_t{7};
       if (cons - published >= kPublishBytes) {
         __atomic_store_n(cons_pos, cons, __ATOMIC_RELEASE);

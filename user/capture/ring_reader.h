@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "capture/backend.h"
 #include "common/status.h"
@@ -37,6 +38,10 @@ class RingReader {
 
   // Maps the ring `fd` of `size` bytes (a power of two).
   static StatusOr<RingReader> Map(int fd, uint32_t size);
+  // A reader of a ring laid out in memory the caller owns, as the kernel
+  // lays it out (consumer_pos at `consumer_page`; producer_pos at
+  // `producer`, the data `page` bytes after it): for tests of the protocol.
+  static RingReader OverMemory(uint8_t* consumer_page, uint8_t* producer, uint32_t size, size_t page);
 
   // Hands every complete record to sink (as `cpu`'s) and frees its space.
   // Returns the bytes consumed, headers included; *records (if given)
@@ -60,9 +65,11 @@ class RingReader {
   void Unmap();
 
   uint8_t* consumer_page_ = nullptr;  // read-write: consumer_pos
-  uint8_t* producer_ = nullptr;       // read-only: producer_pos page, then data twice
+  uint8_t* producer_ = nullptr;       // read-only: producer_pos page, then the data once
   uint32_t size_ = 0;
   size_t page_ = 0;
+  bool mapped_ = false;  // Unmap() has mappings to undo
+  std::vector<uint8_t> wrapped_;  // a batch that wraps around the end, made whole
 };
 
 }  // namespace jackdaw::capture

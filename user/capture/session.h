@@ -200,7 +200,7 @@ class CaptureSession : public CaptureBackend {
   jdw_traced_ports* traced_ports_ = nullptr;  // the port table, mapped (abi.h)
   std::vector<int> ring_fds_;
   std::vector<RingReader> readers_;  // one per CPU, consumed in place
-  ring_buffer* rb_ = nullptr;         // only for its epoll fd (wakeup mode)
+  int ring_epoll_fd_ = -1;            // the rings' fds, for wake-ups (wakeup mode)
   double last_fill_ = 0;
   int pending_fd_ = -1;        // the per-CPU parked-enter slots
   int flush_prog_fd_ = -1;     // syscall group's flush_pending, -1 if absent
