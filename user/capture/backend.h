@@ -67,6 +67,9 @@ class CaptureBackend {
   // was drained: the reader sweeps again at once while this is high. -1:
   // the backend does not know (the recorder estimates from the records).
   virtual double last_fill() const { return -1; }
+  // How long the last Poll waited for data before draining (the reader's
+  // idle time, against which --sample auto judges its room to grow).
+  virtual uint64_t last_wait_ns() const { return 0; }
   // lost[cpu][group] since the session started.
   virtual std::vector<std::vector<uint64_t>> ReadLosses() const = 0;
   // Processes a traced parent forked that the pid filter had no room for

@@ -284,7 +284,7 @@ Status Recorder::Step() {
   // counted against one ring, which errs towards sweeping again.
   if (fill < 0) fill = double(std::max(n, 0)) * 48 / double(opts_.capture.ring_bytes_per_cpu);
   pacer_.OnSweep(now, fill);
-  if (opts_.sample_auto && sampler_.Observe(now, lost_, fill)) {
+  if (opts_.sample_auto && sampler_.Observe(now, lost_, fill, session_->last_wait_ns())) {
     RETURN_IF_ERROR(session_->SetSampleRate(sampler_.rate()));
     NoteSampleRate(now, sampler_.rate());
   }

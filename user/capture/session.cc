@@ -698,7 +698,9 @@ Status CaptureSession::SetSyscallFilter(const std::vector<int>& syscalls) {
 }
 
 StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
+  last_wait_ns_ = 0;
   if (timeout_ms > 0) {
+    const uint64_t wait_from = MonotonicNs();
     if (opts_.wakeup_bytes) {
       epoll_event ev[8];
       const int n = epoll_wait(ring_epoll_fd_, ev, 8, timeout_ms);
@@ -707,6 +709,7 @@ StatusOr<int> CaptureSession::Poll(RecordSink& sink, int timeout_ms) {
       // The rings never wake anyone: sleep, then sweep.
       usleep(static_cast<useconds_t>(timeout_ms) * 1000);
     }
+    last_wait_ns_ = MonotonicNs() - wait_from;
   }
   // A kernel that cannot run the flush on another CPU (test runs on a CPU
   // need 5.10) keeps parked enters until the next record on their CPU:

@@ -126,6 +126,7 @@ class CaptureSession : public CaptureBackend {
   // Drains without waiting.
   StatusOr<int> Drain(RecordSink& sink) override;
   double last_fill() const override { return last_fill_; }
+  uint64_t last_wait_ns() const override { return last_wait_ns_; }
 
   // Maps worth pinning for inspection (bpftool map dump pinned ...): the
   // control map, the per-group loss counters and the tgid filter (its
@@ -202,6 +203,7 @@ class CaptureSession : public CaptureBackend {
   std::vector<RingReader> readers_;  // one per CPU, consumed in place
   int ring_epoll_fd_ = -1;            // the rings' fds, for wake-ups (wakeup mode)
   double last_fill_ = 0;
+  uint64_t last_wait_ns_ = 0;
   int pending_fd_ = -1;        // the per-CPU parked-enter slots
   int flush_prog_fd_ = -1;     // syscall group's flush_pending, -1 if absent
   uint64_t last_pending_flush_ns_ = 0;

@@ -32,8 +32,10 @@ class SweepPacer {
 
   // Milliseconds to sleep before the next sweep: 0 while a ring reached the
   // target, else the time the fullest ring takes to reach the aim at the
-  // last rate, between 1 and max_nap_ms; max_nap_ms before any rate is known.
-  int NapMs() const;
+  // last rate, between 1 and max_nap_ms; 1 ms before any interval is known,
+  // and after a sweep that found nothing, twice the interval or the nap
+  // before, whichever is longer (at most max_nap_ms).
+  int NapMs() const { return nap_ms_; }
 
   int max_nap_ms() const { return max_nap_ms_; }
 
@@ -41,9 +43,9 @@ class SweepPacer {
   double target_fill_;
   double aim_fill_;
   int max_nap_ms_;
-  double last_fill_ = 0;
   uint64_t last_sweep_ns_ = 0;
-  uint64_t interval_ns_ = 0;  // between the last two sweeps: what last_fill_ piled up over
+  int nap_ms_ = 1;
+  int NextNapMs(uint64_t interval_ns, double fill) const;
 };
 
 }  // namespace jackdaw::capture

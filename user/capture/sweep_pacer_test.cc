@@ -7,11 +7,49 @@ namespace {
 
 constexpr uint64_t kMs = 1'000'000;
 
-TEST(SweepPacer, NapsTheMaximumUntilARateIsKnown) {
+TEST(SweepPacer, NapsOneMillisecondUntilAnIntervalIsKnown) {
   SweepPacer p(1.0 / 8, 500);
-  EXPECT_EQ(p.NapMs(), 500);
+  EXPECT_EQ(p.NapMs(), 1);
   p.OnSweep(100 * kMs, 0.01);  // a fill, but no interval it piled up over
+  EXPECT_EQ(p.NapMs(), 1);
+}
+
+TEST(SweepPacer, EmptySweepsDoubleTheNapUpToTheMaximum) {
+  SweepPacer p(1.0 / 8, 500);
+  uint64_t t = 1;
+  p.OnSweep(t, 0);
+  int naps = 0;
+  while (p.NapMs() < 500 && naps < 100) {
+    t += uint64_t(p.NapMs()) * kMs;
+    p.OnSweep(t, 0);
+    ++naps;
+  }
   EXPECT_EQ(p.NapMs(), 500);
+  EXPECT_LE(naps, 10);
+  EXPECT_LE(t, 1000 * kMs);
+}
+
+TEST(SweepPacer, AnEmptySweepStraightAfterABurstDoesNotNapLong) {
+  // Live's loop at nginx's rate with 256 KB rings: a sweep drains a full
+  // ring, the next (at once) finds nothing yet; napping the maximum then
+  // would let the ring overflow.
+  SweepPacer p(1.0 / 8, 500);
+  p.OnSweep(1, 0);
+  p.OnSweep(20 * kMs, 0.99);
+  EXPECT_EQ(p.NapMs(), 0);
+  p.OnSweep(20 * kMs + 200'000, 0);
+  EXPECT_EQ(p.NapMs(), 1);
+}
+
+TEST(SweepPacer, AnEarlyWakeThatFindsNothingKeepsTheNap) {
+  // Idle at the longest nap, a control request wakes the reader 66 ms
+  // after its last sweep: nothing there, and no reason to nap less.
+  SweepPacer p(1.0 / 8, 1000);
+  p.OnSweep(1, 0);
+  p.OnSweep(2000 * kMs, 0);
+  ASSERT_EQ(p.NapMs(), 1000);
+  p.OnSweep(2066 * kMs, 0);
+  EXPECT_EQ(p.NapMs(), 1000);
 }
 
 TEST(SweepPacer, IdleAndSlowRingsGetTheMaximumNap) {
@@ -74,6 +112,8 @@ TEST(SweepPacer, NapsAreSizedToTheAimBelowTheTarget) {
 TEST(SweepPacer, AMaximumBelowOneMillisecondIsOne) {
   SweepPacer p(0.5, 0);
   EXPECT_EQ(p.max_nap_ms(), 1);
+  p.OnSweep(1, 0);
+  p.OnSweep(50 * kMs, 0);
   EXPECT_EQ(p.NapMs(), 1);
 }
 

@@ -55,7 +55,7 @@ struct LiveArgs {
   double drain = 0.5;
   double idle = double(LiveModelDefaults().idle_ns) / 1e9;
   double flight = 5;
-  std::string flight_size = "64M";
+  std::string flight_size = "48M";
   std::string flight_dir;
   bool flight_unlikely = false;  // an unlikely request writes it too
   std::string metrics;
@@ -271,6 +271,9 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           // The share of connections recorded (1 unless the
                           // rings could not keep up): counts are of those.
                           {"sample_rate", sampler.rate()},
+                          // The lowest in force so far: below 1, the counts
+                          // since then are of a sample.
+                          {"sample_rate_min", sample_min},
                           {"clusters", pl.model().Running().size()},
                           {"retained_requests", st.retained},
                           {"arena_bytes", pl.arena_bytes()},
@@ -357,6 +360,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     (*server)->AppendPollFds(&fds);
     const size_t control_fds = fds.size();
     if (metrics_endpoint) metrics_endpoint->AppendPollFds(&fds);
+    const uint64_t wait_from = MonotonicNs();
     if (poll(fds.data(), fds.size(), pacer.NapMs()) < 0 && errno != EINTR) {
       st = ErrStatus("poll failed: %s", strerror(errno));
       break;
@@ -369,6 +373,8 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     const bool control_due = (*server)->busy() || ready(0, control_fds);
     const bool metrics_due = metrics_endpoint && (metrics_endpoint->busy() || ready(control_fds, fds.size()));
     const uint64_t drain_from = MonotonicNs();
+    // The rings are drained below without a wait: the nap is the poll's.
+    const uint64_t waited_ns = drain_from - wait_from;
     auto polled = cs.Poll(pl, 0);
     if (!polled.ok()) {
       st = polled.status();
@@ -388,7 +394,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       uint64_t lost_now = 0;
       for (const auto& cpu : loss_counts)
         for (uint64_t v : cpu) lost_now += v;
-      if (sampler.Observe(MonotonicNs(), lost_now, fill)) {
+      if (sampler.Observe(MonotonicNs(), lost_now, fill, waited_ns)) {
         if (Status rs = cs.SetSampleRate(sampler.rate()); !rs.ok()) {
           st = rs;
           break;

@@ -68,7 +68,7 @@ struct LivePipelineOptions {
   uint64_t flight_ns = 5'000'000'000;  // flight recorder span
   // The flight recorder's cap: at a high event rate the span would take
   // hundreds of MB; the newest records are kept.
-  size_t flight_bytes = size_t{64} << 20;
+  size_t flight_bytes = size_t{48} << 20;
   model::StreamingModelOptions model = LiveModelDefaults();
   model::StreamingModel::AssignCallback on_assign;
 };
