@@ -15,7 +15,7 @@
 #include "common/loss_share.h"
 #include "cluster/interaction_clusters.h"
 #include "common/safe_file.h"
-#include "export/otlp/http_post.h"
+#include "export/http/http_post.h"
 #include "export/otlp/otlp_exporter.h"
 #include "export/otlp/span_ids.h"
 #include "join/extractor.h"
@@ -110,7 +110,7 @@ Status CheckOutputs(const AnalyzeArgs& a) {
     if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
   }
   if (!a.otlp_url.empty())
-    if (auto url = otlp::ParseHttpUrl(a.otlp_url); !url.ok()) return url.status();
+    if (auto url = http::ParseHttpUrl(a.otlp_url); !url.ok()) return url.status();
   return Status::Ok();
 }
 
