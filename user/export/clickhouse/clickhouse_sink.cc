@@ -86,6 +86,7 @@ void ClickHouseSink::Send(Batch* b) {
 void ClickHouseSink::AddRequest(const model::Request& r) {
   requests_++;
   mono_to_wall_ns_ = static_cast<int64_t>(r.start_wall_ns) - static_cast<int64_t>(r.start_ns);
+  last_end_wall_ns_ = std::max(last_end_wall_ns_, r.start_wall_ns + r.latency_ns());
   std::string head = RequestRowHead(opt_.context, r);
   if (r.incomplete) {
     EndRequestRow(&head, -1);

@@ -72,6 +72,9 @@ class ClickHouseSink {
 
   http::SenderStats stats() const { return sender_->stats(); }
   uint64_t requests() const { return requests_; }
+  // The latest wall-clock end of the requests added: an offline model
+  // snapshot's time.
+  uint64_t last_end_wall_ns() const { return last_end_wall_ns_; }
   size_t pending() const { return pending_.size(); }
   // "jackdaw: ClickHouse http://...: 640 requests stored in 1 batch, ..."
   std::string Summary(const http::SenderStats& s) const;
@@ -92,6 +95,7 @@ class ClickHouseSink {
   Batch requests_batch_, connections_batch_, models_batch_;
   std::unordered_map<uint64_t, std::string> pending_;  // request id -> its row's head
   int64_t mono_to_wall_ns_ = 0;  // from the latest request: for connection rows
+  uint64_t last_end_wall_ns_ = 0;
   uint64_t requests_ = 0, connections_ = 0, model_rows_ = 0, unassigned_ = 0;
   std::unique_ptr<http::BatchSender> sender_;
   bool finished_ = false;

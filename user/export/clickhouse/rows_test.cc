@@ -64,6 +64,7 @@ TEST(RequestRow, SummaryColumnsOneClockAndCluster) {
   EXPECT_EQ(j["processes.tier"], json({0, 1}));
   EXPECT_EQ(j["processes.cpu_ns"], json({30'000, 60'000}));
   EXPECT_EQ(j["processes.comm"][0], "nginx");
+  EXPECT_EQ(j["processes.comm"][1], "caf\xEF\xBF\xBD") << "invalid UTF-8 replaced, the row still valid JSON";
   EXPECT_EQ(j["connections.local"], json({"10.0.0.1:80"}));
   EXPECT_EQ(j["connections.remote"], json({"10.0.0.9:5555"}));
   // A call sits inside its request on the wall clock.
