@@ -170,10 +170,21 @@ HttpResult Post(const HttpUrl& url, const std::string& body, const PostOptions& 
   // the caller wants it: an error's explanation, a query's answer.
   std::string in;
   char buf[4096];
+  // Done at the status line, or with the body: max_body of it, its
+  // Content-Length, or its last chunk (a server may keep the connection
+  // open despite Connection: close).
   auto have_enough = [&] {
     if (options.max_body == 0) return in.find("\r\n") != std::string::npos;
     const size_t head_end = in.find("\r\n\r\n");
-    return head_end != std::string::npos && in.size() - (head_end + 4) >= options.max_body;
+    if (head_end == std::string::npos) return false;
+    const size_t got = in.size() - (head_end + 4);
+    if (got >= options.max_body) return true;
+    const std::string head = in.substr(0, head_end);
+    if (const size_t cl = head.find("Content-Length: "); cl != std::string::npos)
+      return got >= strtoul(head.c_str() + cl + 16, nullptr, 10);
+    if (head.find("Transfer-Encoding: chunked") != std::string::npos)
+      return got >= 5 && in.compare(in.size() - 5, 5, "0\r\n\r\n") == 0;
+    return false;
   };
   while (!have_enough() && in.size() < 8192 + options.max_body) {
     const ssize_t n = recv(sock.fd, buf, sizeof(buf), 0);
