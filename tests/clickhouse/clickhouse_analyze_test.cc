@@ -83,8 +83,8 @@ TEST(ClickHouseAnalyze, EveryRequestStoredOnceWithItsColumnsAndCluster) {
   {
     std::istringstream in(ReadAll(requests_file));
     for (std::string line; std::getline(in, line);) {
-      json j = json::parse(line);
-      if (j.contains("calls")) lines[j["id"]] = std::move(j);  // request lines (not connections')
+      const json j = json::parse(line);
+      if (j.contains("calls")) lines[j["id"].get<uint64_t>()] = j;  // request lines (not connections')
     }
   }
   ASSERT_EQ(lines.size(), complete + incomplete);
