@@ -5,6 +5,7 @@
 // Distributed table share the rows.
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -132,6 +133,38 @@ TEST(ClickHouseAnalyze, EveryRequestStoredOnceWithItsColumnsAndCluster) {
   for (const auto& f : Rows(*models)) model_rows[std::stoull(f[0])] = std::stoull(f[1]);
   EXPECT_EQ(model_rows, want_size);
   RecordProperty("stored_requests", std::to_string(complete + incomplete));
+}
+
+// Past the model's warm-up (--warmup 20) requests get the streaming
+// model's stable cluster ids as they are assigned: every request's cluster
+// has its row in `models`, with the count of its requests, and the sizes
+// are --json's.
+TEST(ClickHouseAnalyze, PastTheWarmUpRequestsJoinTheirModelRows) {
+  JDW_REQUIRE_CLICKHOUSE();
+  PrivateClickHouse ch;
+  ASSERT_TRUE(ch.Start().ok());
+  const std::string model_file = testing::TempPath("ch-model-streamed");
+  const testing::CommandResult r = Analyze({"--warmup", "20", "--json", model_file, "--clickhouse", ch.url()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json model = json::parse(ReadAll(model_file));
+  const uint64_t complete = model["summary"]["requests"];
+  EXPECT_EQ(ch.Number("SELECT count() FROM jackdaw.requests WHERE incomplete = 0"), complete);
+  EXPECT_EQ(ch.Number("SELECT count() FROM jackdaw.requests WHERE incomplete = 0 AND cluster < 0"), 0u);
+  std::map<int64_t, uint64_t> by_requests, by_models;
+  auto a = ch.Query("SELECT cluster, count() FROM jackdaw.requests WHERE cluster >= 0 GROUP BY cluster");
+  auto b = ch.Query("SELECT cluster, requests FROM jackdaw.models");
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (const auto& f : Rows(*a)) by_requests[std::stoll(f[0])] = std::stoull(f[1]);
+  for (const auto& f : Rows(*b)) by_models[std::stoll(f[0])] = std::stoull(f[1]);
+  EXPECT_EQ(by_requests, by_models);
+  std::multiset<uint64_t> stored_sizes, json_sizes;
+  for (const auto& [c, n] : by_models) stored_sizes.insert(n);
+  for (const json& c : model["clusters"]) json_sizes.insert(c["size"].get<uint64_t>());
+  EXPECT_EQ(stored_sizes, json_sizes);
+  // Labels rank the clusters as the report does: c0 the largest.
+  auto top = ch.Query("SELECT requests FROM jackdaw.models WHERE label = 'c0'");
+  ASSERT_TRUE(top.ok());
+  EXPECT_EQ(std::stoull(*top), model["clusters"][0]["size"].get<uint64_t>());
 }
 
 TEST(ClickHouseAnalyze, StoreDownEndsTheAnalysisWithOneLine) {

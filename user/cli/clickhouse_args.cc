@@ -28,10 +28,8 @@ Status CheckClickHouseUrl(const ClickHouseArgs& args) {
     if (!args.cluster.empty()) return ErrStatus("--clickhouse-cluster needs --clickhouse URL (the server to insert into)");
     return Status::Ok();
   }
-  clickhouse::SinkOptions o;
-  o.url = args.url;
-  auto sink = clickhouse::ClickHouseSink::Create(o);  // parses the URL; sends nothing
-  return sink.ok() ? Status::Ok() : sink.status();
+  auto url = clickhouse::ClickHouseSink::ParseUrl(args.url);
+  return url.ok() ? Status::Ok() : url.status();
 }
 
 StatusOr<std::unique_ptr<clickhouse::ClickHouseSink>> OpenClickHouse(const ClickHouseArgs& args,

@@ -41,8 +41,12 @@ ClickHouseSink::ClickHouseSink(SinkOptions options) : opt_(std::move(options)) {
 
 ClickHouseSink::~ClickHouseSink() { Finish(); }
 
+StatusOr<http::HttpUrl> ClickHouseSink::ParseUrl(const std::string& url) {
+  return http::ParseHttpUrl(url, ClickHouseUrlRole());
+}
+
 StatusOr<std::unique_ptr<ClickHouseSink>> ClickHouseSink::Create(SinkOptions options) {
-  auto url = http::ParseHttpUrl(options.url, ClickHouseUrlRole());
+  auto url = ParseUrl(options.url);
   if (!url.ok()) return url.status();
   std::unique_ptr<ClickHouseSink> s(new ClickHouseSink(std::move(options)));
   http::SenderOptions& so = s->opt_.sender;

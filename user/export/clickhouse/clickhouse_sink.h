@@ -46,6 +46,9 @@ class ClickHouseSink {
   // Checks the URL (one line naming --clickhouse and a good URL when it is
   // bad) and starts the sender thread; nothing is sent yet.
   static StatusOr<std::unique_ptr<ClickHouseSink>> Create(SinkOptions options);
+  // The URL check alone (Create() makes it too): for a command to refuse a
+  // bad URL before any work.
+  static StatusOr<http::HttpUrl> ParseUrl(const std::string& url);
   ~ClickHouseSink();
 
   // Creates the database and tables now, on the caller's thread within the
