@@ -325,6 +325,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       if (metrics_endpoint) live_metrics.OnRequest(r);
       if (store) store->AddRequest(r);
     });
+  if (store) pl.set_connection_hook([&](model::Connection&& c) { store->AddConnection(c); });
 
   control::CleanStaleSessions(a.run_dir);
   auto server = control::ControlServer::Create(
