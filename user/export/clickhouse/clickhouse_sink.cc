@@ -162,8 +162,9 @@ std::string ClickHouseSink::Summary(const http::SenderStats& s) const {
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "jackdaw: ClickHouse %s: %" PRIu64 " of %" PRIu64 " requests stored (%" PRIu64 " rows in %" PRIu64
-           " inserts, connections and model snapshots included); %" PRIu64 " requests dropped (store down or "
-           "queue full), %" PRIu64 " failed (refused); %" PRIu64 " retries%s%s\n",
+           " inserts, connections and model snapshots included); %" PRIu64 " requests dropped (never sent: the "
+           "queue was full while the store was down), %" PRIu64 " failed (sent, not stored: refused, or the store "
+           "unreachable through the retries); %" PRIu64 " retries%s%s\n",
            opt_.url.c_str(), s.requests_sent, requests_, s.items_sent, s.batches_sent, s.requests_dropped,
            s.requests_failed, s.retries, s.last_error.empty() ? "" : "; last error: ", s.last_error.c_str());
   return buf;
