@@ -8,7 +8,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -203,18 +202,15 @@ TEST(ClickHouseAnalyze, TwoShardsUnderADistributedTable) {
   layout.cluster = "jackdaw_two";
   for (const std::string& s : clickhouse::CreateStatements(layout)) ASSERT_TRUE(b.Query(s).ok()) << s;
   const std::string model_file = testing::TempPath("ch-model2");
-  const testing::CommandResult r =
-      Analyze({"--json", model_file, "--clickhouse", a.url(), "--clickhouse-cluster", "jackdaw_two"});
+  // insert_distributed_sync: each insert returns once every shard has its
+  // rows (otherwise they reach the other shard in the background).
+  const testing::CommandResult r = Analyze({"--json", model_file, "--clickhouse",
+                                            a.url() + "/?insert_distributed_sync=1", "--clickhouse-cluster",
+                                            "jackdaw_two"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json model = json::parse(ReadAll(model_file));
   const uint64_t total = model["summary"]["requests"].get<uint64_t>() + model["summary"]["incomplete"].get<uint64_t>();
-  // A Distributed insert reaches the other shard in the background.
-  uint64_t seen = 0;
-  for (int i = 0; i < 200 && seen != total; ++i) {
-    seen = a.Number("SELECT count() FROM jackdaw.requests");
-    if (seen != total) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_EQ(seen, total);
+  EXPECT_EQ(a.Number("SELECT count() FROM jackdaw.requests"), total);
   const uint64_t on_a = a.Number("SELECT count() FROM jackdaw.requests_local");
   const uint64_t on_b = b.Number("SELECT count() FROM jackdaw.requests_local");
   EXPECT_EQ(on_a + on_b, total);
