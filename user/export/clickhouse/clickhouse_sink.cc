@@ -167,7 +167,11 @@ std::string ClickHouseSink::Summary(const http::SenderStats& s) const {
            "unreachable through the retries); %" PRIu64 " retries%s%s\n",
            opt_.url.c_str(), s.requests_sent, requests_, s.items_sent, s.batches_sent, s.requests_dropped,
            s.requests_failed, s.retries, s.last_error.empty() ? "" : "; last error: ", s.last_error.c_str());
-  return buf;
+  std::string out = buf;
+  // Complete requests the model never placed (more waiting than
+  // max_pending, or an id seen twice): stored, with cluster -1.
+  if (unassigned_) out.insert(out.size() - 1, "; " + std::to_string(unassigned_) + " stored without a cluster");
+  return out;
 }
 
 }  // namespace jackdaw::clickhouse

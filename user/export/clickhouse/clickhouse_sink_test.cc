@@ -111,6 +111,21 @@ TEST(ClickHouseSink, BatchesOfBatchRows) {
   EXPECT_NE((*sink)->Summary(st).find("25 of 25 requests stored"), std::string::npos) << (*sink)->Summary(st);
 }
 
+TEST(ClickHouseSink, WaitingIsBoundedAndTheUnplacedAreCounted) {
+  http::TestReceiver rx;
+  SinkOptions o = Options(rx.url("/"));
+  o.max_pending = 2;
+  auto sink = ClickHouseSink::Create(o);
+  ASSERT_TRUE(sink.ok());
+  for (uint64_t id = 1; id <= 3; ++id) (*sink)->AddRequest(Req(id));
+  EXPECT_EQ((*sink)->pending(), 1u) << "the first two went out when the third would have made three wait";
+  const http::SenderStats s = (*sink)->Finish();
+  EXPECT_EQ(s.requests_sent, 3u);
+  for (const auto& [head, rows] : Inserts(rx.accepted()))
+    for (const json& r : rows) EXPECT_EQ(r["cluster"], -1);
+  EXPECT_NE((*sink)->Summary(s).find("; 3 stored without a cluster\n"), std::string::npos) << (*sink)->Summary(s);
+}
+
 uint16_t DeadPort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
