@@ -66,7 +66,23 @@ struct AnalyzeArgs {
 
 // A trace of in-kernel interaction summaries only (jackdaw interactions -o):
 // no events to join, so the interactions themselves are clustered.
-int RunInteractions(const AnalyzeArgs& a, const std::vector<cluster::InteractionPoint>& points) {
+int RunInteractions(const AnalyzeArgs& a, const trace::TraceMeta& meta,
+                    const std::vector<cluster::InteractionPoint>& points) {
+  // Into ClickHouse first: a store that is not there ends the command
+  // before anything is printed, as for an event trace.
+  if (!a.clickhouse.url.empty()) {
+    auto store = OpenClickHouse(a.clickhouse, meta.host, "", /*offline=*/true);
+    if (!store.ok()) return PrintError(store.status().message()), 1;
+    if (Status made = (*store)->CreateTables(); !made.ok()) return PrintError(made.message()), 1;
+    for (const cluster::InteractionPoint& p : points) (*store)->AddInteraction(InteractionOf(p.tgid, p.ia, meta.time));
+    const http::SenderStats s = (*store)->Finish();
+    fprintf(stderr, "jackdaw: ClickHouse %s: %llu of %zu interactions stored in jackdaw.interactions%s%s\n",
+            a.clickhouse.url.c_str(), static_cast<unsigned long long>(s.items_sent), points.size(),
+            s.last_error.empty() ? "" : "; last error: ", s.last_error.c_str());
+    if (s.items_sent != points.size())
+      return PrintError("ClickHouse " + a.clickhouse.url + " did not store every interaction: check it and run again"),
+             1;
+  }
   cluster::InteractionClusterOptions o;
   if (a.threshold > 0) o.threshold = a.threshold;
   auto cs = cluster::ClusterInteractions(points, o);
@@ -195,7 +211,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     if (!a.otlp_json_out.empty() || !a.otlp_url.empty())
       fprintf(stderr, "jackdaw: warning: --otlp/--otlp-json: a trace of interaction summaries has no requests to "
                       "export; record an event trace (jackdaw record) for traces\n");
-    return RunInteractions(a, interactions);
+    return RunInteractions(a, (*reader)->meta(), interactions);
   }
   if (a.schema.empty())
     return PrintError("--schema is required for an event trace (e.g. --schema tcp-threadpool; "

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "export/clickhouse/model_rows.h"
+#include "join/endpoint_format.h"
 
 namespace jackdaw::cli {
 
@@ -69,6 +70,21 @@ void SendFinalModel(clickhouse::ClickHouseSink* sink, const model::StreamingMode
     return it == cluster_of.end() ? int64_t{-1} : it->second;
   });
   sink->AddModel(source, snapshot_ns, clickhouse::ClustersOf(*built));
+}
+
+clickhouse::InteractionSummary InteractionOf(uint32_t tgid, const jdw_interaction& ia,
+                                            const trace::TimeConverter& time) {
+  clickhouse::InteractionSummary out;
+  out.tgid = tgid;
+  out.role = ia.role == JDW_ROLE_SERVER ? "server" : "client";
+  out.local = join::FormatAddr(ia.family, ia.laddr, ia.lport);
+  out.remote = join::FormatAddr(ia.family, ia.raddr, ia.rport);
+  const uint64_t start = time.ToMonoNs(ia.req_start), end = time.ToMonoNs(ia.resp_end);
+  out.start_wall_ns = time.clock.MonoToWall(start);
+  out.latency_ns = end > start ? end - start : 0;
+  out.request_bytes = ia.req_bytes;
+  out.response_bytes = ia.resp_bytes;
+  return out;
 }
 
 nlohmann::json SinkStatsJson(const http::SenderStats& s, size_t pending) {

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "jackdaw/abi.h"
+#include "trace/clock.h"
 #include "export/clickhouse/clickhouse_sink.h"
 #include "model/streaming_model.h"
 
@@ -43,6 +45,11 @@ StatusOr<std::unique_ptr<clickhouse::ClickHouseSink>> OpenClickHouse(const Click
 // requests still waiting for one.
 void SendFinalModel(clickhouse::ClickHouseSink* sink, const model::StreamingModel& sm,
                     const model::WorkloadModel* built, const std::string& source, uint64_t snapshot_ns);
+
+// An in-kernel interaction summary as a `jackdaw.interactions` row's
+// fields: its times from the trace's timebase to the wall clock.
+clickhouse::InteractionSummary InteractionOf(uint32_t tgid, const jdw_interaction& ia,
+                                            const trace::TimeConverter& time);
 
 // The sink's counts for live's JSON lines ({"sent", "dropped", "failed",
 // "pending", "last_error"}) and its view and closing line ("ClickHouse:

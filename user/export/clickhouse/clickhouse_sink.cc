@@ -36,6 +36,7 @@ ClickHouseSink::ClickHouseSink(SinkOptions options) : opt_(std::move(options)) {
   layout_.cluster = opt_.cluster;
   requests_batch_.table = "requests";
   connections_batch_.table = "connections";
+  interactions_batch_.table = "interactions";
   models_batch_.table = "models";
 }
 
@@ -134,6 +135,11 @@ void ClickHouseSink::AddConnection(const model::Connection& c) {
   Append(&connections_batch_, ConnectionRow(opt_.context, c, mono_to_wall_ns_), false);
 }
 
+void ClickHouseSink::AddInteraction(const InteractionSummary& ia) {
+  interactions_++;
+  Append(&interactions_batch_, InteractionRow(opt_.context, ia), false);
+}
+
 void ClickHouseSink::AddModel(const std::string& source, uint64_t snapshot_ns,
                               const std::vector<ModelCluster>& clusters) {
   for (const ModelCluster& c : clusters) {
@@ -146,6 +152,7 @@ void ClickHouseSink::AddModel(const std::string& source, uint64_t snapshot_ns,
 void ClickHouseSink::Flush() {
   Send(&requests_batch_);
   Send(&connections_batch_);
+  Send(&interactions_batch_);
   Send(&models_batch_);
 }
 

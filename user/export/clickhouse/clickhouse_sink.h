@@ -63,6 +63,7 @@ class ClickHouseSink {
   // warm-up): their cluster from `cluster_of` (-1 for none).
   void SettlePending(const std::function<int64_t(uint64_t request_id)>& cluster_of);
   void AddConnection(const model::Connection& c);
+  void AddInteraction(const InteractionSummary& ia);
   // One snapshot of the model: a `models` row per cluster.
   void AddModel(const std::string& source, uint64_t snapshot_ns, const std::vector<ModelCluster>& clusters);
 
@@ -75,6 +76,7 @@ class ClickHouseSink {
 
   http::SenderStats stats() const { return sender_->stats(); }
   uint64_t requests() const { return requests_; }
+  uint64_t interactions() const { return interactions_; }
   // The latest wall-clock end of the requests added: an offline model
   // snapshot's time.
   uint64_t last_end_wall_ns() const { return last_end_wall_ns_; }
@@ -95,11 +97,11 @@ class ClickHouseSink {
 
   SinkOptions opt_;
   TableLayout layout_;
-  Batch requests_batch_, connections_batch_, models_batch_;
+  Batch requests_batch_, connections_batch_, interactions_batch_, models_batch_;
   std::unordered_map<uint64_t, std::string> pending_;  // request id -> its row's head
   int64_t mono_to_wall_ns_ = 0;  // from the latest request: for connection rows
   uint64_t last_end_wall_ns_ = 0;
-  uint64_t requests_ = 0, connections_ = 0, model_rows_ = 0, unassigned_ = 0;
+  uint64_t requests_ = 0, connections_ = 0, interactions_ = 0, model_rows_ = 0, unassigned_ = 0;
   std::unique_ptr<http::BatchSender> sender_;
   bool finished_ = false;
   http::SenderStats final_;

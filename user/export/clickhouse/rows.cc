@@ -117,6 +117,22 @@ std::string ConnectionRow(const RowContext& ctx, const model::Connection& c, int
   return out;
 }
 
+std::string InteractionRow(const RowContext& ctx, const InteractionSummary& ia) {
+  std::string out;
+  JsonRow j(&out);
+  j.Field("host", ctx.host);
+  j.Field("tgid", ia.tgid);
+  j.Field("role", ia.role);
+  j.Field("local", ia.local);
+  j.Field("remote", ia.remote);
+  j.Field("start_ns", ia.start_wall_ns);
+  j.Field("latency_ns", ia.latency_ns);
+  j.Field("request_bytes", ia.request_bytes);
+  j.Field("response_bytes", ia.response_bytes);
+  j.End();
+  return out;
+}
+
 std::string ModelRow(const RowContext& ctx, const std::string& source, uint64_t snapshot_ns,
                      const ModelCluster& c) {
   std::string out;

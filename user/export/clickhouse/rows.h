@@ -35,6 +35,18 @@ void EndRequestRow(std::string* head, int64_t cluster);
 // monotonic clock only).
 std::string ConnectionRow(const RowContext& ctx, const model::Connection& c, int64_t mono_to_wall_ns);
 
+// An in-kernel interaction summary (`jackdaw interactions -o`): a request
+// message and its response on one connection, as the kernel summed them.
+struct InteractionSummary {
+  uint32_t tgid = 0;
+  std::string role;           // "server" or "client"
+  std::string local, remote;  // "10.0.0.1:80"
+  uint64_t start_wall_ns = 0;  // the request's first byte
+  uint64_t latency_ns = 0;     // to the response's last byte
+  uint64_t request_bytes = 0, response_bytes = 0;
+};
+std::string InteractionRow(const RowContext& ctx, const InteractionSummary& ia);
+
 // One cluster of a model snapshot: the `models` table's row.
 struct ModelCluster {
   int64_t cluster = -1;   // the id requests.cluster holds

@@ -106,6 +106,26 @@ TEST(ConnectionRow, WallClockFromTheOffset) {
   EXPECT_EQ(j["remote"], "127.0.0.1:4000");
 }
 
+TEST(InteractionRow, ItsConnectionTimesAndBytes) {
+  InteractionSummary ia;
+  ia.tgid = 9;
+  ia.role = "server";
+  ia.local = "127.0.0.1:80";
+  ia.remote = "127.0.0.1:5000";
+  ia.start_wall_ns = 1'700'000'000'000'000'000;
+  ia.latency_ns = 180'000;
+  ia.request_bytes = 91;
+  ia.response_bytes = 12'408;
+  const json j = json::parse(InteractionRow({"h", ""}, ia));
+  EXPECT_EQ(j["host"], "h");
+  EXPECT_EQ(j["role"], "server");
+  EXPECT_EQ(j["remote"], "127.0.0.1:5000");
+  EXPECT_EQ(j["start_ns"], 1'700'000'000'000'000'000ull);
+  EXPECT_EQ(j["latency_ns"], 180'000);
+  EXPECT_EQ(j["response_bytes"], 12'408);
+  EXPECT_FALSE(j.contains("schema")) << "the table has no schema column";
+}
+
 TEST(ModelRow, OneClusterOfASnapshot) {
   ModelCluster c;
   c.cluster = 12;
