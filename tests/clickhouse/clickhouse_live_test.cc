@@ -1,7 +1,11 @@
-// `jackdaw live --clickhouse` with the store killed mid-session: the
-// capture goes on (every request the load sends is still modelled, the
-// JSON lines keep coming), the rows that could not go are counted, and
-// every request is accounted for as stored, dropped or failed.
+// eBPF sessions into a private clickhouse-server:
+// - `jackdaw live --clickhouse` with the store killed mid-session: the
+//   capture goes on (every request the load sends is still modelled, the
+//   JSON lines keep coming), the rows that could not go are counted, and
+//   every request is accounted for as stored, dropped or failed;
+// - a trace of `jackdaw interactions -o` analyzed with --clickhouse: one
+//   jackdaw.interactions row per summary analyze counts, with the server's
+//   port and the response bytes the load received.
 #include <signal.h>
 
 #include <regex>
@@ -73,6 +77,50 @@ TEST(ClickHouseLive, StoreKilledMidSessionDoesNotStopTheCapture) {
   EXPECT_LT(sent, requests) << "the store was gone for most of the session";
   RecordProperty("stored_dropped_failed",
                  std::to_string(sent) + "/" + std::to_string(dropped) + "/" + std::to_string(failed));
+}
+
+TEST(ClickHouseInteractions, EverySummaryOfARecordingIsOneRow) {
+  JDW_REQUIRE_ROOT();
+  if (testing::ClickHouseBinary().empty()) {
+    if (testing::InCi()) FAIL() << "clickhouse-server missing: run scripts/install-deps.sh";
+    GTEST_SKIP() << "clickhouse-server not installed (scripts/install-deps.sh installs it)";
+  }
+  testserver::testing::ServerProcess server;
+  ASSERT_TRUE(server.Start().ok());
+  const std::string trace = testing::TempPath("ch-interactions");
+  testserver::testing::Child rec;
+  ASSERT_TRUE(rec.Spawn({testing::BinDir() + "/jackdaw", "interactions", "--pid",
+                         std::to_string(live_testing::ListeningPid(server.port())), "--by", "interaction", "-o",
+                         trace, "--duration", "6"})
+                  .ok());
+  SleepMs(2000);  // attached
+  testserver::testing::Child load;
+  ASSERT_TRUE(load.Spawn({JDW_LOAD_BIN, "--url", server.url(), "-n", "300", "--mix", "C:1,D:1", "-c", "2", "--rate",
+                          "150"})
+                  .ok());
+  ASSERT_EQ(load.Wait(60000), 0) << load.Stderr();
+  ASSERT_EQ(rec.Wait(30000), 0) << rec.Stderr();
+
+  testing::PrivateClickHouse ch;
+  ASSERT_TRUE(ch.Start().ok());
+  const testing::CommandResult r = testing::RunCommand(
+      {testing::BinDir() + "/jackdaw", "analyze", trace, "--clickhouse", ch.url(), "--host-id", "ia-host"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"((\d+) interactions \(in-kernel summaries)"))) << r.out;
+  const uint64_t summaries = std::stoull(m[1]);
+  EXPECT_GE(summaries, 300u) << "every request the load sent";
+  EXPECT_NE(r.err.find(std::to_string(summaries) + " of " + std::to_string(summaries) + " interactions stored"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(ch.Number("SELECT count() FROM jackdaw.interactions WHERE host = 'ia-host'"), summaries);
+  EXPECT_GE(ch.Number("SELECT count() FROM jackdaw.interactions WHERE role = 'server' AND local = '127.0.0.1:" +
+                      std::to_string(server.port()) + "'"),
+            300u);
+  // /small answers 12 KB, /tiny 5 KB: each response at least its file.
+  EXPECT_EQ(ch.Number("SELECT countIf(response_bytes < 5120) FROM jackdaw.interactions WHERE role = 'server'"), 0u);
+  EXPECT_EQ(ch.Number("SELECT countIf(latency_ns = 0) FROM jackdaw.interactions"), 0u);
+  server.Stop();
 }
 
 }  // namespace
