@@ -40,6 +40,10 @@ test_packages=(
 	# jackdaw live --metrics test: a private Prometheus on loopback (own
 	# config and data dir) scrapes a live session; its service stays stopped
 	prometheus
+	# ClickHouse sink test (tests/clickhouse): a private clickhouse-server
+	# (18.16) on loopback with its own config and data dir; its service
+	# stays stopped
+	clickhouse-server
 	# kernel-module backend (make kmod) and its VM test (make vm-test): the
 	# metapackages keep Debian's kernel image and its headers at one version
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio
@@ -77,7 +81,7 @@ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-
 apt-get update -qq
 # The servers' packages would start their system services (nginx,
 # apache2 and lighttpd on port 80, memcached on 11211, redis on 6379,
-# mariadb on 3306, unbound on 53, php-fpm on its socket): the suite needs only their binaries. A policy-rc.d
+# mariadb on 3306, unbound on 53, php-fpm on its socket, clickhouse on 8123): the suite needs only their binaries. A policy-rc.d
 # that denies starts is put in place for the install only, unless the
 # system already has one (containers often do).
 policy=/usr/sbin/policy-rc.d

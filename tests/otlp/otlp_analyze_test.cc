@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "export/otlp/test_receiver.h"
+#include "export/http/test_receiver.h"
 #include "support/test_support.h"
 
 namespace jackdaw {
@@ -72,7 +72,7 @@ Exported Read(const std::vector<std::string>& batches) {
 }
 
 TEST(OtlpAnalyze, EveryRequestIsATraceWithItsParentsPresent) {
-  otlp::TestReceiver rx({503});
+  http::TestReceiver rx({503});
   const std::string otlp_file = testing::TempPath("otlp-json");
   const std::string requests_file = testing::TempPath("otlp-requests");
   const testing::CommandResult r =

@@ -11,11 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/clickhouse_args.h"
 #include "cli/commands.h"
 #include "common/loss_share.h"
 #include "cluster/interaction_clusters.h"
 #include "common/safe_file.h"
-#include "export/otlp/http_post.h"
+#include "export/http/http_post.h"
 #include "export/otlp/otlp_exporter.h"
 #include "export/otlp/span_ids.h"
 #include "join/extractor.h"
@@ -49,6 +50,7 @@ struct AnalyzeArgs {
   std::string schema;
   std::string requests_out, json_out, csv_dir, perfetto_out, html_out;
   std::string otlp_json_out, otlp_url;
+  ClickHouseArgs clickhouse;
   std::vector<std::string> pcaps;
   double pcap_offset_s = 0;
   double threshold = 0;
@@ -64,7 +66,23 @@ struct AnalyzeArgs {
 
 // A trace of in-kernel interaction summaries only (jackdaw interactions -o):
 // no events to join, so the interactions themselves are clustered.
-int RunInteractions(const AnalyzeArgs& a, const std::vector<cluster::InteractionPoint>& points) {
+int RunInteractions(const AnalyzeArgs& a, const trace::TraceMeta& meta,
+                    const std::vector<cluster::InteractionPoint>& points) {
+  // Into ClickHouse first: a store that is not there ends the command
+  // before anything is printed, as for an event trace.
+  if (!a.clickhouse.url.empty()) {
+    auto store = OpenClickHouse(a.clickhouse, meta.host, "", /*offline=*/true);
+    if (!store.ok()) return PrintError(store.status().message()), 1;
+    if (Status made = (*store)->CreateTables(); !made.ok()) return PrintError(made.message()), 1;
+    for (const cluster::InteractionPoint& p : points) (*store)->AddInteraction(InteractionOf(p.tgid, p.ia, meta.time));
+    const http::SenderStats s = (*store)->Finish();
+    fprintf(stderr, "jackdaw: ClickHouse %s: %llu of %zu interactions stored in jackdaw.interactions%s%s\n",
+            a.clickhouse.url.c_str(), static_cast<unsigned long long>(s.items_sent), points.size(),
+            s.last_error.empty() ? "" : "; last error: ", s.last_error.c_str());
+    if (s.items_sent != points.size())
+      return PrintError("ClickHouse " + a.clickhouse.url + " did not store every interaction: check it and run again"),
+             1;
+  }
   cluster::InteractionClusterOptions o;
   if (a.threshold > 0) o.threshold = a.threshold;
   auto cs = cluster::ClusterInteractions(points, o);
@@ -110,8 +128,8 @@ Status CheckOutputs(const AnalyzeArgs& a) {
     if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
   }
   if (!a.otlp_url.empty())
-    if (auto url = otlp::ParseHttpUrl(a.otlp_url); !url.ok()) return url.status();
-  return Status::Ok();
+    if (auto url = http::ParseHttpUrl(a.otlp_url); !url.ok()) return url.status();
+  return CheckClickHouseUrl(a.clickhouse);
 }
 
 // An unnamed file in $TMPDIR (else /tmp), removed when closed: where the
@@ -193,7 +211,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     if (!a.otlp_json_out.empty() || !a.otlp_url.empty())
       fprintf(stderr, "jackdaw: warning: --otlp/--otlp-json: a trace of interaction summaries has no requests to "
                       "export; record an event trace (jackdaw record) for traces\n");
-    return RunInteractions(a, interactions);
+    return RunInteractions(a, (*reader)->meta(), interactions);
   }
   if (a.schema.empty())
     return PrintError("--schema is required for an event trace (e.g. --schema tcp-threadpool; "
@@ -227,7 +245,22 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   so.sample_per_cluster = a.sample;
   report::ProgressBar bar;
   if (!a.quiet) so.model.cluster.progress = bar.Callback();
-  auto streaming = model::StreamingModel::Create(so);
+  // Requests into ClickHouse (docs/clickhouse.md): the tables are made
+  // before the analysis, so a store that is not there ends it at once; each
+  // request's row goes out once the model has given it its cluster.
+  std::unique_ptr<clickhouse::ClickHouseSink> store;
+  if (!a.clickhouse.url.empty()) {
+    auto opened = OpenClickHouse(a.clickhouse, (*reader)->meta().host, schema->name, /*offline=*/true);
+    if (!opened.ok()) return PrintError(opened.status().message()), 1;
+    store = std::move(*opened);
+    if (Status made = store->CreateTables(); !made.ok()) return PrintError(made.message()), 1;
+  }
+  model::StreamingModel::AssignCallback on_assign;
+  if (store)
+    on_assign = [&store](const model::StreamingModel::Assigned& as) {
+      store->AssignCluster(as.request_id, static_cast<int64_t>(as.cluster_id));
+    };
+  auto streaming = model::StreamingModel::Create(so, on_assign);
   if (!streaming.ok()) return PrintError(streaming.status().message()), 1;
   model::StreamingModel& sm = **streaming;
   // Every request's likelihood (docs/likelihood.md): the automaton learns
@@ -280,6 +313,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     served_estimate += 1.0 / sampling.RateAt(r.start_ns);
     ++recorded;
     if (otlp_export) otlp_export->Add(r);
+    if (store) store->AddRequest(r);
     // One canonical form for the likelihood model and the streaming model.
     std::optional<canonical::CanonicalRequest> canonical;
     if (!r.incomplete) canonical = canonicalize(r);
@@ -314,6 +348,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     cc.idle_ns += c.idle_ns;
     cc.cpu_ns += c.cpu_ns;
     cc.softirq_cpu_ns += c.softirq_cpu_ns;
+    if (store) store->AddConnection(c);
     if (requests_file) {
       line = "- ";
       join::WriteConnectionJson(&line, c);
@@ -391,6 +426,14 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (st.cpu_observed_ns)
     model->accounted_cpu_fraction = join::AccountedCpuFraction(st);
   model->likelihood = likelihood.Summary();
+  bool store_lost = false;
+  if (store) {
+    // The model as of the trace's last request.
+    SendFinalModel(store.get(), sm, sm.warmed_up() ? nullptr : &*model, "analyze", store->last_end_wall_ns());
+    const http::SenderStats s = store->Finish();
+    fputs(store->Summary(s).c_str(), stderr);
+    store_lost = s.requests_dropped + s.requests_failed > 0;
+  }
   // The saved model is for scoring this schema's requests (live --baseline
   // checks it).
   model->likelihood.model.schema = schema->name;
@@ -475,6 +518,11 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   }
   if (!(*reader)->damage().ok())
     fprintf(stderr, "jackdaw: warning: analysed a salvaged trace: %s\n", (*reader)->damage().message().c_str());
+  if (store_lost) {
+    PrintError("ClickHouse " + a.clickhouse.url + " did not store every request (see the line above): the store " +
+               "went away or refused the rows during the analysis; check it and run the analysis again");
+    return 1;
+  }
   return ExitFor(**reader);
 }
 
@@ -506,6 +554,7 @@ Runner RegisterAnalyze(CLI::App& app) {
   sub->add_option("--otlp", args->otlp_url,
                   "send the requests as OpenTelemetry traces to an OTLP/HTTP receiver, JSON encoding "
                   "(e.g. http://127.0.0.1:4318/v1/traces; http only; docs/otlp.md)");
+  AddClickHouseOptions(sub, &args->clickhouse);
   sub->add_option("--pcap", args->pcaps,
                   "also join the packets of this pcap/pcapng file (e.g. tcpdump on another machine or a switch "
                   "port), by their connections; repeatable");

@@ -21,6 +21,8 @@
 #include "capture/sweep_pacer.h"
 #include "capture/sample_controller.h"
 #include "cli/capture_args.h"
+#include "cli/clickhouse_args.h"
+#include "export/clickhouse/model_rows.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
 #include "common/loss_share.h"
@@ -59,6 +61,7 @@ struct LiveArgs {
   std::string flight_dir;
   bool flight_unlikely = false;  // an unlikely request writes it too
   std::string metrics;
+  ClickHouseArgs clickhouse;
   uint32_t warmup = LiveModelDefaults().warmup_requests;
   double warmup_s = double(LiveModelDefaults().warmup_ns) / 1e9;
   bool json = false;
@@ -160,6 +163,20 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   // session before it starts.
   auto watchdog = MakeWatchdog(a, schema->name);
   if (!watchdog.ok()) return PrintError(watchdog.status().message()), 1;
+  // Requests into ClickHouse (docs/clickhouse.md): a store that is not
+  // there at start is a warning, not the end of the session; its rows are
+  // dropped and counted until it answers (the tables are made then).
+  std::unique_ptr<clickhouse::ClickHouseSink> store;
+  if (!a.clickhouse.url.empty()) {
+    utsname u{};
+    uname(&u);
+    auto opened = OpenClickHouse(a.clickhouse, u.nodename, schema->name, /*offline=*/false);
+    if (!opened.ok()) return PrintError(opened.status().message()), kExitUsage;
+    store = std::move(*opened);
+    if (Status made = store->CreateTables(); !made.ok())
+      fprintf(stderr, "jackdaw: warning: %s; capturing on: rows are dropped and counted until it answers\n",
+              made.message().c_str());
+  }
   capture::CaptureOptions co;
   auto sel = Resolve(a.cap, &co);
   if (!sel.ok()) return PrintError(sel.status().message()), sel.status().exit_code();
@@ -201,6 +218,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   std::vector<NewUnlikely> unlikely;  // since the last refresh (the canonical hook's)
   metrics::LiveMetrics live_metrics(schema->name);
   po.on_assign = [&](const model::StreamingModel::Assigned& as) {
+    if (store) store->AssignCluster(as.request_id, static_cast<int64_t>(as.cluster_id));
     if (!as.founded) return;
     live_metrics.OnAnomaly();
     if (anomalies.size() < 64) anomalies.push_back({as.request_id, as.cluster_id, as.distance});
@@ -287,7 +305,6 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   pl.set_record_counter(&controller);
   std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
   if (!a.metrics.empty()) {
-    pl.set_request_hook([&](const model::Request& r) { live_metrics.OnRequest(r); });
     auto ep = metrics::HttpEndpoint::Create(a.metrics, [&] {
       metrics::LiveState s;
       s.clusters = pl.model().Running();
@@ -305,6 +322,13 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     if (!ep.ok()) return PrintError(ep.status().message()), 1;
     metrics_endpoint = std::move(*ep);
   }
+
+  if (store || metrics_endpoint)
+    pl.set_request_hook([&](const model::Request& r) {
+      if (metrics_endpoint) live_metrics.OnRequest(r);
+      if (store) store->AddRequest(r);
+    });
+  if (store) pl.set_connection_hook([&](model::Connection&& c) { store->AddConnection(c); });
 
   control::CleanStaleSessions(a.run_dir);
   auto server = control::ControlServer::Create(
@@ -340,7 +364,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
 
   const bool tty = isatty(STDOUT_FILENO) && !a.json;
   const uint64_t start = MonotonicNs();
-  uint64_t last_view = start, last_requests = 0, last_records = 0, last_flight = 0;
+  uint64_t last_view = start, last_requests = 0, last_records = 0, last_flight = 0, last_store_model = start;
   std::map<uint64_t, uint64_t> last_count;
   uint64_t warned_not_followed = 0;
   std::vector<pollfd> fds;
@@ -444,6 +468,14 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     last_records = pl.records();
     last_view = now;
     const auto clusters = pl.model().Running();
+    if (store) {
+      store->Flush();
+      // A model snapshot every 10 s: a fleet's hosts a few rows each.
+      if (ms.warmed_up && now - last_store_model >= 10'000'000'000ull) {
+        store->AddModel("live", WallNowNs(), clickhouse::ClustersOf(clusters));
+        last_store_model = now;
+      }
+    }
     const auto lost = controller.Losses();
     uint64_t lost_total = 0;
     for (uint64_t l : lost) lost_total += l;
@@ -482,6 +514,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       for (const auto& x : unlikely)
         un.push_back({{"request", x.request_id}, {"log_likelihood", x.log_likelihood}, {"events", x.events}});
       j["new_unlikely"] = std::move(un);
+      if (store) j["clickhouse"] = SinkStatsJson(store->stats(), store->pending());
       fputs((j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
     } else {
       std::string out = tty ? "\033[H\033[2J" : "";
@@ -520,6 +553,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
         out += fmt::format("unlikely: request {} log-likelihood {:.3f} over {} events\n", unlikely[i].request_id,
                            unlikely[i].log_likelihood, unlikely[i].events);
       if (unlikely.size() > 10) out += fmt::format("unlikely: {} more\n", unlikely.size() - 10);
+      if (store) out += SinkStatsText(store->stats()) + "\n";
       fputs(out.c_str(), stdout);
     }
     fflush(stdout);
@@ -530,15 +564,20 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   cs.DisableAll();
   pl.Finish();
   if (!st.ok()) return PrintError(st.message()), 1;
+  std::string store_text;
+  if (store) {
+    SendFinalModel(store.get(), pl.model(), nullptr, "live", WallNowNs());
+    store_text = ", " + SinkStatsText(store->Finish());
+  }
   uint64_t lost_at_end = 0;
   for (uint64_t l : controller.Losses()) lost_at_end += l;
   fprintf(stderr,
           "jackdaw: live session %s ended: %" PRIu64 " events, %" PRIu64 " lost (%.2f %%), %" PRIu64
           " requests, %" PRIu64 " incomplete, %s of connections recorded at the end (%s at the least), "
-          "peak rss %.1f MB\n",
+          "peak rss %.1f MB%s\n",
           session_id.c_str(), pl.records(), lost_at_end, LostPercent(lost_at_end, pl.records()),
           pl.model().stats().requests, pl.model().stats().incomplete, SampleShareText(sampler.rate()).c_str(),
-          SampleShareText(sample_min).c_str(), double(control::PeakResidentBytes()) / 1e6);
+          SampleShareText(sample_min).c_str(), double(control::PeakResidentBytes()) / 1e6, store_text.c_str());
   return 0;
 }
 
@@ -599,6 +638,7 @@ Runner RegisterLive(CLI::App& app) {
                   "serve Prometheus metrics (text format 0.0.4) at http://ADDR:PORT/metrics: per schema and\n"
                   "cluster request counts, latency histograms, CPU/disk/net demand, anomalies; per probe\n"
                   "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface, with a warning)");
+  AddClickHouseOptions(sub, &args->clickhouse);
   sub->add_option("--baseline", args->baseline,
                   "score every request against the likelihood model of this `jackdaw analyze --json` file\n"
                   "(same schema) instead of one learned from the session's first requests")

@@ -110,6 +110,9 @@ class LivePipeline : public capture::RecordSink {
   // and the form handed to the model too (past its warm-up it uses it as it
   // is), so scoring costs the scorer's own work only.
   void set_canonical_hook(CanonicalHook h) { canonical_hook_ = std::move(h); }
+  // Each connection's life as the join reports it (schemas with `messages`:
+  // when it closes or the session ends).
+  void set_connection_hook(join::Extractor::ConnectionSink h) { extractor_->SetConnectionSink(std::move(h)); }
 
   model::StreamingModel& model() { return *model_; }
   const join::Stats& join_stats() const { return extractor_->stats(); }

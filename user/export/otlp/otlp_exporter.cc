@@ -10,7 +10,7 @@ namespace jackdaw::otlp {
 StatusOr<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(ExporterOptions options) {
   std::unique_ptr<OtlpExporter> e(new OtlpExporter(std::move(options)));
   if (!e->opt_.url.empty()) {
-    auto url = ParseHttpUrl(e->opt_.url);
+    auto url = http::ParseHttpUrl(e->opt_.url);
     if (!url.ok()) return url.status();
     e->opt_.sender.url = *url;
   }
@@ -20,7 +20,7 @@ StatusOr<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(ExporterOptions opt
     e->file_ = *f;
     setvbuf(e->file_, nullptr, _IOFBF, 1 << 20);
   }
-  if (!e->opt_.url.empty()) e->sender_ = std::make_unique<BatchSender>(e->opt_.sender);
+  if (!e->opt_.url.empty()) e->sender_ = std::make_unique<http::BatchSender>(e->opt_.sender);
   return e;
 }
 
@@ -74,14 +74,14 @@ std::string OtlpExporter::Summary() const {
     out += buf;
   }
   if (sender_) {
-    const SenderStats& s = sent_;
+    const http::SenderStats& s = sent_;
     snprintf(buf, sizeof(buf),
              "jackdaw: OTLP/HTTP %s: %llu requests (%llu spans) sent in %llu batches; %llu requests (%llu spans) "
              "dropped; %llu requests (%llu spans) failed; %llu retries%s%s\n",
              opt_.url.c_str(), static_cast<unsigned long long>(s.requests_sent),
-             static_cast<unsigned long long>(s.spans_sent), static_cast<unsigned long long>(s.batches_sent),
-             static_cast<unsigned long long>(s.requests_dropped), static_cast<unsigned long long>(s.spans_dropped),
-             static_cast<unsigned long long>(s.requests_failed), static_cast<unsigned long long>(s.spans_failed),
+             static_cast<unsigned long long>(s.items_sent), static_cast<unsigned long long>(s.batches_sent),
+             static_cast<unsigned long long>(s.requests_dropped), static_cast<unsigned long long>(s.items_dropped),
+             static_cast<unsigned long long>(s.requests_failed), static_cast<unsigned long long>(s.items_failed),
              static_cast<unsigned long long>(s.retries), s.last_error.empty() ? "" : "; last error: ",
              s.last_error.c_str());
     out += buf;

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "export/otlp/batch_sender.h"
+#include "export/http/batch_sender.h"
 #include "export/otlp/export_batch.h"
 #include "export/otlp/request_spans.h"
 
@@ -24,7 +24,7 @@ struct ExporterOptions {
   size_t batch_spans = 512;
   SpanContext context;
   std::string version;    // the scope's version: jackdaw's
-  SenderOptions sender;   // its url is filled from `url`
+  http::SenderOptions sender;   // its url is filled from `url`
 };
 
 class OtlpExporter {
@@ -40,7 +40,7 @@ class OtlpExporter {
 
   uint64_t requests() const { return requests_; }
   uint64_t spans() const { return spans_; }
-  const SenderStats& sender_stats() const { return sent_; }
+  const http::SenderStats& sender_stats() const { return sent_; }
   // "jackdaw: OTLP: 640 requests (3,712 spans) sent to URL, 0 dropped, 0 failed"
   // lines, one per destination.
   std::string Summary() const;
@@ -53,8 +53,8 @@ class OtlpExporter {
   ExportBatch batch_;
   FILE* file_ = nullptr;
   bool write_failed_ = false;
-  std::unique_ptr<BatchSender> sender_;
-  SenderStats sent_;
+  std::unique_ptr<http::BatchSender> sender_;
+  http::SenderStats sent_;
   uint64_t requests_ = 0, spans_ = 0, lines_ = 0;
 };
 

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "export/otlp/test_receiver.h"
+#include "export/http/test_receiver.h"
 
 namespace jackdaw::otlp {
 namespace {
@@ -38,7 +38,7 @@ std::string TempFile() {
 }
 
 TEST(OtlpExporter, FileAndUrlGetTheSameBatchesOfWholeRequests) {
-  TestReceiver rx({503});
+  http::TestReceiver rx({503});
   const std::string path = TempFile();
   ExporterOptions o;
   o.json_path = path;

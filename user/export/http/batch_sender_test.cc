@@ -1,4 +1,4 @@
-#include "export/otlp/batch_sender.h"
+#include "export/http/batch_sender.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "export/otlp/test_receiver.h"
+#include "export/http/test_receiver.h"
 
-namespace jackdaw::otlp {
+namespace jackdaw::http {
 namespace {
 
 SenderOptions Options(const std::string& url) {
@@ -32,7 +32,7 @@ TEST(BatchSender, RetriesA503ThenDelivers) {
   const SenderStats s = sender.Finish();
   EXPECT_EQ(s.batches_sent, 2u);
   EXPECT_EQ(s.requests_sent, 5u);
-  EXPECT_EQ(s.spans_sent, 20u);
+  EXPECT_EQ(s.items_sent, 20u);
   EXPECT_EQ(s.retries, 2u);
   EXPECT_EQ(s.requests_dropped + s.requests_failed, 0u);
   EXPECT_EQ(rx.posts(), 4);
@@ -47,9 +47,10 @@ TEST(BatchSender, A400IsFinalNotRetried) {
   sender.Enqueue("{}", 1, 4);
   const SenderStats s = sender.Finish();
   EXPECT_EQ(s.requests_failed, 1u);
-  EXPECT_EQ(s.spans_failed, 4u);
+  EXPECT_EQ(s.items_failed, 4u);
   EXPECT_EQ(s.retries, 0u);
-  EXPECT_EQ(s.last_error, "HTTP 400");
+  // The status, then the first line of the receiver's explanation.
+  EXPECT_EQ(s.last_error, "HTTP 400: {\"code\":14,\"message\":\"busy\"}");
   EXPECT_EQ(rx.posts(), 1);
 }
 
@@ -90,10 +91,34 @@ TEST(BatchSender, DownReceiverDropsAndCountsWithoutHanging) {
   EXPECT_LT(ms, 5000);
   EXPECT_EQ(s.requests_sent, 0u);
   EXPECT_EQ(s.requests_dropped + s.requests_failed, 200u);  // every request accounted for
-  EXPECT_EQ(s.spans_dropped + s.spans_failed, 600u);
+  EXPECT_EQ(s.items_dropped + s.items_failed, 600u);
   EXPECT_GT(s.requests_dropped, 100u);  // the queue bound held
   EXPECT_EQ(s.requests_failed, queued);
   EXPECT_EQ(s.last_error, "connection refused");
+}
+
+TEST(BatchSender, PreparesOnceBeforeTheFirstBatch) {
+  TestReceiver rx({503});  // the first preparation meets a busy receiver
+  SenderOptions o = Options(rx.url());
+  o.content_type = "text/plain";
+  int prepared = 0;
+  const HttpUrl url = o.url;
+  o.prepare = [&] {
+    ++prepared;
+    return Post(url, "CREATE", PostOptions{});
+  };
+  BatchSender sender(o);
+  sender.Enqueue("row 1", 1, 1);
+  sender.Enqueue("row 2", 1, 1);
+  const SenderStats s = sender.Finish();
+  EXPECT_EQ(s.requests_sent, 2u);
+  EXPECT_EQ(prepared, 2);  // the 503, then the success; not again for the second batch
+  EXPECT_EQ(s.retries, 1u);
+  const std::vector<std::string> got = rx.accepted();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0], "CREATE");
+  EXPECT_EQ(got[1], "row 1");
+  EXPECT_NE(rx.heads()[2].find("Content-Type: text/plain"), std::string::npos);
 }
 
 TEST(BatchSender, WithoutWaitingAFullQueueDrops) {
@@ -111,4 +136,4 @@ TEST(BatchSender, WithoutWaitingAFullQueueDrops) {
 }
 
 }  // namespace
-}  // namespace jackdaw::otlp
+}  // namespace jackdaw::http

@@ -1,4 +1,5 @@
-// An OTLP/HTTP receiver for tests: a thread on 127.0.0.1 (a free port)
+// An HTTP receiver for tests (an OTLP/HTTP receiver, a ClickHouse that
+// takes every insert): a thread on 127.0.0.1 (a free port)
 // that reads each POST (head and Content-Length body), answers with the
 // next scripted status (then 200 once the script is used up) and keeps the
 // bodies it answered 2xx to. One request per connection, as the client
@@ -13,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-namespace jackdaw::otlp {
+namespace jackdaw::http {
 
 class TestReceiver {
  public:
@@ -21,7 +22,9 @@ class TestReceiver {
   ~TestReceiver();
 
   uint16_t port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1/traces"; }
+  std::string url(const std::string& path = "/v1/traces") const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
   int posts() const { return posts_.load(); }         // every POST read, whatever answered
   std::vector<std::string> accepted() const;          // bodies answered 2xx
   std::vector<std::string> heads() const;             // request heads, in order
@@ -40,4 +43,4 @@ class TestReceiver {
   std::thread thread_;
 };
 
-}  // namespace jackdaw::otlp
+}  // namespace jackdaw::http

@@ -1,9 +1,9 @@
-#include "export/otlp/batch_sender.h"
+#include "export/http/batch_sender.h"
 
 #include <algorithm>
 #include <chrono>
 
-namespace jackdaw::otlp {
+namespace jackdaw::http {
 
 BatchSender::BatchSender(SenderOptions options) : opt_(std::move(options)) {
   thread_ = std::thread([this] { Run(); });
@@ -11,17 +11,17 @@ BatchSender::BatchSender(SenderOptions options) : opt_(std::move(options)) {
 
 BatchSender::~BatchSender() { Finish(); }
 
-bool BatchSender::Enqueue(std::string json, size_t requests, size_t spans) {
+bool BatchSender::Enqueue(std::string body, size_t requests, size_t items) {
   std::unique_lock<std::mutex> lock(mu_);
   if (opt_.wait_when_full)
     cv_.wait(lock, [&] { return queue_.size() < opt_.max_queued_batches || receiver_down_ || stopping_; });
   if (queue_.size() >= opt_.max_queued_batches || stopping_) {
     stats_.requests_dropped += requests;
-    stats_.spans_dropped += spans;
+    stats_.items_dropped += items;
     stats_.batches_dropped++;
     return false;
   }
-  queue_.push_back({std::move(json), requests, spans});
+  queue_.push_back({std::move(body), requests, items});
   cv_.notify_all();
   return true;
 }
@@ -41,7 +41,7 @@ SenderStats BatchSender::Finish() {
     lock.lock();
     for (const Batch& b : queue_) {
       stats_.requests_dropped += b.requests;
-      stats_.spans_dropped += b.spans;
+      stats_.items_dropped += b.items;
       stats_.batches_dropped++;
     }
     queue_.clear();
@@ -67,11 +67,11 @@ void BatchSender::Run() {
     lock.lock();
     if (ok) {
       stats_.requests_sent += b.requests;
-      stats_.spans_sent += b.spans;
+      stats_.items_sent += b.items;
       stats_.batches_sent++;
     } else {
       stats_.requests_failed += b.requests;
-      stats_.spans_failed += b.spans;
+      stats_.items_failed += b.items;
       stats_.batches_failed++;
     }
     queue_.pop_front();
@@ -93,14 +93,28 @@ bool BatchSender::Send(const Batch& b) {
   }
   const int attempts = down ? 1 : std::max(1, opt_.max_attempts);
   for (int attempt = 1;; ++attempt) {
-    const HttpResult r = PostJson(opt_.url, b.json, opt_.timeout_ms);
+    HttpResult r;
+    if (!prepared_ && opt_.prepare) {
+      r = opt_.prepare();
+      prepared_ = r.status >= 200 && r.status < 300;
+    }
+    if (prepared_ || !opt_.prepare) {
+      PostOptions po;
+      po.content_type = opt_.content_type;
+      po.timeout_ms = opt_.timeout_ms;
+      po.max_body = 4096;  // a refusal's explanation, for last_error
+      r = Post(opt_.url, b.body, po);
+    }
     const bool ok = r.status >= 200 && r.status < 300;
     const bool retryable = r.status == 429 || r.status == 502 || r.status == 503 || r.status == 504 ||
                            (r.status == 0 && (r.unreachable || !r.error.empty()));
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (ok || r.status != 0) receiver_down_ = false;
-      if (!ok) stats_.last_error = r.status ? "HTTP " + std::to_string(r.status) : r.error;
+      if (!ok) {
+        stats_.last_error = r.status ? "HTTP " + std::to_string(r.status) : r.error;
+        if (r.status && !FirstLine(r.body).empty()) stats_.last_error += ": " + FirstLine(r.body);
+      }
       if (!ok && r.status == 0 && attempt >= attempts) receiver_down_ = true;
       if (receiver_down_) cv_.notify_all();  // a producer waiting for room drops instead
     }
@@ -115,4 +129,4 @@ bool BatchSender::Send(const Batch& b) {
   }
 }
 
-}  // namespace jackdaw::otlp
+}  // namespace jackdaw::http

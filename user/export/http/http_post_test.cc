@@ -1,4 +1,4 @@
-#include "export/otlp/http_post.h"
+#include "export/http/http_post.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "export/otlp/test_receiver.h"
+#include "export/http/test_receiver.h"
 
-namespace jackdaw::otlp {
+namespace jackdaw::http {
 namespace {
 
 TEST(ParseHttpUrl, HostPortPath) {
@@ -53,6 +53,29 @@ TEST(PostJson, SendsJsonAndReadsTheStatus) {
   EXPECT_EQ(head.rfind("POST /v1/traces HTTP/1.1\r\n", 0), 0u) << head;
   EXPECT_NE(head.find("Content-Type: application/json"), std::string::npos);
   EXPECT_NE(head.find("Host: 127.0.0.1:" + std::to_string(rx.port()) + "\r\n"), std::string::npos) << head;
+}
+
+TEST(Post, ReadsTheBodyWhenAsked) {
+  TestReceiver rx({500});
+  auto url = ParseHttpUrl(rx.url("/"));
+  ASSERT_TRUE(url.ok());
+  PostOptions o;
+  o.content_type = "text/plain";
+  o.max_body = 1024;
+  const HttpResult r = Post(*url, "INSERT", o);
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, "{\"code\":14,\"message\":\"busy\"}");
+  EXPECT_EQ(FirstLine("\n  Code: 60. Table missing\nstack"), "Code: 60. Table missing");
+  EXPECT_EQ(rx.heads()[0].rfind("POST / HTTP/1.1\r\n", 0), 0u);
+}
+
+TEST(ParseHttpUrl, NamesTheOptionItCameFrom) {
+  UrlRole role;
+  role.option = "--clickhouse";
+  role.example = "http://127.0.0.1:8123";
+  auto u = ParseHttpUrl("tcp://x:9000", role);
+  ASSERT_FALSE(u.ok());
+  EXPECT_EQ(u.status().message(), "--clickhouse tcp://x:9000: not an http:// URL; give one like http://127.0.0.1:8123");
 }
 
 // A port nobody listens on: bound, then closed.
@@ -99,4 +122,4 @@ TEST(PostJson, SilentReceiverTimesOut) {
 }
 
 }  // namespace
-}  // namespace jackdaw::otlp
+}  // namespace jackdaw::http

@@ -1,4 +1,4 @@
-#include "export/otlp/http_post.h"
+#include "export/http/http_post.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -6,20 +6,20 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 
-namespace jackdaw::otlp {
+namespace jackdaw::http {
 
-StatusOr<HttpUrl> ParseHttpUrl(const std::string& url) {
+StatusOr<HttpUrl> ParseHttpUrl(const std::string& url, const UrlRole& role) {
+  const char* opt = role.option;
   if (url.rfind("https://", 0) == 0)
-    return ErrStatus("--otlp %s: https is not supported; send to a local OpenTelemetry Collector over "
-                     "http://127.0.0.1:4318/v1/traces and let it forward with TLS",
-                     url.c_str());
+    return ErrStatus("%s %s: https is not supported; %s", opt, url.c_str(), role.https_hint);
   if (url.rfind("http://", 0) != 0)
-    return ErrStatus("--otlp %s: not an http:// URL; give one like http://127.0.0.1:4318/v1/traces", url.c_str());
+    return ErrStatus("%s %s: not an http:// URL; give one like %s", opt, url.c_str(), role.example);
   std::string rest = url.substr(7);
   HttpUrl out;
   const size_t slash = rest.find('/');
@@ -31,10 +31,10 @@ StatusOr<HttpUrl> ParseHttpUrl(const std::string& url) {
   if (!rest.empty() && rest.front() == '[') {
     const size_t close = rest.find(']');
     if (close == std::string::npos)
-      return ErrStatus("--otlp %s: unclosed [ in the host; write an IPv6 host as [::1]:4318", url.c_str());
+      return ErrStatus("%s %s: unclosed [ in the host; write an IPv6 host as [::1]:PORT", opt, url.c_str());
     out.host = rest.substr(1, close - 1);
     if (close + 1 < rest.size()) {
-      if (rest[close + 1] != ':') return ErrStatus("--otlp %s: expected :PORT after ]", url.c_str());
+      if (rest[close + 1] != ':') return ErrStatus("%s %s: expected :PORT after ]", opt, url.c_str());
       port = rest.substr(close + 2);
     }
   } else {
@@ -42,12 +42,12 @@ StatusOr<HttpUrl> ParseHttpUrl(const std::string& url) {
     out.host = rest.substr(0, colon);
     if (colon != std::string::npos) port = rest.substr(colon + 1);
   }
-  if (out.host.empty()) return ErrStatus("--otlp %s: no host; give one like http://127.0.0.1:4318/v1/traces", url.c_str());
+  if (out.host.empty()) return ErrStatus("%s %s: no host; give one like %s", opt, url.c_str(), role.example);
   if (!port.empty()) {
     char* end = nullptr;
     const unsigned long p = strtoul(port.c_str(), &end, 10);
     if (*end != '\0' || p == 0 || p > 65535)
-      return ErrStatus("--otlp %s: port '%s' is not a number from 1 to 65535", url.c_str(), port.c_str());
+      return ErrStatus("%s %s: port '%s' is not a number from 1 to 65535", opt, url.c_str(), port.c_str());
     out.port = static_cast<uint16_t>(p);
   }
   return out;
@@ -74,6 +74,22 @@ bool Wait(int fd, short events, Clock::time_point deadline) {
   }
 }
 
+// A chunked body (what ClickHouse sends) as its plain bytes; a body cut
+// short keeps the chunks that came whole.
+std::string Unchunk(const std::string& in) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < in.size()) {
+    const size_t eol = in.find("\r\n", pos);
+    if (eol == std::string::npos) break;
+    const size_t n = strtoul(in.c_str() + pos, nullptr, 16);
+    if (n == 0 || eol + 2 + n > in.size()) break;
+    out.append(in, eol + 2, n);
+    pos = eol + 2 + n + 2;
+  }
+  return out;
+}
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -83,8 +99,16 @@ struct Fd {
 
 }  // namespace
 
-HttpResult PostJson(const HttpUrl& url, const std::string& body, int timeout_ms) {
-  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+std::string FirstLine(const std::string& body, size_t max) {
+  size_t start = body.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return "";
+  size_t end = body.find_first_of("\r\n", start);
+  if (end == std::string::npos) end = body.size();
+  return body.substr(start, std::min(end - start, max));
+}
+
+HttpResult Post(const HttpUrl& url, const std::string& body, const PostOptions& options) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options.timeout_ms);
   HttpResult res;
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -128,7 +152,7 @@ HttpResult PostJson(const HttpUrl& url, const std::string& body, int timeout_ms)
   // An IPv6 literal is bracketed in Host, as in the URL.
   const std::string host = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
   std::string out = "POST " + url.path + " HTTP/1.1\r\nHost: " + host + ":" + port +
-                    "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                    "\r\nContent-Type: " + options.content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
                     "\r\nConnection: close\r\nUser-Agent: jackdaw\r\n\r\n";
   out += body;
   size_t sent = 0;
@@ -142,11 +166,27 @@ HttpResult PostJson(const HttpUrl& url, const std::string& body, int timeout_ms)
       return res.error = std::string("send failed: ") + strerror(errno), res;
     }
   }
-  // The status line is all the exporter needs; the rest is read (bounded)
-  // only so the receiver sees an orderly close.
+  // The status line is all a sender needs; the body is read (bounded) where
+  // the caller wants it: an error's explanation, a query's answer.
   std::string in;
   char buf[4096];
-  while (in.find("\r\n") == std::string::npos && in.size() < 8192) {
+  // Done at the status line, or with the body: max_body of it, its
+  // Content-Length, or its last chunk (a server may keep the connection
+  // open despite Connection: close).
+  auto have_enough = [&] {
+    if (options.max_body == 0) return in.find("\r\n") != std::string::npos;
+    const size_t head_end = in.find("\r\n\r\n");
+    if (head_end == std::string::npos) return false;
+    const size_t got = in.size() - (head_end + 4);
+    if (got >= options.max_body) return true;
+    const std::string head = in.substr(0, head_end);
+    if (const size_t cl = head.find("Content-Length: "); cl != std::string::npos)
+      return got >= strtoul(head.c_str() + cl + 16, nullptr, 10);
+    if (head.find("Transfer-Encoding: chunked") != std::string::npos)
+      return got >= 5 && in.compare(in.size() - 5, 5, "0\r\n\r\n") == 0;
+    return false;
+  };
+  while (!have_enough() && in.size() < 8192 + options.max_body) {
     const ssize_t n = recv(sock.fd, buf, sizeof(buf), 0);
     if (n > 0) {
       in.append(buf, static_cast<size_t>(n));
@@ -161,8 +201,15 @@ HttpResult PostJson(const HttpUrl& url, const std::string& body, int timeout_ms)
   // "HTTP/1.1 200 OK"
   if (in.rfind("HTTP/1.", 0) != 0 || in.size() < 12) return res.error = "not an HTTP response", res;
   res.status = atoi(in.c_str() + 9);
-  if (res.status < 100 || res.status > 599) res.status = 0, res.error = "bad HTTP status line";
+  if (res.status < 100 || res.status > 599) return res.status = 0, res.error = "bad HTTP status line", res;
+  if (options.max_body) {
+    const size_t head_end = in.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      res.body = in.substr(head_end + 4, options.max_body);
+      if (in.substr(0, head_end).find("Transfer-Encoding: chunked") != std::string::npos) res.body = Unchunk(res.body);
+    }
+  }
   return res;
 }
 
-}  // namespace jackdaw::otlp
+}  // namespace jackdaw::http

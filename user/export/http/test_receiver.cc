@@ -1,4 +1,4 @@
-#include "export/otlp/test_receiver.h"
+#include "export/http/test_receiver.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace jackdaw::otlp {
+namespace jackdaw::http {
 
 TestReceiver::TestReceiver(std::deque<int> script) : script_(std::move(script)) {
   listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -86,4 +86,4 @@ void TestReceiver::Serve(int fd) {
   (void)!send(fd, out.data(), out.size(), MSG_NOSIGNAL);
 }
 
-}  // namespace jackdaw::otlp
+}  // namespace jackdaw::http
