@@ -163,9 +163,8 @@ int Run(const InteractionsArgs& a) {
   capture::CaptureOptions co;
   co.groups = 1u << JDW_GROUP_INTERACT;
   // A server's workers are its descendants (nginx, apache2 prefork): take
-  // those running now; the group's fork hook follows later ones.
-  // By name (--comm): those running now and, through the admission the
-  // fork hook checks, the children they fork later.
+  // those running now; the group's fork hook follows later ones (for
+  // --comm, through the name admission it checks at each fork).
   auto selected = [&] {
     std::vector<uint32_t> out;
     for (uint32_t p : a.pids)
@@ -180,6 +179,12 @@ int Run(const InteractionsArgs& a) {
   co.filter_tgid = !a.pids.empty() || !a.comm.empty();
   co.admit_comm = a.comm;
   co.tgids = selected();
+  // Unlike record's, this group has no exec hook: a process that takes the
+  // name later is not picked up, so an empty start is said.
+  if (!a.comm.empty() && capture::ProcessesWithComm(a.comm).empty())
+    fprintf(stderr, "jackdaw: warning: --comm %s: no such process is running; only those running at the start "
+                    "(and their children) are followed: start the server first\n",
+            a.comm.c_str());
   co.interact_max_conns = a.max_conns;
   // No syscall group here: no enter is ever parked, so the programs need
   // not look for one before each record (a session constant the verifier
