@@ -137,7 +137,8 @@ void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb
   sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)")
       ->type_name("SYSCALL,...")
       ->check(Checked(ParseSyscalls, "syscalls"));
-  sub->add_option("--usdt", args->usdt, "attach the USDT probes of this binary, of one provider or one probe (repeatable)")
+  sub->add_option("--usdt", args->usdt,
+                  "attach the USDT probes of this binary, of one provider or one probe (repeatable)")
       ->type_name("BINARY[:PROVIDER[:NAME]]")
       ->allow_extra_args(false);
   sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")

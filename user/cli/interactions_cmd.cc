@@ -345,6 +345,7 @@ Runner RegisterInteractions(CLI::App& app) {
       "  sudo jackdaw interactions                          live table per class, every second\n"
       "  sudo jackdaw interactions --pid 1234 --by interaction   one line per request\n"
       "  sudo jackdaw interactions --prefix4 24 --no-pid    classes: remote /24 and server port\n"
+      "  sudo jackdaw interactions --comm nginx --json -    nginx's classes as JSON lines\n"
       "  sudo jackdaw interactions -o web.jdw --duration 60 record; then: jackdaw analyze web.jdw\n"
       "A running session switches between per-interaction and per-class on SIGUSR1.");
   sub->add_option("--by", args->by, "granularity: one line per interaction, or sums per class and window")

@@ -110,8 +110,9 @@ std::string OptionValueName(const CLI::Option& opt) {
   std::string suffix;
   for (const CLI::Validator* v : Validators(opt))
     if (const std::string d = v->get_description(); !d.empty()) suffix += ":" + d;
-  if (!suffix.empty() && name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-    name.resize(name.size() - suffix.size());
+  const bool ends_in_suffix =
+      name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  if (!suffix.empty() && ends_in_suffix) name.resize(name.size() - suffix.size());
   if (opt.get_expected_max() == CLI::detail::expected_max_vector_size) name += " ...";
   return name;
 }

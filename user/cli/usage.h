@@ -41,7 +41,7 @@ CLI::Validator DurationSeconds(double lo, double hi, bool lo_open);
 inline constexpr const char* kDurationNote =
     "DURATION: a number with a unit, 30s, 250ms, 2m, 1h; a bare number is seconds.";
 
-// Whether `sub` has an option (shown or not) whose value is a DURATION.
+// Whether one of the options `sub` shows takes a DURATION.
 bool TakesDuration(const CLI::App& sub);
 
 // "0.01 to 5 s", "above 0, up to 1 h": a range as --help words it.
