@@ -150,6 +150,8 @@ int Run(const InteractionsArgs& a) {
            kExitUsage;
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) return PrintError(priv.message()), priv.exit_code();
+  if (!a.json_out.empty())
+    if (Status out = CheckOutput(a.json_out); !out.ok()) return PrintError("--json: " + out.message()), 1;
   // Before any loading: on a kernel without the socket tracepoints libbpf
   // would fail deep in the load, in lines that do not say why.
   Status kernel = capture::CheckInteractKernel();

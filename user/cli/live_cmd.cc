@@ -157,6 +157,9 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   if (!priv.ok()) return PrintError(priv.message()), 2;
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
+  // Before anything is attached, as a bad schema is.
+  if (!a.json_out.empty())
+    if (Status out = CheckOutput(a.json_out); !out.ok()) return PrintError("--json: " + out.message()), 1;
   // Before anything is attached: a baseline that cannot be used ends the
   // session before it starts.
   auto watchdog = MakeWatchdog(a, schema->name);
