@@ -5,7 +5,7 @@
 #   interactions   jackdaw interactions --by interaction -o FILE --pid SERVER
 #                  (in-kernel summaries: one record per interaction reaches
 #                  user space)
-#   classes        jackdaw interactions --by class --json --pid SERVER (per
+#   classes        jackdaw interactions --by class --json - --pid SERVER (per
 #                  class and 1 s window: one row per class reaches user space)
 #   full           jackdaw record --pid SERVER (sched+syscall+block+net events)
 # interleaved (untraced, interactions, classes, full, untraced, ...) for REPS
@@ -132,7 +132,7 @@ measure() {
 		tracer=$! ;;
 	classes)
 		f=$work/classes.json
-		"$bin/jackdaw" interactions --by class --json --interval 1 $target > "$f" 2> "$work/tracer.err" &
+		"$bin/jackdaw" interactions --by class --json - --class-window 1 $target > "$f" 2> "$work/tracer.err" &
 		tracer=$! ;;
 	full)
 		f=$work/full.jdw

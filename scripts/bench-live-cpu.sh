@@ -4,7 +4,7 @@
 # For each jackdaw binary given (e.g. before and after a change), in turn,
 # ROUNDS times interleaved: jackdaw-testserver under
 # jackdaw-load --rate RATE -c 4 --mix D:1, and `jackdaw live --schema
-# tcp-threadpool --pid SERVER --json` on it. After WARM seconds (probes
+# tcp-threadpool --pid SERVER --json -` on it. After WARM seconds (probes
 # attached, model warmed up), the live process' utime+stime
 # (/proc/PID/task/*/schedstat) and its modelled request count (jackdaw ctl status) are
 # read, and again SECONDS later: CPU % of one core over that window, and
@@ -43,7 +43,7 @@ for round in $(seq 1 "$rounds"); do
 		pids+=("$server")
 		for _ in $(seq 100); do grep -q listening "$work/server.out" && break; sleep 0.1; done
 		port=$(sed -n 's/listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$work/server.out")
-		"$bin" live --schema tcp-threadpool --pid "$server" --json --duration $((warm + secs + 5)) \
+		"$bin" live --schema tcp-threadpool --pid "$server" --json - --duration $((warm + secs + 5)) \
 			>/dev/null 2>"$work/live.err" &
 		live=$!
 		pids+=("$live")

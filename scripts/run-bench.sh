@@ -22,7 +22,7 @@ done
 if [ -x "$bin/jackdaw" ]; then
 	echo "== jackdaw overhead (getppid, socketpair, file; sched,syscall)"
 	for w in getppid socketpair file; do
-		"$bin/jackdaw" overhead --json --workload "$w" --probes sched,syscall --runs 5 \
+		"$bin/jackdaw" overhead --json - --workload "$w" --probes sched,syscall --runs 5 \
 			>"$root/tests/results/overhead-$w.json"
 	done
 fi

@@ -95,7 +95,7 @@ else fail "interactions (exit $rc): $(head -n 3 /tmp/ia.err)"; fi
 # CaptureBackend interface, records converted to CLOCK_MONOTONIC.
 export JACKDAW_SCHEMA_PATH=$J/schemas
 for b in kmod auto; do
-	$J/jackdaw live --backend $b --schema tcp-threadpool --json --duration 3 --interval 1 >/tmp/live-$b.out 2>/tmp/live-$b.err &
+	$J/jackdaw live --backend $b --schema tcp-threadpool --json - --duration 3 --refresh 1 >/tmp/live-$b.out 2>/tmp/live-$b.err &
 	LIVE=$!
 	sleep 0.5
 	$J/jackdaw-workload --getppid 500 --tcp 4096 16384 --pipe-rounds 50 >/dev/null 2>&1

@@ -357,9 +357,9 @@ TEST(RecordCliArgs, DurationWindowAndThresholdOutOfRangeAreRefused) {
     EXPECT_NE(r.err.find("--duration"), std::string::npos) << d << ": " << r.err;
   }
   for (const std::string w : {"1e30", "-1", "nan", "0"}) {
-    auto r = RunCommand({Jackdaw(), "analyze", "x.jdw", "--schema", "testserver", "--window", w});
+    auto r = RunCommand({Jackdaw(), "analyze", "x.jdw", "--schema", "testserver", "--reorder-window", w});
     EXPECT_NE(r.exit_code, 0) << w;
-    EXPECT_NE(r.err.find("--window"), std::string::npos) << w << ": " << r.err;
+    EXPECT_NE(r.err.find("--reorder-window"), std::string::npos) << w << ": " << r.err;
   }
   for (const std::string t : {"-1", "nan", "0"}) {
     auto r = RunCommand({Jackdaw(), "analyze", "x.jdw", "--schema", "testserver", "--threshold", t});
@@ -372,7 +372,7 @@ TEST(RecordCliArgs, DurationWindowAndThresholdOutOfRangeAreRefused) {
 // deadline passed at once); each is refused naming its option.
 TEST(CliArgs, IntervalsDurationsAndOffsetsOutOfRangeAreRefused) {
   const std::vector<std::vector<std::string>> cases = {
-      {"interactions", "--interval", "nan"}, {"interactions", "--interval", "0"},
+      {"interactions", "--class-window", "nan"}, {"interactions", "--class-window", "0"},
       {"interactions", "--idle", "-5"},      {"interactions", "--idle", "nan"},
       {"interactions", "--duration", "1e300"}, {"live", "--schema", "testserver", "--duration", "1e300"},
       {"analyze", "x.jdw", "--schema", "testserver", "--pcap-offset", "1e300"},

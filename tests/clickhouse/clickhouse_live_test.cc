@@ -37,7 +37,7 @@ TEST(ClickHouseLive, StoreKilledMidSessionDoesNotStopTheCapture) {
   o.rate = "200";
   o.load_when_ready = true;
   // A short warm-up: rows go out with their cluster within the first second.
-  o.live_extra = {"--clickhouse", ch.url(), "--host-id", "live-test", "--warmup", "50", "--interval", "0.5"};
+  o.live_extra = {"--clickhouse", ch.url(), "--host-id", "live-test", "--warmup", "50", "--refresh", "0.5"};
   ASSERT_NO_FATAL_FAILURE(s.Start(3000, 16, o));  // 15 s of load at 200/s
   // Rows arrive while the store is up.
   uint64_t stored = 0;

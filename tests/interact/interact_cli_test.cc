@@ -80,7 +80,7 @@ TEST_F(InteractTest, ClassModeCountsTheRowsAndBytesItCopies) {
   constexpr int kExchanges = 50;
   testserver::testing::Child tracer;
   ASSERT_NO_FATAL_FAILURE(
-      RunAgainstExchanges({"--by", "class", "--json", "--interval", "0.2"}, kExchanges, &tracer));
+      RunAgainstExchanges({"--by", "class", "--json", "-", "--class-window", "0.2"}, kExchanges, &tracer));
   ToUser t;
   ASSERT_TRUE(ParseToUser(tracer.Stderr(), &t)) << tracer.Stderr();
   EXPECT_EQ(t.records, 0u) << "class mode ships no records";

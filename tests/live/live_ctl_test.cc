@@ -233,8 +233,10 @@ TEST(Live, InteractGranularitySwitchesAtRuntime) {
   const pid_t pid = s.live_->pid();
   EXPECT_GT(s.Events(s.Ctl("status"), "interact"), 0u) << "no interaction records under load";
   EXPECT_FALSE(s.Ctl("granularity sideways")["ok"].get<bool>());
+  // --window: what jackdaw ctl sends for --class-window (and sessions of
+  // earlier versions understand).
   EXPECT_FALSE(s.Ctl("granularity class --window 0")["ok"].get<bool>());
-  nlohmann::json r = s.Ctl("granularity class --window 1");
+  nlohmann::json r = s.Ctl("granularity class --class-window 1");
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_EQ(r["granularity"], "class");
   // Per class, the kernel sums interactions instead of emitting records.

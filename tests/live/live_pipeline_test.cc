@@ -162,7 +162,7 @@ TEST(Live, ABusyMachineHoldsNoRecordPastTheReorderWindow) {
   LiveSession::Options o;
   o.mix = "D:1";
   o.rate = "10";  // a stage of 4 KB fills in seconds, not within a nap
-  o.live_extra = {"--window", "0.05"};
+  o.live_extra = {"--reorder-window", "0.05"};
   ASSERT_NO_FATAL_FAILURE(s.Start(1000, 30, o));
   SleepMs(8000);
   const nlohmann::json st = s.Ctl("status");

@@ -69,7 +69,7 @@ class LiveSession {
     }
     live_ = std::make_unique<Child>();
     std::vector<std::string> live_argv = {testing::BinDir() + "/jackdaw", "live", "--schema", "tcp-threadpool",
-                                          "--json", "--duration", std::to_string(seconds)};
+                                          "--json", "-", "--duration", std::to_string(seconds)};
     if (o.replace_selection.empty()) {
       live_argv.push_back("--pid");
       live_argv.push_back(std::to_string(ServerPid()));

@@ -33,7 +33,7 @@ int64_t WallMinusMonoNs() {
 }
 
 // Issue 30: a snapshot had no clock mapping, so export --pcap dated its
-// packets 1970 and analyze --pcap attributed nothing.
+// packets 1970 and analyze --pcap-input attributed nothing.
 TEST(LiveSnapshot, CarriesTheWallClockLikeARecording) {
   JDW_REQUIRE_ROOT();
   LiveSession s;

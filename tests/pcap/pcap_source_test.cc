@@ -1,6 +1,6 @@
 // libpcap as a packet source: packets captured beside the probes (record
-// --pcap) and captured elsewhere (analyze --pcap) join requests through
-// their connections, like the net probes' packets.
+// --pcap-iface) and captured elsewhere (analyze --pcap-input) join requests
+// through their connections, like the net probes' packets.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,7 +54,7 @@ TEST(PcapSource, RecordPcapPacketsJoinRequestsThroughTheirConnections) {
   {
     // No net probes: every packet in the trace comes from libpcap.
     testing::RecordedServer s(trace, {testing::BinDir() + "/jackdaw-testserver", "--port", "0"},
-                              {"--probes", "sched,syscall", "--pcap", "lo"});
+                              {"--probes", "sched,syscall", "--pcap-iface", "lo"});
     ASSERT_TRUE(s.ok());
     auto load = RunCommand({testing::BinDir() + "/jackdaw-load", "--url",
                             "http://127.0.0.1:" + std::to_string(s.port()), "-n", "10", "--mix", "D"});
@@ -101,14 +101,14 @@ TEST(PcapSource, AnalyzeMergesACaptureTakenElsewhere) {
   }
   const NetTotals without = Analyze(trace, {});
   EXPECT_EQ(without.bytes_out, 0u) << "the trace itself has no packets";
-  const NetTotals with = Analyze(trace, {"--pcap", cap});
+  const NetTotals with = Analyze(trace, {"--pcap-input", cap});
   EXPECT_EQ(with.requests, without.requests);
   EXPECT_GE(with.with_packets, 10u);
   EXPECT_GE(with.bytes_out, 10u * 5120);
-  auto bad = RunCommand({testing::BinDir() + "/jackdaw", "analyze", trace, "--schema", "testserver", "-q", "--pcap",
-                         trace});
+  auto bad = RunCommand({testing::BinDir() + "/jackdaw", "analyze", trace, "--schema", "testserver", "-q",
+                         "--pcap-input", trace});
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.err.find("--pcap " + trace), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--pcap-input " + trace), std::string::npos) << bad.err;
   std::filesystem::remove(trace);
   std::filesystem::remove(cap);
 }

@@ -1,4 +1,4 @@
-// `jackdaw analyze --pcap` streams the capture: a million packets spread
+// `jackdaw analyze --pcap-input` streams the capture: a million packets spread
 // over 1,000 s (104 MB as records) go through with the memory of the
 // reorder window, not of the whole file.
 #include <sys/resource.h>
@@ -58,7 +58,7 @@ TEST(PcapStream, AnalyzeHoldsTheReorderWindowNotTheCapture) {
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, STDOUT_FILENO);
     const std::string bin = testing::BinDir() + "/jackdaw";
-    execl(bin.c_str(), bin.c_str(), "analyze", trace.c_str(), "--schema", "tcp-threadpool", "--pcap",
+    execl(bin.c_str(), bin.c_str(), "analyze", trace.c_str(), "--schema", "tcp-threadpool", "--pcap-input",
           capture.c_str(), "-q", static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -34,7 +34,7 @@ class RecordedServer {
  public:
   // server_cmd: the server's argv (possibly wrapped by TwoHosts::In); the
   // server binary for --usdt is BinDir()/jackdaw-testserver.
-  // record_args: extra options of jackdaw record (e.g. --probes, --pcap).
+  // record_args: extra options of jackdaw record (e.g. --probes, --pcap-iface).
   RecordedServer(const std::string& trace, const std::vector<std::string>& server_cmd,
                  const std::vector<std::string>& record_args = {});
   ~RecordedServer();

@@ -1,6 +1,7 @@
 // jackdaw predict as a user runs it, on a fixed recorded trace (no eBPF):
 // its kinds are analyze's clusters, label for label; the same seed gives the
-// same answer; what the model cannot answer is one line and exit 2.
+// same answer; what the model cannot answer is one line and exit 2; --json -
+// is standard output, for analyze and predict alike.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -89,6 +90,31 @@ TEST(PredictCli, WhatTheModelCannotAnswerIsOneLineAndExit2) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << shown << ": " << r.err;
     EXPECT_NE(r.err.find("; "), std::string::npos) << shown << ": a cause and a fix: " << r.err;
   }
+}
+
+// --json - (every subcommand's rule): the JSON alone on standard output,
+// for a pipe, and the text report on standard error; the same JSON as
+// --json FILE writes.
+TEST(PredictCli, JsonDashIsStandardOutputAndTheTextGoesToStderr) {
+  const std::string model = testing::TempPath("predict-cli-dash-model.json");
+  auto file = RunCommand({Jackdaw(), "analyze", kTrace, "--schema", "testserver", "-q", "--json", model});
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  auto dash = RunCommand({Jackdaw(), "analyze", kTrace, "--schema", "testserver", "-q", "--json", "-"});
+  ASSERT_EQ(dash.exit_code, 0) << dash.err;
+  const nlohmann::json from_stdout = nlohmann::json::parse(dash.out, nullptr, false);
+  ASSERT_FALSE(from_stdout.is_discarded()) << dash.out.substr(0, 300);
+  const nlohmann::json from_file = ReadJson(model);
+  EXPECT_EQ(from_stdout["clusters"].size(), from_file["clusters"].size());
+  EXPECT_EQ(from_stdout["summary"]["requests"], from_file["summary"]["requests"]);
+  EXPECT_NE(dash.err.find(file.out.substr(0, file.out.find('\n'))), std::string::npos)
+      << "the text report's first line is not on stderr:\n" << dash.err.substr(0, 500);
+  EXPECT_NE(dash.err.find("written to standard output"), std::string::npos) << dash.err.substr(0, 500);
+
+  auto p = RunCommand({Jackdaw(), "predict", kTrace, "--schema", "testserver", "--requests", "20000", "--json", "-"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const nlohmann::json prediction = nlohmann::json::parse(p.out, nullptr, false);
+  ASSERT_FALSE(prediction.is_discarded()) << p.out.substr(0, 300);
+  EXPECT_TRUE(prediction.contains("self_check"));
 }
 
 }  // namespace

@@ -104,10 +104,9 @@ int RunInteractions(const AnalyzeArgs& a, const trace::TraceMeta& meta,
                    {"diameter", c.diameter}});
   }
   if (!a.json_out.empty()) {
-    Status written =
-        WriteOwnedFile(a.json_out, nlohmann::json({{"interaction_clusters", arr}}).dump(2), kOutputFileMode);
+    Status written = WriteOutput(a.json_out, nlohmann::json({{"interaction_clusters", arr}}).dump(2) + "\n");
     if (!written.ok()) return PrintError(written.message()), 1;
-    fprintf(stderr, "jackdaw: interaction clusters (JSON) written to %s\n", a.json_out.c_str());
+    fprintf(stderr, "jackdaw: interaction clusters (JSON) written to %s\n", OutputName(a.json_out).c_str());
   }
   return 0;
 }
@@ -120,7 +119,9 @@ Status CheckOutputs(const AnalyzeArgs& a) {
       {"--html", &a.html_out}, {"--otlp-json", &a.otlp_json_out}};
   for (const auto& [option, path] : files) {
     if (path->empty()) continue;
-    Status st = CheckOutputFile(*path);
+    if (IsStdout(*path) && path != &a.json_out)
+      return ErrStatus("%s -: only --json writes to standard output; give %s a file", option, option);
+    Status st = CheckOutput(*path);
     if (!st.ok()) return ErrStatus("%s: %s", option, st.message().c_str());
   }
   if (!a.csv_dir.empty()) {
@@ -186,6 +187,8 @@ Status WriteScoredRequests(FILE* spool, const model::likelihood::RequestLikeliho
 
 int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (Status outputs = CheckOutputs(a); !outputs.ok()) return PrintError(outputs.message()), 1;
+  if (IsStdout(a.json_out))
+    if (Status reserved = ReserveStdoutForData(); !reserved.ok()) return PrintError(reserved.message()), 1;
   auto reader = trace::TraceReader::OpenForCli(a.file, a.salvage);
   if (!reader.ok()) {
     PrintError(reader.status().message());
@@ -503,7 +506,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
                                {"empty_reads", cc.empty_reads}, {"events", cc.events},
                                {"idle_ns", cc.idle_ns},         {"cpu_ns", cc.cpu_ns},
                                {"softirq_cpu_ns", cc.softirq_cpu_ns}};
-         return report::WriteJsonFile(j, a.json_out);
+         return WriteOutput(a.json_out, j.dump(1) + "\n");
        }},
       {a.csv_dir, "CSV tables", [&] { return report::WriteCsvReports(*model, a.csv_dir); }},
       {a.perfetto_out, "Perfetto trace (open in ui.perfetto.dev)",
@@ -514,7 +517,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     if (o.path.empty()) continue;
     Status s = o.write();
     if (!s.ok()) return PrintError(s.message()), 1;
-    fprintf(stderr, "jackdaw: %s written to %s\n", o.what, o.path.c_str());
+    fprintf(stderr, "jackdaw: %s written to %s\n", o.what, OutputName(o.path).c_str());
   }
   if (!(*reader)->damage().ok())
     fprintf(stderr, "jackdaw: warning: analysed a salvaged trace: %s\n", (*reader)->damage().message().c_str());
@@ -537,52 +540,68 @@ Runner RegisterAnalyze(CLI::App& app) {
       "  jackdaw analyze web.jdw --schema tcp-threadpool\n"
       "  jackdaw analyze web.jdw --schema testserver --html report.html --perfetto trace.json\n"
       "  jackdaw analyze web.jdw --schema ./my.schema --requests requests.jsonl --json model.json\n"
-      "  jackdaw analyze web.jdw --schema tcp-threadpool --pcap switch-port.pcapng\n"
+      "  jackdaw analyze web.jdw --schema tcp-threadpool --pcap-input switch-port.pcapng\n"
+      "  jackdaw analyze web.jdw --schema tcp-threadpool --json - | jq .summary\n"
       "Schemas by name are looked up beside the binary (schemas/NAME.schema); a path works too.");
-  sub->add_option("file", args->file, "trace file (.jdw)")->required();
+  sub->add_option("file", args->file, "trace file (.jdw)")->type_name("FILE")->required();
   sub->add_option("-s,--schema", args->schema,
                   "schema name (testserver, tcp-threadpool) or path; not needed for a trace of "
-                  "interaction summaries (jackdaw interactions -o), whose interactions are clustered");
-  sub->add_option("--requests", args->requests_out, "write the requests as JSON lines");
-  sub->add_option("--json", args->json_out, "write the whole model as JSON");
-  sub->add_option("--csv", args->csv_dir, "write one CSV per table into this directory");
-  sub->add_option("--perfetto", args->perfetto_out, "write a Perfetto/Chrome trace of requests and canonical forms");
-  sub->add_option("--html", args->html_out, "write a self-contained HTML report");
+                  "interaction summaries (jackdaw interactions -o), whose interactions are clustered")
+      ->type_name("SCHEMA");
+  sub->add_option("--requests", args->requests_out, "write the requests as JSON lines")->type_name("FILE");
+  sub->add_option("--json", args->json_out,
+                  "write the whole model as JSON; - writes it to standard output and the text report to "
+                  "standard error")
+      ->type_name("FILE");
+  sub->add_option("--csv", args->csv_dir, "write one CSV per table into this directory")->type_name("DIR");
+  sub->add_option("--perfetto", args->perfetto_out, "write a Perfetto/Chrome trace of requests and canonical forms")
+      ->type_name("FILE");
+  sub->add_option("--html", args->html_out, "write a self-contained HTML report")->type_name("FILE");
   sub->add_option("--otlp-json", args->otlp_json_out,
                   "write the requests as OpenTelemetry traces, OTLP/JSON, one ExportTraceServiceRequest per line "
-                  "(docs/otlp.md)");
+                  "(docs/otlp.md)")
+      ->type_name("FILE");
   sub->add_option("--otlp", args->otlp_url,
                   "send the requests as OpenTelemetry traces to an OTLP/HTTP receiver, JSON encoding "
-                  "(e.g. http://127.0.0.1:4318/v1/traces; http only; docs/otlp.md)");
+                  "(e.g. http://127.0.0.1:4318/v1/traces; http only; docs/otlp.md)")
+      ->type_name("URL");
   AddClickHouseOptions(sub, &args->clickhouse);
-  sub->add_option("--pcap", args->pcaps,
-                  "also join the packets of this pcap/pcapng file (e.g. tcpdump on another machine or a switch "
-                  "port), by their connections; repeatable");
+  CLI::Option* pcap_input =
+      sub->add_option("--pcap-input", args->pcaps,
+                      "also join the packets of this pcap/pcapng file (e.g. tcpdump on another machine or a "
+                      "switch port), by their connections; repeatable")
+          ->type_name("FILE");
+  HiddenAlias(sub, "--pcap", args->pcaps, pcap_input);
   // A day either way: any real clock error, far inside the nanosecond
   // offset's range (which 1e300 overflowed).
   sub->add_option("--pcap-offset", args->pcap_offset_s,
-                  "seconds the capturing machine's wall clock is ahead of this trace's, within a day either way "
-                  "(default 0: NTP-synced)")
+                  "how far the --pcap-input machine's wall clock is ahead of this trace's, in seconds "
+                  "(0: NTP-synced)")
+      ->type_name("SECONDS")
+      ->capture_default_str()
       ->check(FiniteRange(-86400, 86400, false, " seconds"));
   sub->add_option("--threshold", args->threshold, "clustering distance threshold (default: derived from the data)")
+      ->type_name("DISTANCE")
       ->check(FiniteRange(0, 1e12, true, ""));
-  sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")
-      ->capture_default_str()
-      ->check(FiniteRange(0, 3600, true, " seconds"));
+  AddReorderWindow(sub, &args->window_s);
   sub->add_flag("--no-refine", args->no_refine, "skip the reassignment pass after incremental clustering");
   sub->add_option("--warmup", args->warmup,
                   "requests clustered as a batch (threshold, normalisation) before the rest streams online")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(2u, 1u << 24));
+      ->check(IntRange(2, 1 << 24));
   sub->add_option("--sample", args->sample, "requests kept per cluster for the reports (memory bound)")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(2u, 4096u));
+      ->check(IntRange(2, 4096));
   sub->add_option("--unlikely", args->unlikely,
                   "requests in the least-likely list (text report and --json \"unlikely\"; docs/likelihood.md)")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(0u, 100000u));
+      ->check(IntRange(0, 100000));
   sub->add_option("--alpha", args->alpha,
                   "ALERGIA's merge test for the likelihood model: smaller merges more states (docs/likelihood.md)")
+      ->type_name("P")
       ->capture_default_str()
       ->check(FiniteRange(0, 1, true, ""));
   sub->add_flag("--salvage", args->salvage, "analyse the intact part of a damaged trace");

@@ -108,35 +108,43 @@ CLI::Validator Checked(Parse parse, const std::string& name) {
         auto parsed = parse(in);
         return parsed.ok() ? std::string() : parsed.status().message();
       },
-      name);
+      std::string(), name);
 }
 
 }  // namespace
 
 void AddCaptureOptions(CLI::App* sub, CaptureArgs* args, const std::string& verb) {
   sub->add_option("--probes", args->probes, "probe groups, comma-separated: " + trace::GroupList())
+      ->type_name("GROUP,...")
       ->capture_default_str()
-      ->check(Checked(ParseGroups, "GROUP,..."));
+      ->check(Checked(ParseGroups, "groups"));
   // allow_extra_args(false): one value per flag, so `--pid 1 -- cmd --opt`
   // leaves --opt to the command.
   sub->add_option("--pid", args->pids,
                   verb + " these processes and all their descendants, those running now (a server's\n"
                          "master and its pre-forked workers) and those forked later (repeatable)")
+      ->type_name("PID")
       ->allow_extra_args(false);
   sub->add_option("--cgroup", args->cgroup,
                   verb + " every process in this cgroup v2 and below it, now and later: a systemd unit\n"
                          "(system.slice/nginx.service) or a container; a path under the cgroup v2 mount or\n"
-                         "as /proc/PID/cgroup shows it (line 0::)");
+                         "as /proc/PID/cgroup shows it (line 0::)")
+      ->type_name("CGROUP");
   sub->add_option("--comm", args->comm,
                   verb + " processes with this name (as /proc/PID/comm shows it), running now or\n"
-                         "started later, and their descendants");
+                         "started later, and their descendants")
+      ->type_name("NAME");
   sub->add_option("--syscalls", args->syscalls, "only these syscalls, e.g. read,write,accept4 (default: all)")
-      ->check(Checked(ParseSyscalls, "SYSCALL,..."));
-  sub->add_option("--usdt", args->usdt, "attach USDT probes: BINARY[:PROVIDER[:NAME]] (repeatable)")
+      ->type_name("SYSCALL,...")
+      ->check(Checked(ParseSyscalls, "syscalls"));
+  sub->add_option("--usdt", args->usdt,
+                  "attach the USDT probes of this binary, of one provider or one probe (repeatable)")
+      ->type_name("BINARY[:PROVIDER[:NAME]]")
       ->allow_extra_args(false);
   sub->add_option("--buffer-size", args->buffer_size, "ring buffer per CPU, power of two (e.g. 4M)")
+      ->type_name("SIZE")
       ->capture_default_str()
-      ->check(Checked(ParseSize, "SIZE"));
+      ->check(Checked(ParseSize, "size"));
   sub->add_flag("--no-combine", args->no_combine,
                 "an enter and an exit record for every syscall (default: one record for a call whose\n"
                 "enter and exit meet on one CPU with nothing between them; the events read back the\n"

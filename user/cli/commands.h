@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/usage.h"
 #include "trace/trace_reader.h"
 
 namespace jackdaw::cli {
@@ -37,6 +38,8 @@ inline constexpr double kMaxDurationS = 366.0 * 24 * 3600;
 
 // A number in [lo, hi] (or (lo, hi] when lo_open); NaN, infinities and
 // anything outside are refused at parse time with one line naming the range.
+// `unit` (" seconds", " per second") follows the numbers in the message and
+// in --help.
 inline CLI::Validator FiniteRange(double lo, double hi, bool lo_open, const std::string& unit) {
   auto g = [](double v) {
     char buf[32];
@@ -52,7 +55,51 @@ inline CLI::Validator FiniteRange(double lo, double hi, bool lo_open, const std:
           return "'" + in + "' is not a number " + range;
         return std::string();
       },
-      "NUMBER in " + std::string(lo_open ? "(" : "[") + g(lo) + ", " + g(hi) + "]");
+      RangeWords(lo, hi, lo_open, unit == " seconds" ? " s" : unit));
+}
+
+// --reorder-window DURATION, for every command that puts a trace's records
+// in time order (analyze, diff, predict, stitch, live). --window, its old
+// spelling, is kept hidden: "window" alone also named ctl's class window.
+inline CLI::Option* AddReorderWindow(CLI::App* sub, double* seconds, double lo = 0, double hi = 3600,
+                                     bool lo_open = true) {
+  CLI::Option* o = sub->add_option("--reorder-window", *seconds,
+                                   "records of all CPUs are put in time order within this window; one arriving "
+                                   "later than that behind the newest is counted late and dropped")
+                       ->type_name("DURATION")
+                       ->capture_default_str()
+                       ->transform(DurationSeconds(lo, hi, lo_open));
+  HiddenAlias(sub, "--window", *seconds, o);
+  return o;
+}
+
+// --class-window DURATION (interactions, ctl): with per-class granularity,
+// how long the kernel sums interactions per class before a row is out.
+// `old_name`, the spelling the command had (--interval, --window), is kept
+// hidden. `show_default`: false where 0 means "not given" (ctl).
+inline CLI::Option* AddClassWindow(CLI::App* sub, double* seconds, const std::string& old_name, double lo = 0,
+                                   bool show_default = true) {
+  CLI::Option* o = sub->add_option("--class-window", *seconds,
+                                   "with per-class granularity: how long interactions are summed per class "
+                                   "before the window's rows are out")
+                       ->type_name("DURATION")
+                       ->transform(DurationSeconds(lo, 3600, lo == 0));
+  if (show_default) o->capture_default_str();
+  HiddenAlias(sub, old_name, *seconds, o);
+  return o;
+}
+
+// --json [FILE] for the commands that stream JSON (live, interactions,
+// overhead): written to FILE as it comes, or with "-" to standard output
+// in place of the terminal's text. --json alone is "-", as it was when it
+// took no file.
+inline CLI::Option* AddJsonLines(CLI::App* sub, std::string* path, const std::string& what) {
+  return sub->add_option("--json", *path,
+                         what + ", into FILE (the text view stays on the terminal); - or --json alone: to "
+                                "standard output instead of the text")
+      ->type_name("[FILE]")
+      ->expected(0, 1)
+      ->default_str("-");
 }
 
 // Exit status of a command that read `reader`: 1 when it was salvaged from

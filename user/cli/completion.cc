@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/man_page.h"
+#include "cli/usage.h"
 
 namespace jackdaw::cli {
 namespace {
@@ -19,7 +20,7 @@ std::string OptionWords(const CLI::App& sub, std::string* takes_value) {
     for (const std::string& s : opt->get_snames()) names.push_back("-" + s);
     for (const std::string& n : names) {
       words += (words.empty() ? "" : " ") + n;
-      if (opt->get_type_size() != 0) *takes_value += (takes_value->empty() ? "" : "|") + n;
+      if (!OptionValueName(*opt).empty()) *takes_value += (takes_value->empty() ? "" : "|") + n;  // not a flag
     }
   }
   return words;

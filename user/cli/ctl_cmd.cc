@@ -60,7 +60,8 @@ int Run(const CtlArgs& a) {
                       "interaction|class|snapshot FILE"),
            1;
   if (a.window > 0 && a.request[0] != "granularity")
-    return PrintError("--window goes with granularity class: jackdaw ctl granularity class --window 5"), 1;
+    return PrintError("--class-window goes with granularity class: jackdaw ctl granularity class --class-window 5"),
+           kExitUsage;
   if (geteuid() != 0) return PrintError("jackdaw ctl needs root (the control sockets are root-only): run it with sudo"), 2;
   auto sessions = control::ListSessions(a.run_dir);
   if (a.request[0] == "list" && a.session.empty()) {
@@ -118,16 +119,18 @@ Runner RegisterCtl(CLI::App& app) {
       "  sudo jackdaw ctl filter syscalls read,write|all\n"
       "  sudo jackdaw ctl filter pid 1234           add a process (sessions started with --pid)\n"
       "  sudo jackdaw ctl filter pid -1234          take it out again (not its descendants)\n"
-      "  sudo jackdaw ctl granularity class --window 5   interact group: sums per client class,\n"
+      "  sudo jackdaw ctl granularity class --class-window 5\n"
+      "                                             interact group: sums per client class,\n"
       "                                             a window every 5 s (shown in status)\n"
       "  sudo jackdaw ctl granularity interaction   interact group: one record per interaction\n"
       "  sudo jackdaw ctl snapshot /tmp/last.jdw    write the flight recorder (jackdaw live)");
-  sub->add_option("--session", args->session, "session id (the pid in jackdaw ctl list)");
-  sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
+  sub->add_option("--session", args->session, "session id (the pid in jackdaw ctl list)")->type_name("ID");
+  sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->type_name("DIR")->capture_default_str();
   sub->add_flag("--raw", args->raw, "print the reply as JSON");
-  sub->add_option("--window", args->window, "with granularity class: seconds per class window")
-      ->check(CLI::Range(0.1, 3600.0));
-  sub->add_option("request", args->request, "list, status, enable GROUP, disable GROUP, filter ..., granularity interaction|class, snapshot FILE");
+  AddClassWindow(sub, &args->window, "--window", 0.1, false);
+  sub->add_option("request", args->request,
+                  "list, status, enable GROUP, disable GROUP, filter ..., granularity interaction|class, snapshot FILE")
+      ->type_name("REQUEST");
   return [args] { return Run(*args); };
 }
 

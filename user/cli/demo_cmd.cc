@@ -106,8 +106,13 @@ Runner RegisterDemo(CLI::App& app) {
       "The whole pipeline on the built-in test server (needs root): record a mixed workload,\n"
       "extract requests from kernel events, cluster them, print the model and anomalies,\n"
       "write an HTML report and a Perfetto trace.");
-  sub->add_option("-o,--output-dir,--output", *out, "where the trace and reports go")->capture_default_str();
-  sub->add_option("-n,--requests", *requests, "requests to send")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("-o,--output-dir,--output", *out, "where the trace and reports go")
+      ->type_name("DIR")
+      ->capture_default_str();
+  sub->add_option("-n,--requests", *requests, "requests to send")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(IntRange(1, 1'000'000'000));
   return [out, requests] { return Run(*out, *requests); };
 }
 

@@ -76,7 +76,9 @@ StatusOr<LoadedSide> LoadSide(const char* which, const std::string& path, const 
 
 int Run(const DiffArgs& a, const std::string& argv0) {
   if (!a.json_out.empty()) {
-    if (Status st = CheckOutputFile(a.json_out); !st.ok()) return PrintError("--json: " + st.message()), 1;
+    if (Status st = CheckOutput(a.json_out); !st.ok()) return PrintError("--json: " + st.message()), 1;
+    if (IsStdout(a.json_out))
+      if (Status st = ReserveStdoutForData(); !st.ok()) return PrintError(st.message()), 1;
   }
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
@@ -96,9 +98,9 @@ int Run(const DiffArgs& a, const std::string& argv0) {
   const diff::DiffResult result = diff::DetectChanges(before->side, after->side, matching, options);
   diff::WriteTextTable(result, std::cout);
   if (!a.json_out.empty()) {
-    Status written = report::WriteJsonFile(diff::DiffToJson(result, options), a.json_out);
+    Status written = WriteOutput(a.json_out, diff::DiffToJson(result, options).dump(1) + "\n");
     if (!written.ok()) return PrintError(written.message()), 1;
-    fprintf(stderr, "jackdaw: diff (JSON) written to %s\n", a.json_out.c_str());
+    fprintf(stderr, "jackdaw: diff (JSON) written to %s\n", OutputName(a.json_out).c_str());
   }
   return 0;
 }
@@ -113,27 +115,32 @@ Runner RegisterDiff(CLI::App& app) {
       "frequency, latency, CPU, disk and network tested, ranked by share of the change in CPU demand.\n"
       "  jackdaw diff before.jdw after.jdw --schema testserver\n"
       "  jackdaw diff before.jdw after.jdw --schema tcp-threadpool --json diff.json --min-effect 0.2");
-  sub->add_option("before", args->before, "trace of the baseline (.jdw)")->required();
-  sub->add_option("after", args->after, "trace to compare with it (.jdw)")->required();
-  sub->add_option("-s,--schema", args->schema, "schema both traces are analysed with (name or path)")->required();
-  sub->add_option("--json", args->json_out, "write the diff as JSON");
+  sub->add_option("before", args->before, "trace of the baseline (.jdw)")->type_name("FILE")->required();
+  sub->add_option("after", args->after, "trace to compare with it (.jdw)")->type_name("FILE")->required();
+  sub->add_option("-s,--schema", args->schema, "schema both traces are analysed with (name or path)")
+      ->type_name("SCHEMA")
+      ->required();
+  sub->add_option("--json", args->json_out,
+                  "write the diff as JSON; - writes it to standard output and the table to standard error")
+      ->type_name("FILE");
   sub->add_option("--min-effect", args->min_effect,
                   "smallest change of a kind's share of the mix called significant, as a fraction\n"
                   "(0.10: a 10 % change)")
+      ->type_name("FRACTION")
       ->capture_default_str()
       ->check(FiniteRange(0, 100, false, ""));
   sub->add_option("--min-request-effect", args->min_request_effect,
                   "smallest change of a kind's median latency, CPU, disk or network bytes called\n"
                   "significant (the same load recorded twice moves a sub-millisecond kind's median\n"
                   "latency or CPU by 15-20 %)")
+      ->type_name("FRACTION")
       ->capture_default_str()
       ->check(FiniteRange(0, 100, false, ""));
   sub->add_option("--min-kind-requests", args->min_structure_requests,
                   "requests a new or gone kind needs before it is called a change (smaller ones are listed)")
+      ->type_name("N")
       ->capture_default_str();
-  sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")
-      ->capture_default_str()
-      ->check(FiniteRange(0, 3600, true, " seconds"));
+  AddReorderWindow(sub, &args->window_s);
   auto argv0 = SelfPathAtParse(sub);
   return [args, argv0] { return Run(*args, *argv0); };
 }

@@ -260,19 +260,23 @@ Runner RegisterDump(CLI::App& app) {
                                      "  jackdaw dump out.jdw --summary\n"
                                      "  jackdaw dump out.jdw --limit 100\n"
                                      "  jackdaw dump out.jdw --pid 4242 --type sys_enter,sys_exit --from 1.5 --to 2");
-  sub->add_option("file", args->file, "trace file (.jdw)")->required();
+  sub->add_option("file", args->file, "trace file (.jdw)")->type_name("FILE")->required();
   sub->add_flag("--summary", args->summary, "counts per event type and CPU, losses, clock");
-  sub->add_option("--limit", args->limit, "print at most N events");
+  sub->add_option("--limit", args->limit, "print at most N events")->type_name("N");
   sub->add_flag("--salvage", args->salvage, "read the intact part of a truncated or damaged trace");
   sub->add_option("-p,--pid", args->pids, "only records of this thread or process (repeatable, comma-separated)")
+      ->type_name("PID")
       ->delimiter(',');
   sub->add_option("-t,--type", args->types,
                   "only events of this type, as printed (sched_switch, sys_enter, net_xmit, ...; comma-separated)")
+      ->type_name("TYPE")
       ->delimiter(',');
   sub->add_option("--from", args->from_s, "only records at or after this many seconds from the trace's first, as printed")
-      ->check(CLI::NonNegativeNumber);
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber.description("0 or more"));
   sub->add_option("--to", args->to_s, "only records at or before this many seconds from the trace's first")
-      ->check(CLI::NonNegativeNumber);
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber.description("0 or more"));
   return [args] { return Run(*args); };
 }
 

@@ -17,7 +17,7 @@ struct ExportArgs {
 
 int Run(const ExportArgs& a) {
   if (a.pcap_out.empty()) {
-    PrintError("export: nothing to write: pass --pcap OUT.pcapng");
+    PrintError("export: nothing to write: pass --pcap OUT.pcapng (or -o OUT.pcapng)");
     return 1;
   }
   if (Status out = CheckOutputFile(a.pcap_out); !out.ok()) return PrintError("--pcap: " + out.message()), 1;
@@ -52,8 +52,9 @@ Runner RegisterExport(CLI::App& app) {
       "lengths, not its bytes: the pcapng holds the IP and TCP/UDP headers rebuilt from them\n"
       "(TCP options and payload are not captured; each packet's original length counts the\n"
       "payload), timestamped with the recording machine's wall clock.");
-  sub->add_option("file", args->file, "trace file (.jdw)")->required();
-  sub->add_option("--pcap", args->pcap_out, "write the packet records as pcapng to this file");
+  sub->add_option("file", args->file, "trace file (.jdw)")->type_name("FILE")->required();
+  sub->add_option("--pcap,-o,--output", args->pcap_out, "write the packet records as pcapng to this file")
+      ->type_name("FILE");
   sub->add_flag("--salvage", args->salvage, "export the intact part of a damaged trace");
   return [args] { return Run(*args); };
 }

@@ -5,12 +5,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "capture/clock_sync.h"
 #include "capture/interact.h"
@@ -34,9 +36,10 @@ struct InteractionsArgs {
   std::string by = "class";
   std::vector<uint32_t> pids;
   std::string cgroup;
-  double interval = 1.0;
+  std::string comm;
+  double class_window = 1.0;
   double duration = 0;
-  bool json = false;
+  std::string json_out;  // "-": standard output, instead of the table
   std::string output;
   int prefix4 = 32, prefix6 = 128;
   bool no_port = false, no_pid = false;
@@ -64,9 +67,11 @@ std::string Comm(uint32_t pid) {
   return s;
 }
 
+// Each interaction as a line of text, as JSON, or both (the table on the
+// terminal, JSON lines into --json FILE); a null stream is not written.
 class RecordPrinter : public capture::RecordSink {
  public:
-  RecordPrinter(bool json, FILE* out) : json_(json), out_(out) {}
+  RecordPrinter(FILE* text, FILE* json) : text_(text), json_(json) {}
   void OnRecord(uint32_t, const uint8_t* data, size_t size) override {
     jdw_record_header h;
     jdw_interaction ia;
@@ -77,11 +82,10 @@ class RecordPrinter : public capture::RecordSink {
     ++count_;
     bytes_ += size;
     if (!print_) return;
-    if (json_) {
-      fprintf(out_, "%s\n", report::InteractionJson(h, ia).dump().c_str());
-    } else {
-      if (count_ % 40 == 1) fputs(report::InteractionHeaderLine().c_str(), out_);
-      fputs(report::FormatInteractionLine(h, ia).c_str(), out_);
+    if (json_) fprintf(json_, "%s\n", report::InteractionJson(h, ia).dump().c_str());
+    if (text_) {
+      if (count_ % 40 == 1) fputs(report::InteractionHeaderLine().c_str(), text_);
+      fputs(report::FormatInteractionLine(h, ia).c_str(), text_);
     }
   }
   void set_print(bool p) { print_ = p; }
@@ -89,15 +93,17 @@ class RecordPrinter : public capture::RecordSink {
   uint64_t bytes() const { return bytes_; }
 
  private:
-  bool json_;
-  FILE* out_;
+  FILE* text_;
+  FILE* json_;
   bool print_ = true;
   uint64_t count_ = 0;
   uint64_t bytes_ = 0;
 };
 
+// One class window: a table on stdout unless the JSON goes there, and a
+// JSON line into `json` when given.
 void PrintWindow(const InteractionsArgs& a, std::vector<capture::InteractClassRow> rows, double window_s,
-                 const capture::InteractStats& st, bool tty) {
+                 const capture::InteractStats& st, bool tty, FILE* json) {
   std::vector<report::ClassRow> out;
   std::map<uint32_t, std::string> comms;
   for (const auto& r : rows) {
@@ -111,7 +117,7 @@ void PrintWindow(const InteractionsArgs& a, std::vector<capture::InteractClassRo
     }
     out.push_back(c);
   }
-  if (a.json) {
+  if (json) {
     nlohmann::json j;
     j["window_s"] = window_s;
     j["classes"] = report::ClassRowsJson(out, window_s, a.prefix4, a.prefix6);
@@ -120,8 +126,10 @@ void PrintWindow(const InteractionsArgs& a, std::vector<capture::InteractClassRo
       if (const char* n = capture::InteractStatName(i)) lost[n] = st.counters[i];
     lost["EVICTED"] = st.evicted;
     j["stats"] = lost;
-    printf("%s\n", j.dump().c_str());
-  } else {
+    fprintf(json, "%s\n", j.dump().c_str());
+    fflush(json);
+  }
+  if (!IsStdout(a.json_out)) {
     if (tty) printf("\033[H\033[2J");
     printf("jackdaw interactions: %.1f s window, %zu classes; conns full %llu, evicted %llu, lost %llu\n",
            window_s, out.size(), static_cast<unsigned long long>(st.counters[JDW_IA_STAT_CONNS_FULL]),
@@ -135,9 +143,15 @@ void PrintWindow(const InteractionsArgs& a, std::vector<capture::InteractClassRo
 
 int Run(const InteractionsArgs& a) {
   if (a.by != "class" && a.by != "interaction")
-    return PrintError("--by " + a.by + ": expected 'interaction' or 'class'"), 1;
+    return PrintError("--by " + a.by + ": expected 'interaction' or 'class'"), kExitUsage;
+  if (a.comm.size() >= JDW_COMM_LEN)
+    return PrintError("--comm " + a.comm + ": the kernel keeps only " + std::to_string(JDW_COMM_LEN - 1) +
+                      " characters of a name; give the name as /proc/PID/comm shows it"),
+           kExitUsage;
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) return PrintError(priv.message()), priv.exit_code();
+  if (!a.json_out.empty())
+    if (Status out = CheckOutput(a.json_out); !out.ok()) return PrintError("--json: " + out.message()), 1;
   // Before any loading: on a kernel without the socket tracepoints libbpf
   // would fail deep in the load, in lines that do not say why.
   Status kernel = capture::CheckInteractKernel();
@@ -151,15 +165,28 @@ int Run(const InteractionsArgs& a) {
   capture::CaptureOptions co;
   co.groups = 1u << JDW_GROUP_INTERACT;
   // A server's workers are its descendants (nginx, apache2 prefork): take
-  // those running now; the group's fork hook follows later ones.
+  // those running now; the group's fork hook follows later ones (for
+  // --comm, through the name admission it checks at each fork).
   auto selected = [&] {
     std::vector<uint32_t> out;
     for (uint32_t p : a.pids)
       for (uint32_t d : capture::DescendantsOf(p)) out.push_back(d);
+    if (!a.comm.empty())
+      for (uint32_t p : capture::ProcessesWithComm(a.comm))
+        for (uint32_t d : capture::DescendantsOf(p)) out.push_back(d);
+    const uint32_t self = static_cast<uint32_t>(getpid());
+    out.erase(std::remove(out.begin(), out.end(), self), out.end());
     return out;
   };
-  co.filter_tgid = !a.pids.empty();
+  co.filter_tgid = !a.pids.empty() || !a.comm.empty();
+  co.admit_comm = a.comm;
   co.tgids = selected();
+  // Unlike record's, this group has no exec hook: a process that takes the
+  // name later is not picked up, so an empty start is said.
+  if (!a.comm.empty() && capture::ProcessesWithComm(a.comm).empty())
+    fprintf(stderr, "jackdaw: warning: --comm %s: no such process is running; only those running at the start "
+                    "(and their children) are followed: start the server first\n",
+            a.comm.c_str());
   co.interact_max_conns = a.max_conns;
   // No syscall group here: no enter is ever parked, so the programs need
   // not look for one before each record (a session constant the verifier
@@ -197,7 +224,7 @@ int Run(const InteractionsArgs& a) {
   g.prefix6 = static_cast<uint8_t>(a.prefix6);
   g.cgroup_id = *cgroup;
   Status st = (*ctl)->SetGranularity(g);
-  if (st.ok()) st = (*ctl)->SetWindow(static_cast<uint64_t>(a.interval * 1e9));
+  if (st.ok()) st = (*ctl)->SetWindow(static_cast<uint64_t>(a.class_window * 1e9));
   if (!st.ok()) return PrintError(st.message()), 1;
   st = rec ? rec->Start() : session->Enable(JDW_GROUP_INTERACT);
   if (!st.ok()) return PrintError(st.message()), 1;
@@ -213,13 +240,20 @@ int Run(const InteractionsArgs& a) {
   sigaction(SIGTERM, &sa, nullptr);
   sa.sa_handler = OnToggle;
   sigaction(SIGUSR1, &sa, nullptr);
-  const bool tty = isatty(STDOUT_FILENO) && !a.json;
+  FILE* json = nullptr;
+  if (!a.json_out.empty()) {
+    auto opened = OpenOutput(a.json_out);
+    if (!opened.ok()) return PrintError("--json: " + opened.status().message()), 1;
+    json = *opened;
+  }
+  std::unique_ptr<FILE, void (*)(FILE*)> json_closer(json, CloseOutput);
+  const bool tty = isatty(STDOUT_FILENO) && !IsStdout(a.json_out);
   if (!a.quiet)
     fprintf(stderr, "jackdaw: following interactions%s%s (Ctrl-C to stop; kill -USR1 %d switches "
                     "between per-interaction and per-class)\n",
             a.output.empty() ? "" : ", recording to ", a.output.c_str(), getpid());
 
-  RecordPrinter printer(a.json, stdout);
+  RecordPrinter printer(IsStdout(a.json_out) ? nullptr : stdout, json);
   printer.set_print(a.output.empty());
   const uint64_t start = MonotonicNs();
   while (!g_stop) {
@@ -252,7 +286,7 @@ int Run(const InteractionsArgs& a) {
         break;
       }
       if ((*ctl)->granularity().classes)
-        PrintWindow(a, std::move((*window)->rows), (*window)->seconds(), (*ctl)->ReadStats(), tty);
+        PrintWindow(a, std::move((*window)->rows), (*window)->seconds(), (*ctl)->ReadStats(), tty, json);
     }
     if (a.duration > 0 && now - start >= static_cast<uint64_t>(a.duration * 1e9)) break;
   }
@@ -262,7 +296,7 @@ int Run(const InteractionsArgs& a) {
     auto window = (*ctl)->CloseWindow(MonotonicNs());
     if (!window.ok()) st = window.status();
     else if (!window->rows.empty())
-      PrintWindow(a, std::move(window->rows), window->seconds(), (*ctl)->ReadStats(), tty);
+      PrintWindow(a, std::move(window->rows), window->seconds(), (*ctl)->ReadStats(), tty, json);
   }
   const capture::InteractStats stats = (*ctl)->ReadStats();
   Status stop = rec ? rec->Stop() : Status::Ok();
@@ -313,29 +347,43 @@ Runner RegisterInteractions(CLI::App& app) {
       "  sudo jackdaw interactions                          live table per class, every second\n"
       "  sudo jackdaw interactions --pid 1234 --by interaction   one line per request\n"
       "  sudo jackdaw interactions --prefix4 24 --no-pid    classes: remote /24 and server port\n"
+      "  sudo jackdaw interactions --comm nginx --json -    nginx's classes as JSON lines\n"
       "  sudo jackdaw interactions -o web.jdw --duration 60 record; then: jackdaw analyze web.jdw\n"
       "A running session switches between per-interaction and per-class on SIGUSR1.");
-  sub->add_option("--by", args->by, "granularity: interaction or class")->capture_default_str();
-  sub->add_option("--pid", args->pids, "only connections of these processes and their descendants (repeatable)");
-  sub->add_option("--cgroup", args->cgroup, "only connections of this cgroup (v2 path or id)");
-  sub->add_option("--interval", args->interval, "seconds per class window")
-      ->capture_default_str()
-      ->check(FiniteRange(0, 3600, true, " seconds"));
-  sub->add_option("--duration", args->duration, "stop after this long: 30s, 250ms, 2m (a bare number is seconds), at most a year\n(default: Ctrl-C)")
+  sub->add_option("--by", args->by, "granularity: one line per interaction, or sums per class and window")
+      ->type_name("interaction|class")
+      ->capture_default_str();
+  sub->add_option("--pid", args->pids, "only connections of these processes and their descendants (repeatable)")
+      ->type_name("PID");
+  sub->add_option("--cgroup", args->cgroup, "only connections of this cgroup (v2 path or id)")->type_name("CGROUP");
+  sub->add_option("--comm", args->comm,
+                  "only connections of processes with this name (as /proc/PID/comm shows it) running when the "
+                  "session starts, and their descendants")
+      ->type_name("NAME");
+  AddClassWindow(sub, &args->class_window, "--interval");
+  sub->add_option("--duration", args->duration, "stop after this long (without it: Ctrl-C)")
+      ->type_name("DURATION")
       ->transform(DurationSeconds(0, kMaxDurationS, true));
-  sub->add_flag("--json", args->json, "JSON: one object per interaction or per window");
-  sub->add_option("-o,--output", args->output, "also record the interaction records into this .jdw");
+  AddJsonLines(sub, &args->json_out, "one JSON object per interaction or per class window");
+  sub->add_option("-o,--output", args->output, "also record the interaction records into this .jdw")->type_name("FILE");
   sub->add_option("--prefix4", args->prefix4, "remote IPv4 prefix bits kept in a class")
-      ->check(CLI::Range(0, 32))->capture_default_str();
+      ->type_name("BITS")
+      ->check(IntRange(0, 32))
+      ->capture_default_str();
   sub->add_option("--prefix6", args->prefix6, "remote IPv6 prefix bits kept in a class")
-      ->check(CLI::Range(0, 128))->capture_default_str();
+      ->type_name("BITS")
+      ->check(IntRange(0, 128))
+      ->capture_default_str();
   sub->add_flag("--no-port", args->no_port, "classes ignore the server port");
   sub->add_flag("--no-pid", args->no_pid, "classes ignore the process");
   sub->add_option("--max-conns", args->max_conns, "connections followed at once")
-      ->check(CLI::Range(16u, 1u << 22))->capture_default_str();
-  sub->add_option("--idle", args->idle_s, "forget connections silent this many seconds, at most a day")
+      ->type_name("N")
+      ->check(IntRange(16, 1 << 22))
+      ->capture_default_str();
+  sub->add_option("--idle", args->idle_s, "forget connections silent this long")
+      ->type_name("DURATION")
       ->capture_default_str()
-      ->check(FiniteRange(0, 86400, true, " seconds"));
+      ->transform(DurationSeconds(0, 86400, true));
   sub->add_flag("-q,--quiet", args->quiet, "no status lines on stderr");
   return [args] { return Run(*args); };
 }

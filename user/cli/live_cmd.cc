@@ -52,7 +52,7 @@ struct LiveArgs {
   CaptureArgs cap;
   std::string backend = "bpf";
   double duration = 0;
-  double interval = 1;
+  double refresh = 1;
   double window = 0.25;
   double drain = 0.5;
   double idle = double(LiveModelDefaults().idle_ns) / 1e9;
@@ -64,7 +64,8 @@ struct LiveArgs {
   ClickHouseArgs clickhouse;
   uint32_t warmup = LiveModelDefaults().warmup_requests;
   double warmup_s = double(LiveModelDefaults().warmup_ns) / 1e9;
-  bool json = false;
+  std::string json_out;  // "-": standard output, instead of the view
+  bool quiet = false;
   // The likelihood watchdog (docs/likelihood.md, "Online in live").
   std::string baseline;
   uint32_t likelihood_warmup = model::likelihood::OnlineOptions{}.warmup;
@@ -159,6 +160,9 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   if (!priv.ok()) return PrintError(priv.message()), 2;
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
+  // Before anything is attached, as a bad schema is.
+  if (!a.json_out.empty())
+    if (Status out = CheckOutput(a.json_out); !out.ok()) return PrintError("--json: " + out.message()), 1;
   // Before anything is attached: a baseline that cannot be used ends the
   // session before it starts.
   auto watchdog = MakeWatchdog(a, schema->name);
@@ -202,7 +206,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   capture::CaptureBackend& cs = **session;
   if (std::string(cs.name()) != "bpf") sample_auto = false;  // --backend auto chose the module
   auto* bpf = dynamic_cast<capture::CaptureSession*>(&cs);  // pinned maps: eBPF only
-  fprintf(stderr, "jackdaw: backend: %s\n", choice.c_str());
+  if (!a.quiet) fprintf(stderr, "jackdaw: backend: %s\n", choice.c_str());
   for (const auto& w : cs.warnings()) fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
 
   LivePipelineOptions po;
@@ -237,7 +241,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
 
   const std::string session_id = std::to_string(getpid());
   // A snapshot is dated like a recording: a pair now and one per snapshot
-  // fit the clocks, so export --pcap and analyze --pcap place its records
+  // fit the clocks, so export --pcap and analyze --pcap-input place its records
   // in wall-clock time.
   capture::ClockFit clock_fit;
   clock_fit.Add(capture::SampleClockPair());
@@ -354,15 +358,24 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     st = cs.AddTgid(p);
     if (!st.ok()) return PrintError(st.message()), 1;
   }
-  fprintf(stderr, "jackdaw: live session %s (%s): control socket %s, maps pinned in %s\n", session_id.c_str(),
-          sel->Describe().c_str(), (*server)->path().c_str(), (*pins)->dir().c_str());
+  if (!a.quiet)
+    fprintf(stderr, "jackdaw: live session %s (%s): control socket %s, maps pinned in %s\n", session_id.c_str(),
+            sel->Describe().c_str(), (*server)->path().c_str(), (*pins)->dir().c_str());
   if (metrics_endpoint) {
-    fprintf(stderr, "jackdaw: Prometheus metrics at http://%s/metrics\n", metrics_endpoint->bound().c_str());
+    if (!a.quiet)
+      fprintf(stderr, "jackdaw: Prometheus metrics at http://%s/metrics\n", metrics_endpoint->bound().c_str());
     if (const std::string w = metrics_endpoint->ExposureWarning(); !w.empty())
       fprintf(stderr, "jackdaw: warning: %s\n", w.c_str());
   }
 
-  const bool tty = isatty(STDOUT_FILENO) && !a.json;
+  FILE* json = nullptr;
+  if (!a.json_out.empty()) {
+    auto opened = OpenOutput(a.json_out);
+    if (!opened.ok()) return PrintError("--json: " + opened.status().message()), 1;
+    json = *opened;
+  }
+  std::unique_ptr<FILE, void (*)(FILE*)> json_closer(json, CloseOutput);
+  const bool tty = isatty(STDOUT_FILENO) && !IsStdout(a.json_out);
   const uint64_t start = MonotonicNs();
   uint64_t last_view = start, last_requests = 0, last_records = 0, last_flight = 0, last_store_model = start;
   std::map<uint64_t, uint64_t> last_count;
@@ -453,7 +466,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
       last_flight = now;
     }
     if (a.duration > 0 && now - start >= static_cast<uint64_t>(a.duration * 1e9)) break;
-    if (now - last_view < static_cast<uint64_t>(a.interval * 1e9)) continue;
+    if (now - last_view < static_cast<uint64_t>(a.refresh * 1e9)) continue;
     if (const uint64_t n = controller.PidsNotFollowed(); n > warned_not_followed) {
       fprintf(stderr, "jackdaw: WARNING: %s\n", controller.FilterFullWarning().c_str());
       warned_not_followed = n;
@@ -479,7 +492,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     const auto lost = controller.Losses();
     uint64_t lost_total = 0;
     for (uint64_t l : lost) lost_total += l;
-    if (a.json) {
+    if (json) {
       nlohmann::json j = {{"t_s", double(now - start) / 1e9},
                           {"requests", ms.requests},
                           {"requests_per_s", req_rate},
@@ -515,8 +528,10 @@ int Run(const LiveArgs& a, const std::string& argv0) {
         un.push_back({{"request", x.request_id}, {"log_likelihood", x.log_likelihood}, {"events", x.events}});
       j["new_unlikely"] = std::move(un);
       if (store) j["clickhouse"] = SinkStatsJson(store->stats(), store->pending());
-      fputs((j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
-    } else {
+      fputs((j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), json);
+      fflush(json);
+    }
+    if (!IsStdout(a.json_out)) {
       std::string out = tty ? "\033[H\033[2J" : "";
       out += fmt::format(
           "jackdaw live {}  {:.0f} s  requests {} ({:.1f}/s)  incomplete {}  events {:.0f}/s  lost {} ({:.2f} %)  "
@@ -571,13 +586,15 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   }
   uint64_t lost_at_end = 0;
   for (uint64_t l : controller.Losses()) lost_at_end += l;
-  fprintf(stderr,
-          "jackdaw: live session %s ended: %" PRIu64 " events, %" PRIu64 " lost (%.2f %%), %" PRIu64
-          " requests, %" PRIu64 " incomplete, %s of connections recorded at the end (%s at the least), "
-          "peak rss %.1f MB%s\n",
-          session_id.c_str(), pl.records(), lost_at_end, LostPercent(lost_at_end, pl.records()),
-          pl.model().stats().requests, pl.model().stats().incomplete, SampleShareText(sampler.rate()).c_str(),
-          SampleShareText(sample_min).c_str(), double(control::PeakResidentBytes()) / 1e6, store_text.c_str());
+  // A session that lost records says so even with -q: the model has holes.
+  if (!a.quiet || lost_at_end)
+    fprintf(stderr,
+            "jackdaw: live session %s ended: %" PRIu64 " events, %" PRIu64 " lost (%.2f %%), %" PRIu64
+            " requests, %" PRIu64 " incomplete, %s of connections recorded at the end (%s at the least), "
+            "peak rss %.1f MB%s\n",
+            session_id.c_str(), pl.records(), lost_at_end, LostPercent(lost_at_end, pl.records()),
+            pl.model().stats().requests, pl.model().stats().incomplete, SampleShareText(sampler.rate()).c_str(),
+            SampleShareText(sample_min).c_str(), double(control::PeakResidentBytes()) / 1e6, store_text.c_str());
   return 0;
 }
 
@@ -592,68 +609,96 @@ Runner RegisterLive(CLI::App& app) {
       "request, new anomalies). Control it while it runs with jackdaw ctl.\n"
       "  sudo jackdaw live --schema tcp-threadpool --pid $(pidof server)\n"
       "  sudo jackdaw live --schema testserver --usdt ./jackdaw-testserver --pid $(pidof jackdaw-testserver)\n"
-      "  sudo jackdaw live --schema tcp-threadpool --json > model.jsonl\n"
+      "  sudo jackdaw live --schema tcp-threadpool --json - > model.jsonl\n"
       "  sudo jackdaw live --schema tcp-threadpool --cgroup system.slice/nginx.service --metrics 127.0.0.1:9464\n"
       "  sudo jackdaw live --schema tcp-threadpool --comm memcached\n"
       "The model adapts: a new kind of request founds a new cluster at once; a cluster that has\n"
       "received no request for --idle seconds (trace time) is dropped.");
-  sub->add_option("-s,--schema", args->schema, "schema name (testserver, tcp-threadpool) or path")->required();
+  sub->add_option("-s,--schema", args->schema, "schema name (testserver, tcp-threadpool) or path")
+      ->type_name("SCHEMA")
+      ->required();
   AddCaptureOptions(sub, &args->cap, "model");
   sub->add_option("--sample", args->sample,
                   "when the load outruns the reader, model a share of connections recorded whole instead of\n"
                   "every connection in part: auto (all while the rings keep up, halved whenever they lose\n"
                   "records or fill past half, doubled after 5 calm seconds), RATE (0.1: one connection in\n"
                   "ten), or off. Counts in the view and JSON are of the connections recorded (sample_rate)")
-      ->option_text("auto|RATE|off")
+      ->type_name("auto|RATE|off")
       ->capture_default_str();
   sub->add_option("--backend", args->backend,
                   "capture mechanism: bpf, kmod (the jackdaw.ko module), auto (eBPF when it loads, else the "
                   "module); see jackdaw record --help")
+      ->type_name("bpf|kmod|auto")
       ->capture_default_str()
-      ->check(CLI::IsMember({"bpf", "kmod", "auto"}));
-  sub->add_option("--duration", args->duration, "stop after this long: 30s, 250ms, 2m (a bare number is seconds), at most a year\n(default: Ctrl-C)")
+      ->check(CLI::IsMember({"bpf", "kmod", "auto"}).description(""));
+  sub->add_option("--duration", args->duration, "stop after this long (without it: Ctrl-C)")
+      ->type_name("DURATION")
       ->transform(DurationSeconds(0, kMaxDurationS, true));
-  sub->add_flag("--json", args->json, "one JSON line per refresh instead of the terminal view");
-  sub->add_option("--interval", args->interval, "refresh interval, seconds")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
-  sub->add_option("--window", args->window, "reorder window, seconds")->capture_default_str()->check(CLI::Range(0.01, 5.0));
+  AddJsonLines(sub, &args->json_out, "one JSON line per refresh");
+  sub->add_flag("-q,--quiet", args->quiet, "no status lines on stderr (warnings and losses are still said)");
+  CLI::Option* refresh = sub->add_option("--refresh", args->refresh, "how often the view (or a JSON line) is written")
+                             ->type_name("DURATION")
+                             ->capture_default_str()
+                             ->transform(DurationSeconds(0.1, 3600, false));
+  // --interval was live's refresh; in interactions it was the class window.
+  HiddenAlias(sub, "--interval", args->refresh, refresh);
+  AddReorderWindow(sub, &args->window, 0.01, 5, false);
   sub->add_option("--drain", args->drain,
-                  "longest nap between two drains of the rings, seconds: longer costs less CPU per request\n"
+                  "longest nap between two drains of the rings: longer costs less CPU per request\n"
                   "(fewer, larger batches) and adds to the pipeline delay; naps are shorter while a ring\n"
                   "fills fast (ctl status: drain_nap_ms); ctl requests are served at once")
+      ->type_name("DURATION")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 1.0));
-  sub->add_option("--idle", args->idle, "drop clusters idle this many seconds (0: never)")->capture_default_str()->check(CLI::Range(0.0, 1e6));
-  sub->add_option("--warmup", args->warmup, "requests clustered as a batch before streaming")->capture_default_str()->check(CLI::Range(2u, 1u << 20));
-  sub->add_option("--warmup-time", args->warmup_s, "or this many seconds of requests, whichever first")->capture_default_str()->check(CLI::Range(0.0, 3600.0));
-  sub->add_option("--flight", args->flight, "seconds of records the flight recorder keeps (jackdaw ctl snapshot FILE)")
-      ->capture_default_str()->check(CLI::Range(0.0, 600.0));
+      ->transform(DurationSeconds(0.01, 1, false));
+  sub->add_option("--idle", args->idle, "drop clusters idle this long (0: never)")
+      ->type_name("DURATION")
+      ->capture_default_str()
+      ->transform(DurationSeconds(0, kMaxDurationS, false));
+  sub->add_option("--warmup", args->warmup, "requests clustered as a batch before streaming")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(IntRange(2, 1 << 20));
+  sub->add_option("--warmup-time", args->warmup_s, "or this long of requests, whichever first")
+      ->type_name("DURATION")
+      ->capture_default_str()
+      ->transform(DurationSeconds(0, 3600, false));
+  sub->add_option("--flight", args->flight,
+                  "how much of the newest records the flight recorder keeps (jackdaw ctl snapshot FILE)")
+      ->type_name("DURATION")
+      ->capture_default_str()
+      ->transform(DurationSeconds(0, 600, false));
   sub->add_option("--flight-size", args->flight_size,
                   "most memory the flight recorder takes (K, M, G): at a high event rate it keeps the\n"
                   "newest records, fewer seconds than --flight (ctl status and snapshots say so)")
+      ->type_name("SIZE")
       ->capture_default_str();
-  sub->add_option("--flight-dir", args->flight_dir, "write the flight recorder here when an anomaly fires");
+  sub->add_option("--flight-dir", args->flight_dir, "write the flight recorder here when an anomaly fires")
+      ->type_name("DIR");
   sub->add_flag("--flight-unlikely", args->flight_unlikely,
                 "with --flight-dir: an unlikely request (--likelihood-threshold) writes it too (unlikely-ID.jdw)");
   sub->add_option("--metrics", args->metrics,
                   "serve Prometheus metrics (text format 0.0.4) at http://ADDR:PORT/metrics: per schema and\n"
                   "cluster request counts, latency histograms, CPU/disk/net demand, anomalies; per probe\n"
-                  "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface, with a warning)");
+                  "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface, with a warning)")
+      ->type_name("ADDR:PORT");
   AddClickHouseOptions(sub, &args->clickhouse);
   sub->add_option("--baseline", args->baseline,
                   "score every request against the likelihood model of this `jackdaw analyze --json` file\n"
                   "(same schema) instead of one learned from the session's first requests")
-      ->option_text("FILE");
+      ->type_name("FILE");
   sub->add_option("--likelihood-warmup", args->likelihood_warmup,
                   "without --baseline: requests learned before the first is scored; the model is learned\n"
                   "again every 4,096 requests after (docs/likelihood.md)")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(10u, 1u << 20));
+      ->check(IntRange(10, 1 << 20));
   sub->add_option("--likelihood-threshold", args->likelihood_threshold,
                   "a request whose log-likelihood (mean log-probability per canonical event, <= 0) is below\n"
                   "this is reported as unlikely (view, JSON new_unlikely, jackdaw_schema_unlikely_requests_total)")
+      ->type_name("LOGPROB")
       ->capture_default_str()
-      ->check(CLI::Range(-1000.0, 0.0));
-  sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->capture_default_str();
+      ->check(FiniteRange(-1000, 0, false, ""));
+  sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->type_name("DIR")->capture_default_str();
   auto argv0 = SelfPathAtParse(sub);
   return [args, argv0] { return Run(*args, *argv0); };
 }

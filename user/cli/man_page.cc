@@ -73,14 +73,13 @@ void Options(std::ostream& out, const CLI::App& sub) {
     for (const std::string& l : opt->get_lnames()) names += (names.empty() ? "--" : ", --") + l;
     const bool positional = names.empty();
     if (positional) names = opt->get_name();
-    std::string value;
-    if (!positional && opt->get_type_size() != 0) value = opt->get_type_name();
-    std::string help = opt->get_description();
-    if (!opt->get_default_str().empty()) help += " (default: " + opt->get_default_str() + ")";
+    const std::string value = positional ? std::string() : OptionValueName(*opt);
+    const std::string help = OptionHelpText(*opt);
     std::ostream& to = positional ? static_cast<std::ostream&>(positionals) : out;
     to << ".TP\n.B " << Roff(names) << (value.empty() ? "" : " \\fI" + Roff(value) + "\\fR") << "\n"
        << Roff(help) << "\n";
   }
+  if (TakesDuration(sub)) out << ".PP\n" << Roff(kDurationNote) << "\n";
   if (!positionals.str().empty()) out << ".SH ARGUMENTS\n" << positionals.str();
 }
 

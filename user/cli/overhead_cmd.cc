@@ -21,7 +21,7 @@ struct OverheadArgs {
   int runs = 5;
   int warmup = 1;
   std::string workload = "getppid";
-  bool json = false;
+  std::string json_out;  // "-": standard output, instead of the table
   bool no_tools = false;
   std::vector<std::string> command;
 };
@@ -65,6 +65,9 @@ int Run(const OverheadArgs& a) {
   if (!configs.ok()) return PrintError(configs.status().message()), 1;
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) return PrintError(priv.message()), 2;
+  // Before the runs, which take minutes: a path that cannot be written fails now.
+  if (!a.json_out.empty())
+    if (Status out = CheckOutput(a.json_out); !out.ok()) return PrintError("--json: " + out.message()), 1;
   std::unique_ptr<overhead::Workload> wl;
   if (!a.command.empty()) {
     wl = overhead::CommandWorkload(a.command);
@@ -82,8 +85,12 @@ int Run(const OverheadArgs& a) {
   auto results = overhead::RunHarness(*wl, ho);
   if (!results.ok()) return PrintError(results.status().message()), results.status().exit_code();
   const nlohmann::json report = overhead::ReportJson(wl->name(), ho, *results);
-  if (a.json) printf("%s\n", report.dump(2).c_str());
-  else fputs(overhead::ReportText(report).c_str(), stdout);
+  if (!IsStdout(a.json_out)) fputs(overhead::ReportText(report).c_str(), stdout);
+  if (!a.json_out.empty()) {
+    Status written = WriteOutput(a.json_out, report.dump(2) + "\n");
+    if (!written.ok()) return PrintError("--json: " + written.message()), 1;
+    if (!IsStdout(a.json_out)) fprintf(stderr, "jackdaw: report (JSON) written to %s\n", a.json_out.c_str());
+  }
   return 0;
 }
 
@@ -100,18 +107,31 @@ Runner RegisterOverhead(CLI::App& app) {
       "ns per event and bytes per event, and warns when the noise is larger than the effect.\n"
       "  sudo jackdaw overhead                                  getppid loop, each group, all, interact\n"
       "  sudo jackdaw overhead --workload nginx --probes sched,syscall,net\n"
-      "  sudo jackdaw overhead --runs 9 --json -- ./my-benchmark --quick\n"
+      "  sudo jackdaw overhead --runs 9 --json overhead.json -- ./my-benchmark --quick\n"
       "The workload's environment has JACKDAW_OVERHEAD_MODE=untraced|jackdaw|perf|bpftrace.");
-  CLI::Option* probes = sub->add_option("--probes", args->probes,
-                  "one configuration: these groups together (default: each of sched,syscall,block,net "
-                  "alone, then all four, then interact alone: the in-kernel interaction summaries)");
-  sub->add_option("--runs", args->runs, "measured runs per tracer")->check(CLI::Range(2, 1000))->capture_default_str();
-  sub->add_option("--warmup", args->warmup, "warm-up rounds, not kept")->check(CLI::Range(0, 100))->capture_default_str();
-  sub->add_option("--workload", args->workload, "built-in workload: " + overhead::BuiltinWorkloadNames())
+  CLI::Option* probes =
+      sub->add_option("--probes", args->probes,
+                      "one configuration: these groups together (default: each of sched,syscall,block,net "
+                      "alone, then all four, then interact alone: the in-kernel interaction summaries)")
+          ->type_name("GROUP,...");
+  sub->add_option("--runs", args->runs, "measured runs per tracer")
+      ->type_name("N")
+      ->check(IntRange(2, 1000))
       ->capture_default_str();
-  sub->add_flag("--json", args->json, "print the report as JSON (schema jackdaw-overhead/1)");
+  sub->add_option("--warmup", args->warmup, "warm-up rounds, not kept")
+      ->type_name("N")
+      ->check(IntRange(0, 100))
+      ->capture_default_str();
+  sub->add_option("--workload", args->workload, "built-in workload: " + overhead::BuiltinWorkloadNames())
+      ->type_name("NAME")
+      ->capture_default_str();
+  AddJsonLines(sub, &args->json_out, "the report as JSON (schema jackdaw-overhead/1)");
   sub->add_flag("--no-tools", args->no_tools, "skip the perf and bpftrace comparisons");
-  sub->add_option("command", args->command, "measure this command instead of a built-in workload (after --)");
+  sub->add_option("command", args->command, "measure this command instead of a built-in workload (after --)")
+      ->type_name("CMD");
+  // Everything after the command is the command's: `--json -- ./bench
+  // --quick` keeps --quick, though --json's optional FILE takes the "--".
+  sub->positionals_at_end(true);
   return [args, probes] {
     args->probes_given = probes->count() > 0;
     return Run(*args);

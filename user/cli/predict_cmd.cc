@@ -122,8 +122,11 @@ int Run(const PredictArgs& a, const std::string& argv0) {
   }
   if (a.cpus_given && a.cpus == 0) return Usage("--cpus 0: a machine needs a CPU; give --cpus 1 or more");
   if (a.clients && a.rate > 0) return Usage("--clients and --rate both given; give one (closed or open loop)");
-  if (!a.json_out.empty())
-    if (Status st = CheckOutputFile(a.json_out); !st.ok()) return PrintError("--json: " + st.message()), 1;
+  if (!a.json_out.empty()) {
+    if (Status st = CheckOutput(a.json_out); !st.ok()) return PrintError("--json: " + st.message()), 1;
+    if (IsStdout(a.json_out))
+      if (Status st = ReserveStdoutForData(); !st.ok()) return PrintError(st.message()), 1;
+  }
 
   auto recorded = Record(a, argv0);
   if (!recorded.ok()) return PrintError(recorded.status().message()), 1;
@@ -200,9 +203,9 @@ int Run(const PredictArgs& a, const std::string& argv0) {
   report.self_check = predict::SimulatedFigures(self_check);
   predict::WriteText(report, std::cout);
   if (!a.json_out.empty()) {
-    Status written = report::WriteJsonFile(predict::ToJson(report), a.json_out);
+    Status written = WriteOutput(a.json_out, predict::ToJson(report).dump(1) + "\n");
     if (!written.ok()) return PrintError(written.message()), 1;
-    fprintf(stderr, "jackdaw: prediction (JSON) written to %s\n", a.json_out.c_str());
+    fprintf(stderr, "jackdaw: prediction (JSON) written to %s\n", OutputName(a.json_out).c_str());
   }
   return 0;
 }
@@ -220,58 +223,72 @@ Runner RegisterPredict(CLI::App& app) {
       "  jackdaw predict web.jdw --schema testserver --clients 8\n"
       "  jackdaw predict web.jdw --schema testserver --clients 4 --cpus 1 --scale c0:cpu=2\n"
       "  jackdaw predict web.jdw --schema testserver --rate 50 --mix c1=0.5 --json what-if.json");
-  sub->add_option("file", args->file, "trace file (.jdw)")->required();
+  sub->add_option("file", args->file, "trace file (.jdw)")->type_name("FILE")->required();
   sub->add_option("-s,--schema", args->schema, "schema the trace is analysed with (name or path), as for analyze")
+      ->type_name("SCHEMA")
       ->required();
   sub->add_option("--clients", args->clients,
                   "closed-loop clients, each sending its next request when the last is answered\n"
                   "(default: as many as the recording had, estimated from its requests in flight)")
-      ->check(CLI::Range(1u, 100000u));
+      ->type_name("N")
+      ->check(IntRange(1, 100000));
   sub->add_option("--rate", args->rate, "open-loop Poisson arrivals per second instead of clients")
+      ->type_name("RATE")
       ->check(FiniteRange(0, 1e7, true, " per second"));
   sub->add_option("--think", args->think_s,
                   "mean think time each client adds between requests (exponential; e.g. 10ms); the\n"
                   "time clients took between requests in the recording is always kept")
+      ->type_name("DURATION")
       ->transform(DurationSeconds(0, 3600, false));
   sub->add_option("--cpus", args->cpus, "CPUs of the simulated machine (default: the recording's)")
+      ->type_name("N")
       ->each([a = args.get()](const std::string&) { a->cpus_given = true; });
   sub->add_option("--cpu-speed", args->cpu_speed, "CPU speed relative to the recording's (2: twice as fast)")
+      ->type_name("FACTOR")
       ->capture_default_str()
       ->check(FiniteRange(0, 1000, true, ""));
   sub->add_option("--disk-speed", args->disk_speed, "disk speed relative to the recording's")
+      ->type_name("FACTOR")
       ->capture_default_str()
       ->check(FiniteRange(0, 1000, true, ""));
   sub->add_option("--scale", args->scales,
-                  "KIND:RESOURCE=F: multiply one kind's cpu, disk or wait demand by F (e.g. c0:cpu=0.7);\n"
-                  "repeatable")
+                  "multiply one kind's cpu, disk or wait demand by F (e.g. c0:cpu=0.7); repeatable")
+      ->type_name("KIND:RESOURCE=F")
       ->take_all();
   sub->add_option("--mix", args->mixes,
-                  "KIND=SHARE: that kind is SHARE (0-1) of the arrivals, the others keep their recorded\n"
+                  "that kind is SHARE (0-1) of the arrivals, the others keep their recorded\n"
                   "proportions of the rest; repeatable")
+      ->type_name("KIND=SHARE")
       ->take_all();
   sub->add_option("--requests", args->requests, "requests simulated (after a tenth more of warm-up)")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{100}, uint64_t{100'000'000}));
+      ->check(IntRange(100, 100'000'000));
   sub->add_option("--recorded-clients", args->recorded_clients,
                   "clients the recording had, for the self-check (default: estimated)")
-      ->check(CLI::Range(1u, 100000u));
+      ->type_name("N")
+      ->check(IntRange(1, 100000));
   sub->add_option("--scheduler", args->scheduler,
                   "the simulated scheduler: eevdf (processor sharing, a woken thread's first slice run\n"
                   "ahead of threads that kept running, as Linux places it) or ps (plain processor sharing)")
+      ->type_name("eevdf|ps")
       ->capture_default_str()
-      ->check(CLI::IsMember({"eevdf", "ps"}));
+      ->check(CLI::IsMember({"eevdf", "ps"}).description(""));
   sub->add_option("--other-work", args->other_work,
                   "how other work on the recorded machine's CPUs (seen as the requests' run-queue waits)\n"
                   "is calibrated and kept: share (it took some CPUs, as another cgroup does), threads\n"
                   "(always-runnable threads beside the requests'), none (the requests alone)")
+      ->type_name("share|threads|none")
       ->capture_default_str()
-      ->check(CLI::IsMember({"share", "threads", "none"}));
+      ->check(CLI::IsMember({"share", "threads", "none"}).description(""));
   sub->add_option("--seed", args->seed, "random seed of the simulation (same seed, same answer)")
+      ->type_name("N")
       ->capture_default_str();
-  sub->add_option("-o,--output,--json", args->json_out, "write the prediction and the self-check as JSON");
-  sub->add_option("--window", args->window_s, "reorder window in seconds, up to an hour")
-      ->capture_default_str()
-      ->check(FiniteRange(0, 3600, true, " seconds"));
+  sub->add_option("-o,--output,--json", args->json_out,
+                  "write the prediction and the self-check as JSON; - writes it to standard output and the "
+                  "text report to standard error")
+      ->type_name("FILE");
+  AddReorderWindow(sub, &args->window_s);
   auto argv0 = SelfPathAtParse(sub);
   return [args, argv0] { return Run(*args, *argv0); };
 }

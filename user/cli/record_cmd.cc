@@ -193,7 +193,7 @@ int Run(const RecordArgs& a) {
     }
     live = std::move(*lc);
     if (ro.capture.groups & (1u << JDW_GROUP_NET))
-      fprintf(stderr, "jackdaw: warning: --pcap with the net probes records each packet twice; "
+      fprintf(stderr, "jackdaw: warning: --pcap-iface with the net probes records each packet twice; "
                       "leave net out of --probes to take packets from libpcap alone\n");
   }
   auto rec = capture::Recorder::Create(ro);
@@ -419,18 +419,22 @@ Runner RegisterRecord(CLI::App& app) {
       "  sudo jackdaw record --comm memcached --duration 10      processes by name\n"
       "  sudo jackdaw record --duration 5                        system-wide for 5 s\n"
       "  sudo jackdaw record --usdt ./server -- ./server         also attach the binary's USDT probes");
-  sub->add_option("-o,--output", args->output, "trace file to write")->capture_default_str();
+  sub->add_option("-o,--output", args->output, "trace file to write")->type_name("FILE")->capture_default_str();
   AddCaptureOptions(sub, &args->cap);
-  sub->add_option("--duration", args->duration,
-                  "stop after this long: 30s, 250ms, 2m (a bare number is seconds), at most a year\n(default: until CMD exits or Ctrl-C)")
+  sub->add_option("--duration", args->duration, "stop after this long (without it: until CMD exits or Ctrl-C)")
+      ->type_name("DURATION")
       ->transform(DurationSeconds(0, kMaxDurationS, true));
-  sub->add_option("--pcap", args->pcap_iface,
-                  "also capture packets with libpcap on this interface ('any' for all), on the trace's "
-                  "clock; usually with net left out of --probes");
+  CLI::Option* pcap_iface =
+      sub->add_option("--pcap-iface", args->pcap_iface,
+                      "also capture packets with libpcap on this interface ('any' for all), on the trace's "
+                      "clock; usually with net left out of --probes")
+          ->type_name("IFACE");
+  HiddenAlias(sub, "--pcap", args->pcap_iface, pcap_iface);
   sub->add_option("--metrics", args->metrics,
                   "serve Prometheus metrics (text format 0.0.4) at http://ADDR:PORT/metrics while recording:\n"
                   "per probe group events and losses, records and bytes written, ring buffer fill\n"
-                  "(e.g. 127.0.0.1:9464; :9464 for every interface)");
+                  "(e.g. 127.0.0.1:9464; :9464 for every interface)")
+      ->type_name("ADDR:PORT");
   sub->add_option("--sample", args->sample,
                   "record a share of connections whole instead of every connection in part when the\n"
                   "load outruns the reader: RATE (0.1: one connection in ten, decided in the kernel by a\n"
@@ -442,19 +446,21 @@ Runner RegisterRecord(CLI::App& app) {
                   "capture mechanism: bpf (eBPF probes), kmod (the jackdaw.ko module: make kmod, "
                   "insmod build/kmod/jackdaw.ko; TSC timestamps), auto (eBPF when it loads, else the "
                   "module when loaded; says which)")
-      ->check(CLI::IsMember({"bpf", "kmod", "auto"}))
+      ->type_name("bpf|kmod|auto")
+      ->check(CLI::IsMember({"bpf", "kmod", "auto"}).description(""))
       ->capture_default_str();
   sub->add_option("--compress", args->compress,
                   "record chunks on disk: zstd (compressed on the writer thread, about a quarter of the "
                   "size) or none (readable by jackdaw before format version 3)")
-      ->check(CLI::IsMember({"none", "zstd"}))
+      ->type_name("zstd|none")
+      ->check(CLI::IsMember({"none", "zstd"}).description(""))
       ->capture_default_str();
   sub->add_flag("-q,--quiet", args->quiet, "no progress line");
   sub->add_flag("-v,--verbose", args->verbose, "show libbpf's messages");
   sub->add_flag("--detach", args->detach,
                 "leave CMD running when the recording ends (by default it is stopped with SIGTERM,\n"
                 "and killed if jackdaw itself dies)");
-  sub->add_option("command", args->command, "command to launch and trace (after --)");
+  sub->add_option("command", args->command, "command to launch and trace (after --)")->type_name("CMD");
   return [args] { return Run(*args); };
 }
 

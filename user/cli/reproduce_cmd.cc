@@ -301,11 +301,15 @@ Runner RegisterReproduce(CLI::App& app) {
       "  sudo jackdaw reproduce --real --repeat 5 --results tests/results/real.json   Debian's servers");
   sub->add_flag("--quick", args->quick, "only the mixed A/B/E/F workload with 5 clients");
   CLI::Option* n = sub->add_option("-n,--requests", args->requests, "requests per workload (--real: 300)")
+                       ->type_name("N")
                        ->capture_default_str()
-                       ->check(CLI::PositiveNumber);
-  sub->add_option("--work-dir", args->work_dir, "where traces and ground truth go (disk-backed)")->capture_default_str();
-  sub->add_option("--results", args->results, "also write all figures as JSON here");
+                       ->check(IntRange(1, 1'000'000'000));
+  sub->add_option("--work-dir", args->work_dir, "where traces and ground truth go (disk-backed)")
+      ->type_name("DIR")
+      ->capture_default_str();
+  sub->add_option("--results", args->results, "also write all figures as JSON to this file")->type_name("FILE");
   CLI::Option* schemas = sub->add_option("--schemas", args->schemas, "schemas to compare (--real: tcp-threadpool, and postgres for the PostgreSQL workload)")
+                             ->type_name("SCHEMA")
                              ->delimiter(',')
                              ->capture_default_str();
   std::string real_names;
@@ -326,10 +330,12 @@ Runner RegisterReproduce(CLI::App& app) {
       "--only takes: " + real_names;
   sub->add_flag("--real", args->real, real_help);
   sub->add_option("--repeat", args->repeat, "--real: record each workload this many times (clustering stability)")
-      ->check(CLI::Range(1, 100));
+      ->type_name("N")
+      ->check(IntRange(1, 100));
   sub->add_option("--only", args->only,
                   "run only these workloads, comma-separated: a name (A, C/D, A/B/E/F: both client\n"
                   "counts) or NAME:CLIENTS (A/E/F:5); an unknown name is an error")
+      ->type_name("WORKLOAD")
       ->delimiter(',');
   sub->add_flag("--keep-traces", args->keep_traces,
                 "keep each run's trace (NAME_cN.jdw) and ground truth (NAME_cN.truth.jsonl) in\n"

@@ -67,8 +67,10 @@ int Run(const StitchArgs& a, const std::string& argv0) {
     return 1;
   }
   if (!a.json_out.empty()) {
-    Status out = CheckOutputFile(a.json_out);
+    Status out = CheckOutput(a.json_out);
     if (!out.ok()) return PrintError("--json: " + out.message()), 1;
+    if (IsStdout(a.json_out))
+      if (Status st = ReserveStdoutForData(); !st.ok()) return PrintError(st.message()), 1;
   }
   std::map<size_t, int64_t> shifts;
   for (const std::string& s : a.shifts) {
@@ -208,9 +210,9 @@ int Run(const StitchArgs& a, const std::string& argv0) {
                                   {"caller", f.caller}});
       jr.push_back(std::move(r));
     }
-    Status written = WriteOwnedFile(a.json_out, j.dump() + "\n", kOutputFileMode);
+    Status written = WriteOutput(a.json_out, j.dump() + "\n");
     if (!written.ok()) return PrintError(written.message()), 1;
-    fprintf(stderr, "jackdaw: stitching written to %s\n", a.json_out.c_str());
+    fprintf(stderr, "jackdaw: stitching written to %s\n", OutputName(a.json_out).c_str());
   }
   return 0;
 }
@@ -231,14 +233,22 @@ Runner RegisterStitch(CLI::App& app) {
       "tier's and the end-to-end clusters (Table 6 of the paper). Traces that share no connection\n"
       "are reported as unstitchable, never merged by time.");
   sub->add_option("files", args->files, "trace files (.jdw), one per machine; the first is the reference clock")
+      ->type_name("FILE")
       ->required();
-  sub->add_option("-s,--schema", args->schemas, "schema for every trace, or one per trace in order")->required();
-  sub->add_option("--json", args->json_out, "write offsets and end-to-end requests (with their fragments) as JSON");
+  sub->add_option("-s,--schema", args->schemas, "schema for every trace, or one per trace in order")
+      ->type_name("SCHEMA")
+      ->required();
+  sub->add_option("--json", args->json_out,
+                  "write offsets and end-to-end requests (with their fragments) as JSON; - writes it to standard "
+                  "output and the text report to standard error")
+      ->type_name("FILE");
   sub->add_option("--clock-shift", args->shifts,
-                  "TRACE_INDEX=NS: move one trace's clock by NS nanoseconds before stitching (to check the "
-                  "offset estimate against a known shift)");
-  sub->add_option("--threshold", args->threshold, "clustering distance threshold (default: derived from the data)");
-  sub->add_option("--window", args->window_s, "reorder window in seconds")->capture_default_str();
+                  "move trace number TRACE_INDEX's clock by NS nanoseconds before stitching (to check the "
+                  "offset estimate against a known shift)")
+      ->type_name("TRACE_INDEX=NS");
+  sub->add_option("--threshold", args->threshold, "clustering distance threshold (default: derived from the data)")
+      ->type_name("DISTANCE");
+  AddReorderWindow(sub, &args->window_s);
   sub->add_flag("--no-model", args->no_model, "stitch and report offsets only; no clustering");
   auto argv0 = std::make_shared<std::string>();
   sub->preparse_callback([argv0](size_t) {

@@ -1,9 +1,14 @@
 #include "cli/usage.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
+#include <unistd.h>
+
+#include "common/safe_file.h"
 #include "schema/edit_distance.h"
 
 namespace jackdaw::cli {
@@ -36,15 +41,36 @@ std::optional<double> ParseDurationSeconds(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+std::string G(double v) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+// A year reads better as 366 days than as 3.16224e+07 s.
+std::string Seconds(double v) {
+  if (v >= 86400) return G(v / 86400) + (v == 86400 ? " day" : " days");
+  if (v >= 3600 && std::fmod(v, 3600) == 0) return G(v / 3600) + " h";
+  return G(v) + " s";
+}
+
+}  // namespace
+
+std::string RangeWords(double lo, double hi, bool lo_open, const std::string& unit) {
+  return lo_open ? "above " + G(lo) + ", up to " + G(hi) + unit : G(lo) + " to " + G(hi) + unit;
+}
+
+CLI::Validator IntRange(long long lo, long long hi) {
+  return CLI::Range(lo, hi).description(std::to_string(lo) + " to " + std::to_string(hi));
+}
+
 CLI::Validator DurationSeconds(double lo, double hi, bool lo_open) {
-  auto g = [](double v) {
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%g", v);
-    return std::string(buf);
-  };
-  // A year reads better as 366 days than as 3.16224e+07 s.
-  auto seconds = [g](double v) { return v >= 86400 ? g(v / 86400) + " days" : g(v) + " s"; };
-  const std::string range = (lo_open ? "greater than " : "at least ") + seconds(lo) + " and at most " + seconds(hi);
+  auto g = [](double v) { return G(v); };
+  const std::string range = (lo_open ? "greater than " : "at least ") + Seconds(lo) + " and at most " + Seconds(hi);
+  // The units are said once per command, in its help's footer (kDurationNote).
+  const std::string words = (lo_open ? "above " + Seconds(lo) + ", up to " : Seconds(lo) + " to ") + Seconds(hi);
   return CLI::Validator(
       [=](std::string& in) -> std::string {
         const std::optional<double> v = ParseDurationSeconds(in);
@@ -53,7 +79,82 @@ CLI::Validator DurationSeconds(double lo, double hi, bool lo_open) {
         in = g(*v);
         return std::string();
       },
-      "DURATION");
+      words);
+}
+
+namespace {
+
+// CLI11 2.1 reaches an option's validators only through a non-const
+// accessor, which throws past the last.
+std::vector<const CLI::Validator*> Validators(const CLI::Option& opt) {
+  std::vector<const CLI::Validator*> out;
+  auto& o = const_cast<CLI::Option&>(opt);
+  for (int i = 0;; ++i) {
+    try {
+      out.push_back(o.get_validator(i));
+    } catch (const CLI::OptionNotFound&) {
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string OptionValueName(const CLI::Option& opt) {
+  if (!opt.get_option_text().empty()) return opt.get_option_text();
+  if (opt.get_expected_max() == 0) return std::string();  // a flag
+  // get_type_name() is the type name followed by ":" and each validator's
+  // description; only the type name is the value's name.
+  std::string name = opt.get_type_name();
+  std::string suffix;
+  for (const CLI::Validator* v : Validators(opt))
+    if (const std::string d = v->get_description(); !d.empty()) suffix += ":" + d;
+  const bool ends_in_suffix =
+      name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  if (!suffix.empty() && ends_in_suffix) name.resize(name.size() - suffix.size());
+  if (opt.get_expected_max() == CLI::detail::expected_max_vector_size) name += " ...";
+  return name;
+}
+
+std::string OptionHelpText(const CLI::Option& opt) {
+  std::string extra;
+  for (const CLI::Validator* v : Validators(opt))
+    if (const std::string d = v->get_description(); !d.empty()) extra += (extra.empty() ? "" : "; ") + d;
+  // An optional value's default_str is what the option alone means (--json
+  // alone is "-"), which its help says; it is not a default.
+  const bool optional_value = opt.get_expected_min() == 0 && opt.get_expected_max() > 0;
+  if (!opt.get_default_str().empty() && !optional_value) {
+    extra += (extra.empty() ? "default " : "; default ") + opt.get_default_str();
+    // A duration's default is kept in seconds.
+    if (OptionValueName(opt) == "DURATION" && ParseDurationSeconds(opt.get_default_str()) &&
+        opt.get_default_str().find_first_not_of("0123456789.") == std::string::npos)
+      extra += " s";
+  }
+  if (opt.get_required()) extra += extra.empty() ? "required" : "; required";
+  std::string help = opt.get_description();
+  if (!extra.empty()) help += (help.empty() ? "(" : " (") + extra + ")";
+  return help;
+}
+
+bool TakesDuration(const CLI::App& sub) {
+  for (const CLI::Option* opt : sub.get_options())
+    if (!opt->get_group().empty() && OptionValueName(*opt) == "DURATION") return true;
+  return false;
+}
+
+std::string HelpFormatter::make_option_opts(const CLI::Option* opt) const {
+  const std::string name = OptionValueName(*opt);
+  return name.empty() ? std::string() : " " + name;
+}
+
+std::string HelpFormatter::make_option_desc(const CLI::Option* opt) const { return OptionHelpText(*opt); }
+
+void CopyValidators(const CLI::Option& from, CLI::Option* to) {
+  // transform() puts each at the front: added last to first, they run in
+  // `from`'s order; as transforms, those that rewrite the value still do.
+  const std::vector<const CLI::Validator*> all = Validators(from);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) to->transform(**it);
 }
 
 std::optional<int> RejectUnknownCommand(const CLI::App& app, int argc, const char* const* argv) {
@@ -79,6 +180,51 @@ int ReportParseError(const CLI::App& app, const CLI::ParseError& e) {
   if (!message.empty() && message.back() == '\n') message.pop_back();
   fprintf(stderr, "jackdaw: %s (see %s --help)\n", message.c_str(), where.c_str());
   return kExitUsage;
+}
+
+namespace {
+int g_data_fd = STDOUT_FILENO;  // where WriteOutput("-") writes
+}  // namespace
+
+bool IsStdout(const std::string& path) { return path == "-"; }
+
+std::string OutputName(const std::string& path) { return IsStdout(path) ? "standard output" : path; }
+
+Status CheckOutput(const std::string& path) { return IsStdout(path) ? Status::Ok() : CheckOutputFile(path); }
+
+Status ReserveStdoutForData() {
+  if (g_data_fd != STDOUT_FILENO) return Status::Ok();
+  fflush(stdout);
+  const int data = dup(STDOUT_FILENO);
+  if (data < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    const int e = errno;
+    if (data >= 0) close(data);
+    return ErrStatus("cannot keep standard output for the JSON: %s", strerror(e));
+  }
+  g_data_fd = data;
+  return Status::Ok();
+}
+
+Status WriteOutput(const std::string& path, const std::string& content) {
+  if (!IsStdout(path)) return WriteOwnedFile(path, content, kOutputFileMode);
+  fflush(stdout);
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = write(g_data_fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ErrStatus("cannot write to standard output: %s", strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+StatusOr<FILE*> OpenOutput(const std::string& path) {
+  if (IsStdout(path)) return stdout;
+  return OpenOwnedStream(path, kOutputFileMode);
+}
+
+void CloseOutput(FILE* f) {
+  if (f && f != stdout) fclose(f);
 }
 
 }  // namespace jackdaw::cli

@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/status.h"
+
 namespace jackdaw::cli {
 
 // Exit statuses, as the man page and README document them: runtime failures
@@ -32,7 +34,54 @@ std::optional<double> ParseDurationSeconds(std::string_view text);
 // unit (ParseDurationSeconds), hands the option its value in seconds, and
 // refuses values outside (lo, hi] (or [lo, hi] when !lo_open) with one line
 // naming the range. Shared so every duration option reads units alike.
+// Give the option type_name("DURATION").
 CLI::Validator DurationSeconds(double lo, double hi, bool lo_open);
+
+// What a DURATION is, said once under each command's options that take one.
+inline constexpr const char* kDurationNote =
+    "DURATION: a number with a unit, 30s, 250ms, 2m, 1h; a bare number is seconds.";
+
+// Whether one of the options `sub` shows takes a DURATION.
+bool TakesDuration(const CLI::App& sub);
+
+// "0.01 to 5 s", "above 0, up to 1 h": a range as --help words it.
+std::string RangeWords(double lo, double hi, bool lo_open, const std::string& unit);
+
+// An integer in [lo, hi], described in words for --help.
+CLI::Validator IntRange(long long lo, long long hi);
+
+// --help in a user's words. CLI11 shows an option's value as its parser
+// sees it ("FLOAT:NUMBER in (0, 3600]=0.25"); this shows the type_name each
+// option is given (SECONDS, FILE, PID) and moves what its validators check
+// and its default into the help text, in words:
+//   --reorder-window SECONDS  reorder window (above 0, up to 3600 s; default 0.25)
+// The man page and the tests read options through the same two functions.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override;
+  std::string make_option_desc(const CLI::Option* opt) const override;
+};
+
+// What an option's value is called ("SECONDS", "PID ..."; empty for a flag).
+std::string OptionValueName(const CLI::Option& opt);
+
+// An option's help: its description, then its range and default in words.
+std::string OptionHelpText(const CLI::Option& opt);
+
+// Gives `to` the checks and transforms of `from`, in the same order.
+void CopyValidators(const CLI::Option& from, CLI::Option* to);
+
+// An old spelling kept working for scripts, hidden from --help, the man
+// page and completion: `name` ("--window") sets `variable`, as `target`
+// (the new spelling, bound to the same variable) does, with its checks.
+template <typename T>
+CLI::Option* HiddenAlias(CLI::App* sub, const std::string& name, T& variable, const CLI::Option* target) {
+  CLI::Option* alias = sub->add_option(name, variable, "old spelling of " + target->get_name());
+  alias->group("");
+  alias->type_name(OptionValueName(*target));
+  CopyValidators(*target, alias);
+  return alias;
+}
 
 // Before parsing: a first argument that is neither an option nor a
 // subcommand is answered "unknown command 'X'; did you mean 'Y'?" (exit 2),
@@ -43,5 +92,30 @@ std::optional<int> RejectUnknownCommand(const CLI::App& app, int argc, const cha
 // every other error is one "jackdaw: ..." line (with the subcommand's --help
 // as the fix) and exit 2.
 int ReportParseError(const CLI::App& app, const CLI::ParseError& e);
+
+// Output files: --json FILE, in every subcommand that has it, takes "-"
+// for standard output.
+bool IsStdout(const std::string& path);
+
+// "standard output" for "-", else the path: for "written to ..." lines.
+std::string OutputName(const std::string& path);
+
+// Whether `path` can be written (CheckOutputFile); "-" always can.
+Status CheckOutput(const std::string& path);
+
+// For a command that prints a text report and was asked for JSON on
+// standard output: from here on what it prints to stdout goes to stderr,
+// and WriteOutput("-") writes to the real standard output, so a pipe gets
+// the JSON alone.
+Status ReserveStdoutForData();
+
+// Writes `content` to `path` (WriteOwnedFile), or to standard output.
+Status WriteOutput(const std::string& path, const std::string& content);
+
+// An output written as it goes (live's and interactions' JSON lines):
+// stdout for "-", else the file (created as WriteOwnedFile does). Close
+// it with CloseOutput.
+StatusOr<FILE*> OpenOutput(const std::string& path);
+void CloseOutput(FILE* f);
 
 }  // namespace jackdaw::cli

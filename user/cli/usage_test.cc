@@ -1,8 +1,13 @@
 #include "cli/usage.h"
 
 #include <algorithm>
+#include <regex>
+#include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "cli/app.h"
+#include "cli/man_page.h"
 
 namespace jackdaw::cli {
 namespace {
@@ -90,6 +95,141 @@ TEST(Usage, UnknownCommandIsAnsweredWithTheNearestOne) {
   EXPECT_EQ(RejectUnknownCommand(app, 3, known), std::nullopt);
   const char* option[] = {"jackdaw", "--version"};
   EXPECT_EQ(RejectUnknownCommand(app, 2, option), std::nullopt);
+}
+
+// What CLI11 prints when an option is not given words: its C++ types
+// (TEXT, FLOAT, UINT, INT), its validators' names (FLOAT:POSITIVE,
+// FLOAT:NUMBER), ranges in interval notation ("in [0.1 - 3600]"), and in
+// the option's column a default glued on with "=" (FLOAT=1, TEXT=auto;
+// KIND=SHARE is a value's name).
+const std::regex kParserNotation(
+    R"(\b(TEXT|FLOAT|UINT|INT|BOOLEAN|NUMBER|POSITIVE|NONNEGATIVE)\b|:(DURATION|PATH|FILE)\b| in \[| in \()");
+const std::regex kGluedDefault(R"(=[0-9a-z./-])");
+
+std::vector<std::string> ParserNotation(const std::string& text) {
+  std::vector<std::string> bad;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t first = line.find_first_not_of(' ');
+    const bool option_line = first != std::string::npos && first > 0 && line[first] == '-';
+    // The option's names and its value's name ("--window FLOAT=0.25"): the
+    // first two words (a long one runs into the help after one space).
+    std::string column;
+    if (option_line) {
+      std::istringstream words(line);
+      std::string names, value;
+      words >> names >> value;
+      column = names + " " + value;
+    }
+    if (std::regex_search(line, kParserNotation) || std::regex_search(column, kGluedDefault)) bad.push_back(line);
+  }
+  return bad;
+}
+
+TEST(Usage, HelpNamesValuesInWordsInEverySubcommand) {
+  const Cli cli = BuildCli("test");
+  const std::vector<std::string> commands = ManPageCommands(*cli.app);
+  ASSERT_GE(commands.size(), 13u);
+  for (const std::string& c : commands) {
+    const CLI::App* sub = cli.app->get_subcommand(c);
+    for (const std::string& line : ParserNotation(sub->help()))
+      ADD_FAILURE() << "jackdaw " << c << " --help shows the parser's notation:\n" << line;
+    for (const std::string& line : ParserNotation(ManPage(*cli.app, sub, "test")))
+      ADD_FAILURE() << "jackdaw-" << c << "(1) shows the parser's notation:\n" << line;
+    // Every option that takes a value says what the value is.
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (opt->get_group().empty() || opt->get_expected_max() == 0) continue;  // hidden, or a flag
+      EXPECT_FALSE(OptionValueName(*opt).empty()) << c << " " << opt->get_name();
+    }
+  }
+  EXPECT_TRUE(ParserNotation(cli.app->help()).empty()) << cli.app->help();
+}
+
+TEST(Usage, TheNotationCheckCatchesWhatCli11PrintsUnaided) {
+  CLI::App app{"test", "t"};
+  double seconds = 0.25;
+  std::string name;
+  app.add_option("--window", seconds, "reorder window")->capture_default_str()->check(CLI::Range(0.01, 5.0));
+  app.add_option("--name", name, "a name");
+  EXPECT_EQ(ParserNotation(app.help()).size(), 2u) << app.help();
+}
+
+TEST(Usage, RangesAndDefaultsReadAsWords) {
+  CLI::App app{"test", "t"};
+  app.formatter(std::make_shared<HelpFormatter>());
+  double seconds = 0.25;
+  app.add_option("--reorder-window", seconds, "reorder window")
+      ->type_name("DURATION")
+      ->capture_default_str()
+      ->transform(DurationSeconds(0.01, 5, false));
+  const std::string help = app.help();
+  EXPECT_NE(help.find("--reorder-window DURATION"), std::string::npos) << help;
+  EXPECT_NE(help.find("reorder window (0.01 s to 5 s; default 0.25 s)"), std::string::npos) << help;
+}
+
+double ParseWith(const std::vector<std::string>& argv_reversed) {
+  CLI::App app;
+  double seconds = -1;
+  CLI::Option* window = app.add_option("--reorder-window", seconds)->transform(DurationSeconds(0, 10, true));
+  HiddenAlias(&app, "--window", seconds, window);
+  app.parse(std::vector<std::string>(argv_reversed));
+  return seconds;
+}
+
+TEST(Usage, AHiddenOldSpellingStillWorksWithTheNewOnesChecks) {
+  EXPECT_DOUBLE_EQ(ParseWith({"250ms", "--reorder-window"}), 0.25);
+  EXPECT_DOUBLE_EQ(ParseWith({"250ms", "--window"}), 0.25);
+  EXPECT_THROW(ParseWith({"20", "--window"}), CLI::ValidationError);
+}
+
+// The old spellings of renamed options: still accepted, no longer shown.
+TEST(Usage, RenamedOptionsKeepTheirOldSpellingHidden) {
+  const struct {
+    std::vector<std::string> argv;
+    std::string old_name, new_name;
+  } cases[] = {
+      {{"record", "--pcap", "eth0"}, "--pcap", "--pcap-iface"},
+      {{"analyze", "x.jdw", "--pcap", "a.pcapng"}, "--pcap", "--pcap-input"},
+      {{"analyze", "x.jdw", "--window", "2"}, "--window", "--reorder-window"},
+      {{"diff", "a.jdw", "b.jdw", "-s", "t", "--window", "2"}, "--window", "--reorder-window"},
+      {{"predict", "a.jdw", "-s", "t", "--window", "2"}, "--window", "--reorder-window"},
+      {{"stitch", "a.jdw", "b.jdw", "-s", "t", "--window", "2"}, "--window", "--reorder-window"},
+      {{"live", "-s", "t", "--window", "0.5"}, "--window", "--reorder-window"},
+      {{"live", "-s", "t", "--interval", "2"}, "--interval", "--refresh"},
+      {{"interactions", "--interval", "2"}, "--interval", "--class-window"},
+      {{"ctl", "granularity", "class", "--window", "5"}, "--window", "--class-window"},
+  };
+  for (const auto& c : cases) {
+    Cli cli = BuildCli("test");
+    std::vector<std::string> args(c.argv.rbegin(), c.argv.rend());
+    EXPECT_NO_THROW(cli.app->parse(args)) << c.argv[0] << " " << c.old_name;
+    const CLI::App* sub = cli.app->get_subcommand(c.argv[0]);
+    const std::string help = sub->help();
+    EXPECT_NE(help.find(c.new_name + " "), std::string::npos) << help;
+    EXPECT_EQ(help.find(c.old_name + " "), std::string::npos) << c.argv[0] << " shows " << c.old_name << "\n" << help;
+  }
+}
+
+std::string JsonOf(const std::vector<std::string>& argv, std::vector<std::string>* command = nullptr) {
+  Cli cli = BuildCli("test");
+  cli.app->parse(std::vector<std::string>(argv.rbegin(), argv.rend()));
+  const CLI::App* sub = cli.app->get_subcommand(argv[0]);
+  if (command) *command = sub->get_option("command")->results();
+  const CLI::Option* json = sub->get_option("--json");
+  return json->count() ? json->as<std::string>() : std::string();
+}
+
+TEST(Usage, JsonTakesAFileAndDashOrNothingIsStandardOutput) {
+  EXPECT_EQ(JsonOf({"live", "-s", "t", "--json", "m.jsonl"}), "m.jsonl");
+  EXPECT_EQ(JsonOf({"live", "-s", "t", "--json", "-"}), "-");
+  EXPECT_EQ(JsonOf({"live", "--json", "-s", "t"}), "-");
+  EXPECT_EQ(JsonOf({"interactions", "--json"}), "-");
+  EXPECT_EQ(JsonOf({"analyze", "x.jdw", "--json", "-"}), "-");
+  std::vector<std::string> command;
+  EXPECT_EQ(JsonOf({"overhead", "--json", "--", "./bench", "--quick"}, &command), "-");
+  EXPECT_EQ(command, (std::vector<std::string>{"./bench", "--quick"}));
+  EXPECT_EQ(JsonOf({"overhead", "--json", "o.json", "--", "./bench", "--quick"}, &command), "o.json");
+  EXPECT_EQ(command, (std::vector<std::string>{"./bench", "--quick"}));
 }
 
 }  // namespace

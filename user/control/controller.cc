@@ -198,7 +198,7 @@ StatusOr<nlohmann::json> Controller::Dispatch(const std::vector<std::string>& w)
     return hooks_.snapshot(w[1]);
   }
   return ErrStatus("unknown request '%s': status, list, enable GROUP, disable GROUP, filter ..., "
-                   "granularity interaction|class [--window S], snapshot FILE",
+                   "granularity interaction|class [--class-window S], snapshot FILE",
                    cmd.c_str());
 }
 
@@ -222,7 +222,8 @@ std::string RemoteAddress(const jdw_ia_class_key& k) {
 
 StatusOr<nlohmann::json> Controller::Granularity(const std::vector<std::string>& w) {
   const auto usage = [] {
-    return ErrStatus("usage: granularity interaction|class [--window SECONDS] (no argument: show the current one)");
+    return ErrStatus(
+        "usage: granularity interaction|class [--class-window SECONDS] (no argument: show the current one)");
   };
   if (!(session_->available_groups() & (1u << JDW_GROUP_INTERACT)))
     return ErrStatus("the interact probe group is not loaded in this session: start it with --probes ...,interact");
@@ -236,12 +237,14 @@ StatusOr<nlohmann::json> Controller::Granularity(const std::vector<std::string>&
   std::string mode;
   double window_s = -1;
   for (size_t i = 1; i < w.size(); ++i) {
-    if (w[i] == "--window") {
+    // --window: the spelling jackdaw ctl sends, which sessions of earlier
+    // versions understand too.
+    if (w[i] == "--class-window" || w[i] == "--window") {
       if (i + 1 >= w.size()) return usage();
       char* end = nullptr;
       window_s = strtod(w[i + 1].c_str(), &end);
       if (*end || !std::isfinite(window_s) || window_s < 0.1 || window_s > 3600)
-        return ErrStatus("granularity --window: '%s' is not a number of seconds between 0.1 and 3600",
+        return ErrStatus("granularity --class-window: '%s' is not a number of seconds between 0.1 and 3600",
                          w[i + 1].c_str());
       ++i;
     } else if (mode.empty() && (w[i] == "interaction" || w[i] == "class")) {

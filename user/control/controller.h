@@ -16,7 +16,7 @@
 //   filter pid -PID            take it out again (the process only: its
 //                              descendants are tgids of their own)
 //   snapshot FILE              the session's flight recorder to a .jdw
-//   granularity [interaction|class] [--window S]
+//   granularity [interaction|class] [--class-window S]
 //                              the interact group's granularity
 //                              (capture::InteractControl, no detach):
 //                              one record per interaction, or sums per

@@ -142,7 +142,7 @@ StatusOr<std::unique_ptr<PcapFileReader>> PcapFileReader::Open(const std::string
                                                                int64_t wall_offset_ns) {
   char err[PCAP_ERRBUF_SIZE] = "";
   pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
-  if (!p) return ErrStatus("--pcap %s: %s", path.c_str(), err);
+  if (!p) return ErrStatus("--pcap-input %s: %s", path.c_str(), err);
   std::unique_ptr<PcapFileReader> r(new PcapFileReader());
   r->path_ = path;
   r->pcap_ = p;
@@ -173,7 +173,7 @@ std::optional<jdw_net_packet_record> PcapFileReader::Next() {
     stats_.packets++;
     return MakeRecord(*f, time_->base == trace::Timebase::kTsc ? time_->clock.MonoToTsc(mono) : mono, out_dir);
   }
-  if (pcap_ && rc == -1) error_ = ErrStatus("--pcap %s: %s", path_.c_str(), pcap_geterr(pcap_));
+  if (pcap_ && rc == -1) error_ = ErrStatus("--pcap-input %s: %s", path_.c_str(), pcap_geterr(pcap_));
   if (pcap_) pcap_close(pcap_);
   pcap_ = nullptr;
   return std::nullopt;
@@ -192,7 +192,7 @@ StatusOr<std::vector<jdw_net_packet_record>> ReadPcapFile(const std::string& pat
 StatusOr<std::unique_ptr<LiveCapture>> LiveCapture::Open(const std::string& iface) {
   char err[PCAP_ERRBUF_SIZE] = "";
   pcap_t* p = pcap_create(iface.c_str(), err);
-  if (!p) return ErrStatus("--pcap %s: %s", iface.c_str(), err);
+  if (!p) return ErrStatus("--pcap-iface %s: %s", iface.c_str(), err);
   std::unique_ptr<LiveCapture> c(new LiveCapture());
   c->pcap_ = p;
   c->iface_ = iface;
@@ -204,7 +204,7 @@ StatusOr<std::unique_ptr<LiveCapture>> LiveCapture::Open(const std::string& ifac
   pcap_set_tstamp_precision(p, PCAP_TSTAMP_PRECISION_NANO);
   const int rc = pcap_activate(p);
   if (rc < 0) {
-    return ErrStatus("--pcap %s: %s (list interfaces with: ip link)", iface.c_str(),
+    return ErrStatus("--pcap-iface %s: %s (list interfaces with: ip link)", iface.c_str(),
                      rc == PCAP_ERROR_NO_SUCH_DEVICE ? "no such interface" : pcap_geterr(p));
   }
   // Cooked headers carry the direction and the ifindex.
@@ -225,7 +225,7 @@ StatusOr<std::unique_ptr<LiveCapture>> LiveCapture::Open(const std::string& ifac
     }
     freeifaddrs(ifa);
   }
-  if (pcap_setnonblock(p, 1, err) != 0) return ErrStatus("--pcap %s: %s", iface.c_str(), err);
+  if (pcap_setnonblock(p, 1, err) != 0) return ErrStatus("--pcap-iface %s: %s", iface.c_str(), err);
   return c;
 }
 

@@ -1,7 +1,7 @@
 // libpcap as a packet source: live capture on an interface (jackdaw record
-// --pcap IFACE) and pcap/pcapng files, possibly from another machine
-// (jackdaw analyze --pcap FILE). Either way each captured packet becomes a
-// net record in the trace's ABI (jdw_net_packet_record), so the join takes
+// --pcap-iface IFACE) and pcap/pcapng files, possibly from another machine
+// (jackdaw analyze --pcap-input FILE). Either way each captured packet
+// becomes a net record in the trace's ABI (jdw_net_packet_record), so the join takes
 // it exactly like a packet from the net probes: by its 5-tuple, through the
 // connection it belongs to.
 //
@@ -56,7 +56,7 @@ struct PcapFileStats {
 
 // A pcap or pcapng file read a packet at a time, each IP packet as a net
 // record on the trace's timebase: a capture far larger than memory streams
-// through `jackdaw analyze --pcap`. wall_offset_ns: the capturing machine's
+// through `jackdaw analyze --pcap-input`. wall_offset_ns: the capturing machine's
 // wall clock minus this one's.
 class PcapFileReader {
  public:

@@ -137,7 +137,7 @@ TEST(ReadPcapFile, OntoTheTracesClockWithDirectionsFromItsSockets) {
 
   auto bad = ReadPcapFile(trace_path, **reader, 0, nullptr);  // not a capture
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("--pcap " + trace_path), std::string::npos);
+  EXPECT_NE(bad.status().message().find("--pcap-input " + trace_path), std::string::npos);
   std::filesystem::remove(trace_path);
   std::filesystem::remove(pcap_path);
 }
@@ -145,7 +145,7 @@ TEST(ReadPcapFile, OntoTheTracesClockWithDirectionsFromItsSockets) {
 TEST(LiveCapture, UnknownInterfaceIsOneClearError) {
   auto c = LiveCapture::Open("jdw-no-such-if0");
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("--pcap jdw-no-such-if0"), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find("--pcap-iface jdw-no-such-if0"), std::string::npos) << c.status().message();
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // A trace's records merged with packet records from elsewhere (a pcap file),
-// in timestamp order: the input side of `jackdaw analyze --pcap`, so that
+// in timestamp order: the input side of `jackdaw analyze --pcap-input`, so that
 // the join reads one record stream and needs no notion of where a packet
 // came from.
 //

@@ -64,7 +64,7 @@ TEST(ForEachRecordMerged, TraceCpusAndExtraPacketsInOneTimeOrder) {
   std::filesystem::remove(path);
 }
 
-// Packets read as the merge goes (analyze --pcap streams its captures):
+// Packets read as the merge goes (analyze --pcap-input streams its captures):
 // small disorders within `keep` come out sorted, a handed-out record stays
 // readable while the merge is within `keep` of it, and no more of the
 // source is read ahead than the window needs.
