@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   add(jackdaw::cli::RegisterReproduce(app));
   add(jackdaw::cli::RegisterExport(app));
   add(jackdaw::cli::RegisterStitch(app));
+  add(jackdaw::cli::RegisterFleet(app));
   add(jackdaw::cli::RegisterInteractions(app));
   add(jackdaw::cli::RegisterLive(app));
   add(jackdaw::cli::RegisterCtl(app));
