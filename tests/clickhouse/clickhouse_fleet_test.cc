@@ -175,6 +175,10 @@ TEST(ClickHouseFleet, IdenticalHostsMergeAndTheDeviatingHostIsNamed) {
   EXPECT_EQ(empty.exit_code, 1);
   EXPECT_NE(empty.err.find("the store holds no clustered requests"), std::string::npos) << empty.err;
   EXPECT_EQ(std::count(empty.err.begin(), empty.err.end(), '\n'), 1) << empty.err;
+  // The golden trace was recorded long before the last minute.
+  const testing::CommandResult recent = Jackdaw({"fleet", "--clickhouse", ch.url(), "--since", "60"});
+  EXPECT_EQ(recent.exit_code, 1);
+  EXPECT_NE(recent.err.find("the store holds no clustered requests from "), std::string::npos) << recent.err;
 }
 
 TEST(ClickHouseFleet, StoreDownIsOneLineWithTheFix) {

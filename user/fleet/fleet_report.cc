@@ -27,7 +27,8 @@ uint64_t Total(const std::vector<FleetKind>& kinds) {
 }
 
 std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
-std::string Us(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
+// CPU: microseconds below a millisecond, milliseconds above.
+std::string Us(double ns) { return ns < 1e6 ? fmt::format("{:.1f} us", ns / 1e3) : Ms(ns); }
 
 std::string Short(const std::string& s, size_t max) {
   if (s.empty()) return "(no model row)";
