@@ -151,6 +151,7 @@ TEST(ClickHouseFleet, IdenticalHostsMergeAndTheDeviatingHostIsNamed) {
   ASSERT_EQ(fleet["single_host_kinds"].size(), 1u) << fleet["single_host_kinds"].dump();
   EXPECT_EQ(fleet["single_host_kinds"][0]["host"], "web-3");
   EXPECT_EQ(fleet["single_host_kinds"][0]["requests"], 5);
+  EXPECT_GT(fleet["single_host_kinds"][0]["nearest_distance"].get<double>(), 0.5);
 
   // The text report says the same.
   const testing::CommandResult text = Jackdaw({"fleet", "--clickhouse", ch.url()});

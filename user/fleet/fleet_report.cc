@@ -114,8 +114,11 @@ ordered_json FleetToJson(const FleetReport& r) {
                                {"other_hosts", d.other_hosts}});
   j["single_host_kinds"] = ordered_json::array();
   for (const FleetKind* k : SingleHostKinds(r))
-    j["single_host_kinds"].push_back(
-        {{"kind", k->name}, {"host", r.rows[k->members[0].row].host}, {"requests", k->requests}});
+    j["single_host_kinds"].push_back({{"kind", k->name},
+                                      {"host", r.rows[k->members[0].row].host},
+                                      {"requests", k->requests},
+                                      {"nearest_kind", k->nearest_kind},
+                                      {"nearest_distance", k->nearest_distance}});
   return j;
 }
 
@@ -156,7 +159,10 @@ void WriteFleetText(const FleetReport& r, std::ostream& out) {
   if (!single.empty()) {
     out << "\nKinds on one host only:\n";
     for (const FleetKind* k : single)
-      out << fmt::format("  {} on {}: {} requests\n", k->name, r.rows[k->members[0].row].host, k->requests);
+      out << fmt::format("  {} on {}: {} requests{}\n", k->name, r.rows[k->members[0].row].host, k->requests,
+                         k->nearest_distance < 0 ? std::string()
+                                                 : fmt::format(" (nearest kind {}, distance {:.3f})", k->nearest_kind,
+                                                               k->nearest_distance));
   }
 }
 

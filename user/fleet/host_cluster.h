@@ -33,6 +33,10 @@ struct FleetKind {
   std::string representative;    // the founding (largest) cluster's
   std::vector<KindMember> members;  // at most one per host, largest first
   uint64_t requests = 0;
+  // A kind of one cluster: the nearest other kind of its schema and its
+  // distance (-1: none), what the kind would have joined were it closer.
+  std::string nearest_kind;
+  double nearest_distance = -1;
 };
 
 // A host whose median latency or CPU per request on a kind differs from

@@ -121,6 +121,14 @@ std::vector<FleetKind> MergeKinds(const std::vector<HostCluster>& rows, const Me
   std::stable_sort(out.begin(), out.end(),
                    [](const FleetKind& a, const FleetKind& b) { return a.requests > b.requests; });
   for (size_t k = 0; k < out.size(); ++k) out[k].name = "k" + std::to_string(k);
+  for (FleetKind& lone : out) {
+    if (lone.members.size() != 1 || lone.representative.empty()) continue;
+    for (const FleetKind& other : out) {
+      if (&other == &lone || other.schema != lone.schema || other.representative.empty()) continue;
+      const double d = cluster::Distance(strings[lone.members[0].row], strings[other.members[0].row]);
+      if (lone.nearest_distance < 0 || d < lone.nearest_distance) lone.nearest_distance = d, lone.nearest_kind = other.name;
+    }
+  }
   return out;
 }
 

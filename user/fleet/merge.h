@@ -31,7 +31,8 @@ canonical::SerializedRequest ParseRepresentative(const std::string& text, canoni
 // founding representative that has no cluster of their host yet (a host's
 // own model already separated its clusters), else found a kind. A cluster
 // without a representative (no model row) is a kind of its own. Kinds are
-// named k0, k1... by requests, members ordered by requests.
+// named k0, k1... by requests, members ordered by requests (the founder
+// first). A kind of one cluster is given its nearest other kind.
 std::vector<FleetKind> MergeKinds(const std::vector<HostCluster>& rows, const MergeOptions& options);
 
 }  // namespace jackdaw::fleet

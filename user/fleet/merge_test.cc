@@ -66,6 +66,9 @@ TEST(MergeKinds, SmallDemandDifferenceMergesLargeOneDoesNot) {
   EXPECT_LT(kinds[0].members[1].distance, 0.5);
   ASSERT_EQ(kinds[1].members.size(), 1u);
   EXPECT_EQ(rows[kinds[1].members[0].row].host, "c");
+  EXPECT_EQ(kinds[1].nearest_kind, "k0");
+  EXPECT_GT(kinds[1].nearest_distance, 0.5);
+  EXPECT_EQ(kinds[0].nearest_distance, -1) << "a kind of several clusters";
 }
 
 TEST(MergeKinds, OneClusterPerHostPerKindAndSchemasApart) {
