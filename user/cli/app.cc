@@ -44,6 +44,7 @@ Cli BuildCli(const std::string& version) {
   add(RegisterReproduce(app));
   add(RegisterExport(app));
   add(RegisterStitch(app));
+  add(RegisterFleet(app));
   add(RegisterInteractions(app));
   add(RegisterLive(app));
   add(RegisterCtl(app));

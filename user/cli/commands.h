@@ -29,6 +29,7 @@ Runner RegisterInteractions(CLI::App& app);
 Runner RegisterExport(CLI::App& app);
 Runner RegisterStitch(CLI::App& app);
 Runner RegisterDiff(CLI::App& app);
+Runner RegisterFleet(CLI::App& app);
 Runner RegisterPredict(CLI::App& app);
 
 // Longest --duration accepted: beyond a year the nanosecond count is no
