@@ -16,12 +16,15 @@
 #include <nlohmann/json.hpp>
 
 #include "export/http/test_receiver.h"
+#include "otlp_decode.h"
 #include "support/test_support.h"
 
 namespace jackdaw {
 namespace {
 
 using nlohmann::json;
+using otlp_testing::Exported;
+using otlp_testing::Read;
 
 const std::string kTrace = std::string(JDW_GOLDEN_DIR) + "/testserver-mix.jdw";
 
@@ -32,44 +35,6 @@ std::vector<std::string> Lines(const std::string& path) {
   return out;
 }
 
-struct Exported {
-  std::set<std::string> traces;
-  std::set<std::string> request_ids;  // jackdaw.request_id of the request spans
-  size_t spans = 0;
-  size_t orphans = 0;  // spans whose parentSpanId is not a span of their trace
-};
-
-Exported Read(const std::vector<std::string>& batches) {
-  Exported e;
-  std::map<std::string, std::set<std::string>> ids;  // trace -> span ids
-  std::vector<std::pair<std::string, std::string>> parents;  // trace, parent span id
-  for (const std::string& b : batches) {
-    const json doc = json::parse(b);
-    for (const json& rs : doc.at("resourceSpans")) {
-      EXPECT_EQ(rs["resource"]["attributes"][0]["key"], "service.name");
-      for (const json& ss : rs.at("scopeSpans"))
-        for (const json& s : ss.at("spans")) {
-          const std::string trace = s.at("traceId");
-          EXPECT_EQ(trace.size(), 32u);
-          EXPECT_EQ(s.at("spanId").get<std::string>().size(), 16u);
-          EXPECT_TRUE(s.at("startTimeUnixNano").is_string());
-          EXPECT_LE(std::stoull(s["startTimeUnixNano"].get<std::string>()),
-                    std::stoull(s["endTimeUnixNano"].get<std::string>()));
-          e.traces.insert(trace);
-          ids[trace].insert(s["spanId"].get<std::string>());
-          e.spans++;
-          if (s.contains("parentSpanId")) {
-            parents.emplace_back(trace, s["parentSpanId"].get<std::string>());
-          } else {
-            for (const json& kv : s["attributes"])
-              if (kv["key"] == "jackdaw.request_id") e.request_ids.insert(kv["value"]["intValue"].get<std::string>());
-          }
-        }
-    }
-  }
-  for (const auto& [trace, parent] : parents) e.orphans += !ids[trace].count(parent);
-  return e;
-}
 
 TEST(OtlpAnalyze, EveryRequestIsATraceWithItsParentsPresent) {
   http::TestReceiver rx({503});

@@ -17,6 +17,7 @@
 #include "cluster/interaction_clusters.h"
 #include "common/safe_file.h"
 #include "export/http/http_post.h"
+#include "cli/otlp_args.h"
 #include "export/otlp/otlp_exporter.h"
 #include "export/otlp/span_ids.h"
 #include "join/extractor.h"
@@ -49,7 +50,7 @@ struct AnalyzeArgs {
   std::string file;
   std::string schema;
   std::string requests_out, json_out, csv_dir, perfetto_out, html_out;
-  std::string otlp_json_out, otlp_url;
+  OtlpArgs otlp;
   ClickHouseArgs clickhouse;
   std::vector<std::string> pcaps;
   double pcap_offset_s = 0;
@@ -116,7 +117,7 @@ int RunInteractions(const AnalyzeArgs& a, const trace::TraceMeta& meta,
 Status CheckOutputs(const AnalyzeArgs& a) {
   const std::pair<const char*, const std::string*> files[] = {
       {"--requests", &a.requests_out}, {"--json", &a.json_out}, {"--perfetto", &a.perfetto_out},
-      {"--html", &a.html_out}, {"--otlp-json", &a.otlp_json_out}};
+      {"--html", &a.html_out}};
   for (const auto& [option, path] : files) {
     if (path->empty()) continue;
     if (IsStdout(*path) && path != &a.json_out)
@@ -128,8 +129,7 @@ Status CheckOutputs(const AnalyzeArgs& a) {
     Status st = CheckPrivateDir(a.csv_dir, 0755);
     if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
   }
-  if (!a.otlp_url.empty())
-    if (auto url = http::ParseHttpUrl(a.otlp_url); !url.ok()) return url.status();
+  RETURN_IF_ERROR(CheckOtlpArgs(a.otlp));
   return CheckClickHouseUrl(a.clickhouse);
 }
 
@@ -211,7 +211,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     return true;
   });
   if (!has_events && !interactions.empty()) {
-    if (!a.otlp_json_out.empty() || !a.otlp_url.empty())
+    if (a.otlp.any())
       fprintf(stderr, "jackdaw: warning: --otlp/--otlp-json: a trace of interaction summaries has no requests to "
                       "export; record an event trace (jackdaw record) for traces\n");
     return RunInteractions(a, (*reader)->meta(), interactions);
@@ -287,18 +287,10 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
   // Requests as OpenTelemetry traces (docs/otlp.md), streamed out in
   // batches as the join emits them.
   std::unique_ptr<otlp::OtlpExporter> otlp_export;
-  if (!a.otlp_json_out.empty() || !a.otlp_url.empty()) {
-    otlp::ExporterOptions eo;
-    eo.json_path = a.otlp_json_out;
-    eo.url = a.otlp_url;
-    eo.version = JDW_VERSION;
+  if (a.otlp.any()) {
     const trace::TraceMeta& meta = (*reader)->meta();
-    eo.context.host = meta.host.empty() ? "unknown" : meta.host;
     // The recording's identity: its header holds its host and start.
-    eo.context.trace_key = otlp::HashBytes(meta.header_json);
-    // Offline: a busy receiver is waited for; one that is down is not.
-    eo.sender.wait_when_full = true;
-    auto created = otlp::OtlpExporter::Create(std::move(eo));
+    auto created = OpenOtlp(a.otlp, meta.host, otlp::HashBytes(meta.header_json), /*offline=*/true);
     if (!created.ok()) return PrintError(created.status().message()), 1;
     otlp_export = std::move(*created);
   }
@@ -557,14 +549,7 @@ Runner RegisterAnalyze(CLI::App& app) {
   sub->add_option("--perfetto", args->perfetto_out, "write a Perfetto/Chrome trace of requests and canonical forms")
       ->type_name("FILE");
   sub->add_option("--html", args->html_out, "write a self-contained HTML report")->type_name("FILE");
-  sub->add_option("--otlp-json", args->otlp_json_out,
-                  "write the requests as OpenTelemetry traces, OTLP/JSON, one ExportTraceServiceRequest per line "
-                  "(docs/otlp.md)")
-      ->type_name("FILE");
-  sub->add_option("--otlp", args->otlp_url,
-                  "send the requests as OpenTelemetry traces to an OTLP/HTTP receiver, JSON encoding "
-                  "(e.g. http://127.0.0.1:4318/v1/traces; http only; docs/otlp.md)")
-      ->type_name("URL");
+  AddOtlpOptions(sub, &args->otlp);
   AddClickHouseOptions(sub, &args->clickhouse);
   CLI::Option* pcap_input =
       sub->add_option("--pcap-input", args->pcaps,

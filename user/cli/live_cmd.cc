@@ -22,6 +22,8 @@
 #include "capture/sample_controller.h"
 #include "cli/capture_args.h"
 #include "cli/clickhouse_args.h"
+#include "cli/otlp_args.h"
+#include "export/otlp/span_ids.h"
 #include "export/clickhouse/model_rows.h"
 #include "cli/commands.h"
 #include "cli/usage.h"
@@ -62,6 +64,7 @@ struct LiveArgs {
   bool flight_unlikely = false;  // an unlikely request writes it too
   std::string metrics;
   ClickHouseArgs clickhouse;
+  OtlpArgs otlp;
   uint32_t warmup = LiveModelDefaults().warmup_requests;
   double warmup_s = double(LiveModelDefaults().warmup_ns) / 1e9;
   std::string json_out;  // "-": standard output, instead of the view
@@ -163,6 +166,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   // Before anything is attached, as a bad schema is.
   if (!a.json_out.empty())
     if (Status out = CheckOutput(a.json_out); !out.ok()) return PrintError("--json: " + out.message()), 1;
+  if (Status o = CheckOtlpArgs(a.otlp); !o.ok()) return PrintError(o.message()), kExitUsage;
   // Before anything is attached: a baseline that cannot be used ends the
   // session before it starts.
   auto watchdog = MakeWatchdog(a, schema->name);
@@ -240,6 +244,18 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   });
 
   const std::string session_id = std::to_string(getpid());
+  // Requests as OpenTelemetry traces (docs/otlp.md), batched and sent from
+  // a thread of their own; a receiver that is down costs dropped (and
+  // counted) batches, never a stalled capture.
+  std::unique_ptr<otlp::OtlpExporter> traces;
+  if (a.otlp.any()) {
+    utsname u{};
+    uname(&u);
+    auto opened = OpenOtlp(a.otlp, u.nodename, otlp::HashBytes(session_id + "@" + std::to_string(WallNowNs())),
+                           /*offline=*/false);
+    if (!opened.ok()) return PrintError(opened.status().message()), 1;
+    traces = std::move(*opened);
+  }
   // A snapshot is dated like a recording: a pair now and one per snapshot
   // fit the clocks, so export --pcap and analyze --pcap-input place its records
   // in wall-clock time.
@@ -327,10 +343,11 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     metrics_endpoint = std::move(*ep);
   }
 
-  if (store || metrics_endpoint)
+  if (store || metrics_endpoint || traces)
     pl.set_request_hook([&](const model::Request& r) {
       if (metrics_endpoint) live_metrics.OnRequest(r);
       if (store) store->AddRequest(r);
+      if (traces) traces->Add(r);
     });
   if (store) pl.set_connection_hook([&](model::Connection&& c) { store->AddConnection(c); });
 
@@ -481,6 +498,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     last_records = pl.records();
     last_view = now;
     const auto clusters = pl.model().Running();
+    if (traces) traces->Flush();
     if (store) {
       store->Flush();
       // A model snapshot every 10 s: a fleet's hosts a few rows each.
@@ -528,6 +546,7 @@ int Run(const LiveArgs& a, const std::string& argv0) {
         un.push_back({{"request", x.request_id}, {"log_likelihood", x.log_likelihood}, {"events", x.events}});
       j["new_unlikely"] = std::move(un);
       if (store) j["clickhouse"] = SinkStatsJson(store->stats(), store->pending());
+      if (traces) j["otlp"] = OtlpStatsJson(*traces);
       fputs((j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), json);
       fflush(json);
     }
@@ -583,6 +602,11 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   if (store) {
     SendFinalModel(store.get(), pl.model(), nullptr, "live", WallNowNs());
     store_text = ", " + SinkStatsText(store->Finish());
+  }
+  if (traces) {
+    Status exported = traces->Finish();
+    if (!a.quiet || !exported.ok()) fputs(traces->Summary().c_str(), stderr);
+    if (!exported.ok()) fprintf(stderr, "jackdaw: warning: %s\n", exported.message().c_str());
   }
   uint64_t lost_at_end = 0;
   for (uint64_t l : controller.Losses()) lost_at_end += l;
@@ -682,6 +706,7 @@ Runner RegisterLive(CLI::App& app) {
                   "group events and losses. e.g. 127.0.0.1:9464 (:9464 for every interface, with a warning)")
       ->type_name("ADDR:PORT");
   AddClickHouseOptions(sub, &args->clickhouse);
+  AddOtlpOptions(sub, &args->otlp);
   sub->add_option("--baseline", args->baseline,
                   "score every request against the likelihood model of this `jackdaw analyze --json` file\n"
                   "(same schema) instead of one learned from the session's first requests")

@@ -35,19 +35,24 @@ class OtlpExporter {
   ~OtlpExporter();
 
   void Add(const model::Request& r, const std::string& cluster = {});
+  // Writes and queues the batch gathered so far: a live session does this
+  // at every refresh, so a slow stream's requests do not wait for a full
+  // batch.
+  void Flush();
   // Flushes the last batch, waits for the sender (bounded), closes the file.
   Status Finish();
 
   uint64_t requests() const { return requests_; }
   uint64_t spans() const { return spans_; }
   const http::SenderStats& sender_stats() const { return sent_; }
+  // While running: the sender's counts so far (none without --otlp).
+  http::SenderStats running_stats() const { return sender_ ? sender_->stats() : sent_; }
   // "jackdaw: OTLP: 640 requests (3,712 spans) sent to URL, 0 dropped, 0 failed"
   // lines, one per destination.
   std::string Summary() const;
 
  private:
   explicit OtlpExporter(ExporterOptions options) : opt_(std::move(options)), batch_(opt_.context.host, opt_.version) {}
-  void Flush();
 
   ExporterOptions opt_;
   ExportBatch batch_;
