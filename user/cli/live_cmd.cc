@@ -497,6 +497,12 @@ int Run(const LiveArgs& a, const std::string& argv0) {
     last_requests = ms.requests;
     last_records = pl.records();
     last_view = now;
+    // Once a refresh, the free pages inside the heap go back to the
+    // kernel: the thresholds above keep freed memory for reuse, and over a
+    // long session at full load its fragments grew RSS by about 2 MB/s
+    // with the live data steady. A pass a second costs far less than the
+    // per-allocation trimming the thresholds avoid.
+    malloc_trim(0);
     const auto clusters = pl.model().Running();
     if (traces) traces->Flush();
     if (store) {
