@@ -24,21 +24,6 @@ using testing::PrivateClickHouse;
 
 const std::string kTrace = std::string(JDW_GOLDEN_DIR) + "/testserver-mix.jdw";
 
-#define JDW_REQUIRE_CLICKHOUSE()                                                                     \
-  do {                                                                                               \
-    if (::jackdaw::testing::ClickHouseBinary().empty()) {                                            \
-      if (::jackdaw::testing::InCi()) FAIL() << "clickhouse-server missing: run scripts/install-deps.sh"; \
-      GTEST_SKIP() << "clickhouse-server not installed (scripts/install-deps.sh installs it)";       \
-    }                                                                                                \
-  } while (0)
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // "a\tb\n" lines as rows of fields.
 std::vector<std::vector<std::string>> Rows(const std::string& tsv) {
   std::vector<std::vector<std::string>> out;
@@ -68,7 +53,7 @@ TEST(ClickHouseAnalyze, EveryRequestStoredOnceWithItsColumnsAndCluster) {
                                             ch.url(), "--host-id", "golden-host"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("jackdaw: ClickHouse " + ch.url() + ": "), std::string::npos) << r.err;
-  const json model = json::parse(ReadAll(model_file));
+  const json model = json::parse(testing::ReadWholeFile(model_file));
   const uint64_t complete = model["summary"]["requests"], incomplete = model["summary"]["incomplete"];
   ASSERT_GT(complete, 0u);
 
@@ -81,7 +66,7 @@ TEST(ClickHouseAnalyze, EveryRequestStoredOnceWithItsColumnsAndCluster) {
   // Columns against the request lines analyze wrote itself (--requests).
   std::map<uint64_t, json> lines;
   {
-    std::istringstream in(ReadAll(requests_file));
+    std::istringstream in(testing::ReadWholeFile(requests_file));
     for (std::string line; std::getline(in, line);) {
       const json j = json::parse(line);
       if (j.contains("calls")) lines[j["id"].get<uint64_t>()] = j;  // request lines (not connections')
@@ -145,7 +130,7 @@ TEST(ClickHouseAnalyze, PastTheWarmUpRequestsJoinTheirModelRows) {
   const std::string model_file = testing::TempPath("ch-model-streamed");
   const testing::CommandResult r = Analyze({"--warmup", "20", "--json", model_file, "--clickhouse", ch.url()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json model = json::parse(ReadAll(model_file));
+  const json model = json::parse(testing::ReadWholeFile(model_file));
   const uint64_t complete = model["summary"]["requests"];
   EXPECT_EQ(ch.Number("SELECT count() FROM jackdaw.requests WHERE incomplete = 0"), complete);
   EXPECT_EQ(ch.Number("SELECT count() FROM jackdaw.requests WHERE incomplete = 0 AND cluster < 0"), 0u);
@@ -208,7 +193,7 @@ TEST(ClickHouseAnalyze, TwoShardsUnderADistributedTable) {
                                             a.url() + "/?insert_distributed_sync=1", "--clickhouse-cluster",
                                             "jackdaw_two"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json model = json::parse(ReadAll(model_file));
+  const json model = json::parse(testing::ReadWholeFile(model_file));
   const uint64_t total = model["summary"]["requests"].get<uint64_t>() + model["summary"]["incomplete"].get<uint64_t>();
   EXPECT_EQ(a.Number("SELECT count() FROM jackdaw.requests"), total);
   const uint64_t on_a = a.Number("SELECT count() FROM jackdaw.requests_local");

@@ -25,21 +25,6 @@ using testing::PrivateClickHouse;
 
 const std::string kTrace = std::string(JDW_GOLDEN_DIR) + "/testserver-mix.jdw";
 
-#define JDW_REQUIRE_CLICKHOUSE()                                                                          \
-  do {                                                                                                    \
-    if (::jackdaw::testing::ClickHouseBinary().empty()) {                                                 \
-      if (::jackdaw::testing::InCi()) FAIL() << "clickhouse-server missing: run scripts/install-deps.sh"; \
-      GTEST_SKIP() << "clickhouse-server not installed (scripts/install-deps.sh installs it)";            \
-    }                                                                                                     \
-  } while (0)
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 testing::CommandResult Jackdaw(std::vector<std::string> args) {
   args.insert(args.begin(), testing::BinDir() + "/jackdaw");
   return testing::RunCommand(args);
@@ -52,7 +37,7 @@ std::map<int64_t, uint64_t> AnalyzeAs(const PrivateClickHouse& ch, const std::st
                                             "--clickhouse", ch.url(), "--host-id", host});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::map<int64_t, uint64_t> sizes;
-  const json model = json::parse(ReadAll(model_file));
+  const json model = json::parse(testing::ReadWholeFile(model_file));
   for (const json& c : model["clusters"]) sizes[c["id"]] = c["size"];
   return sizes;
 }

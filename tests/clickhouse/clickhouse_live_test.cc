@@ -25,10 +25,7 @@ using live_testing::SleepMs;
 
 TEST(ClickHouseLive, StoreKilledMidSessionDoesNotStopTheCapture) {
   JDW_REQUIRE_ROOT();
-  if (testing::ClickHouseBinary().empty()) {
-    if (testing::InCi()) FAIL() << "clickhouse-server missing: run scripts/install-deps.sh";
-    GTEST_SKIP() << "clickhouse-server not installed (scripts/install-deps.sh installs it)";
-  }
+  JDW_REQUIRE_CLICKHOUSE();
   testing::PrivateClickHouse ch;
   ASSERT_TRUE(ch.Start().ok());
   LiveSession s;
@@ -81,10 +78,7 @@ TEST(ClickHouseLive, StoreKilledMidSessionDoesNotStopTheCapture) {
 
 TEST(ClickHouseInteractions, EverySummaryOfARecordingIsOneRow) {
   JDW_REQUIRE_ROOT();
-  if (testing::ClickHouseBinary().empty()) {
-    if (testing::InCi()) FAIL() << "clickhouse-server missing: run scripts/install-deps.sh";
-    GTEST_SKIP() << "clickhouse-server not installed (scripts/install-deps.sh installs it)";
-  }
+  JDW_REQUIRE_CLICKHOUSE();
   testserver::testing::ServerProcess server;
   ASSERT_TRUE(server.Start().ok());
   const std::string trace = testing::TempPath("ch-interactions");

@@ -16,23 +16,12 @@
 #include <vector>
 
 #include "export/http/http_post.h"
+#include "export/http/test_receiver.h"
 
 extern char** environ;
 
 namespace jackdaw::testing {
 namespace {
-
-uint16_t FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 }  // namespace
 
@@ -59,8 +48,8 @@ PrivateClickHouse::~PrivateClickHouse() {
 
 void PrivateClickHouse::ChoosePorts() {
   if (http_port_) return;
-  http_port_ = FreePort();
-  do tcp_port_ = FreePort();
+  http_port_ = http::UnusedLoopbackPort();
+  do tcp_port_ = http::UnusedLoopbackPort();
   while (tcp_port_ == http_port_);
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "support/test_support.h"
 
 namespace jackdaw::testing {
 
@@ -49,3 +50,13 @@ class PrivateClickHouse {
 };
 
 }  // namespace jackdaw::testing
+
+// A test that needs clickhouse-server: fails in CI (where it must run),
+// skips elsewhere, when Debian's package is not installed.
+#define JDW_REQUIRE_CLICKHOUSE()                                                                          \
+  do {                                                                                                    \
+    if (::jackdaw::testing::ClickHouseBinary().empty()) {                                                 \
+      if (::jackdaw::testing::InCi()) FAIL() << "clickhouse-server missing: run scripts/install-deps.sh"; \
+      GTEST_SKIP() << "clickhouse-server not installed (scripts/install-deps.sh installs it)";            \
+    }                                                                                                     \
+  } while (0)

@@ -25,6 +25,7 @@
 #include "live/live_session.h"
 #include "trace/event_table.h"
 #include "trace/trace_reader.h"
+#include "export/http/test_receiver.h"
 #include "support/test_support.h"
 #include "testserver/test_support.h"
 
@@ -244,7 +245,7 @@ class PrivatePrometheus {
     char tmpl[] = "/tmp/jdw-prom-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    port_ = FreePort();
+    port_ = http::UnusedLoopbackPort();
     std::ofstream(dir_ + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                                                "scrape_configs:\n  - job_name: jackdaw\n    static_configs:\n"
                                                "      - targets: ['"
@@ -273,17 +274,6 @@ class PrivatePrometheus {
     auto j = nlohmann::json::parse(r->body, nullptr, false);
     if (j.is_discarded() || j["data"]["result"].empty()) return -1;
     return std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
-  }
-  static uint16_t FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    socklen_t len = sizeof(a);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    close(fd);
-    return ntohs(a.sin_port);
   }
 
  private:

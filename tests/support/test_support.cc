@@ -10,6 +10,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
+#include <fstream>
 
 namespace jackdaw::testing {
 
@@ -23,6 +25,13 @@ std::string BinDir() { return JDW_BIN_DIR; }
 std::string TempPath(const std::string& stem) {
   // /var/tmp is disk-backed (O_DIRECT and block events need a real device).
   return "/var/tmp/jdw_test_" + std::to_string(getpid()) + "_" + stem;
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 static std::string ReadAll(int fd) {

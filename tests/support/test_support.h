@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ bool IsRoot();
 bool InCi();
 std::string BinDir();
 std::string TempPath(const std::string& stem);
+// The whole file at `path` ("" if it cannot be read).
+std::string ReadWholeFile(const std::string& path);
 
 // A child process created stopped: it execs argv only after Go(), so its
 // pid can be put in a filter before it runs its first instruction.

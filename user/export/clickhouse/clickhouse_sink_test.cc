@@ -126,20 +126,8 @@ TEST(ClickHouseSink, WaitingIsBoundedAndTheUnplacedAreCounted) {
   EXPECT_NE((*sink)->Summary(s).find("; 3 stored without a cluster\n"), std::string::npos) << (*sink)->Summary(s);
 }
 
-uint16_t DeadPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 TEST(ClickHouseSink, StoreDownSaysSoInOneLineAndDropsWithoutBlocking) {
-  const std::string url = "http://127.0.0.1:" + std::to_string(DeadPort());
+  const std::string url = "http://127.0.0.1:" + std::to_string(http::UnusedLoopbackPort());
   SinkOptions o = Options(url);
   o.batch_rows = 1;
   o.sender.max_queued_batches = 2;

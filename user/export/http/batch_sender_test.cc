@@ -66,20 +66,8 @@ TEST(BatchSender, RetriesUsedUpCountAsFailed) {
   EXPECT_EQ(rx.posts(), 3);
 }
 
-uint16_t DeadPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 TEST(BatchSender, DownReceiverDropsAndCountsWithoutHanging) {
-  SenderOptions o = Options("http://127.0.0.1:" + std::to_string(DeadPort()) + "/v1/traces");
+  SenderOptions o = Options("http://127.0.0.1:" + std::to_string(UnusedLoopbackPort()) + "/v1/traces");
   o.max_queued_batches = 2;
   o.wait_when_full = true;  // even so: a receiver known down never blocks the producer
   BatchSender sender(o);

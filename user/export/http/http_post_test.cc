@@ -79,20 +79,8 @@ TEST(ParseHttpUrl, NamesTheOptionItCameFrom) {
 }
 
 // A port nobody listens on: bound, then closed.
-uint16_t DeadPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 TEST(PostJson, RefusedIsUnreachable) {
-  HttpUrl url{"127.0.0.1", DeadPort(), "/v1/traces"};
+  HttpUrl url{"127.0.0.1", UnusedLoopbackPort(), "/v1/traces"};
   const HttpResult r = PostJson(url, "{}", 2000);
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(r.unreachable);

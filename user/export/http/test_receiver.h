@@ -43,4 +43,8 @@ class TestReceiver {
   std::thread thread_;
 };
 
+// A loopback TCP port nothing listened on a moment ago: a receiver (or a
+// server a test starts) that is not there yet.
+uint16_t UnusedLoopbackPort();
+
 }  // namespace jackdaw::http
