@@ -88,7 +88,7 @@ std::vector<model::Request> Templates(size_t n) {
 
 int main(int argc, char** argv) {
   const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1'000'000;
-  testing::PrivateClickHouse ch;
+  jackdaw::testing::PrivateClickHouse ch;
   if (Status st = ch.Start(); !st.ok()) return fprintf(stderr, "%s\n", st.message().c_str()), 1;
   clickhouse::SinkOptions o;
   o.url = ch.url();
