@@ -237,6 +237,10 @@ static __always_inline void end_message(struct conn *c, const struct tcp_sock *t
 	if (c->protocol == IPPROTO_TCP) {
 		__u32 segs = tcp_segs(tp, d);
 
+		/* Segments that arrived after the outbound turn belong to the
+		 * next inbound message, not this one. */
+		if (d == DIR_IN && c->early_in && (__s32)(c->in_segs - m->seg_mark) >= 0)
+			segs = c->in_segs;
 		packets = segs - m->seg_mark;
 		m->seg_mark = segs;
 	}
@@ -252,6 +256,8 @@ static __always_inline void on_data(struct conn *c, const struct sock *sk, const
 {
 	__u8 req_dir = c->role == JDW_ROLE_SERVER ? DIR_IN : DIR_OUT;
 	struct msg_acc *m = &c->msg[d == DIR_IN ? 0 : 1];
+	__u64 start;
+	bool early;
 
 	c->last_ts = now;
 	if (c->dir == d) {
@@ -260,28 +266,43 @@ static __always_inline void on_data(struct conn *c, const struct sock *sk, const
 	}
 	if (c->dir != DIR_NONE)
 		end_message(c, tp, c->dir);
+	/* Inbound data arrived after this outbound message had begun (its
+	 * bytes were queued before the arrival, the hook after it): the
+	 * message began no later than that arrival, and the inbound message
+	 * after it begins at it. */
+	start = now;
+	early = c->early_in != 0;
+	if (early) {
+		if (c->early_in < now)
+			start = c->early_in;
+		if (d == DIR_IN)
+			c->early_in = 0;
+	}
+	if (d == DIR_IN && tp)
+		c->out_seq = tp->write_seq;
 	if (d == req_dir) {
 		complete(c, skp);
 		if (c->opening == OPEN_GREETED)
 			c->opening = OPEN_SETUP;
 		else if (c->opening == OPEN_FRESH)
 			c->opening = OPEN_DONE;
-		c->req_start = now;
+		c->req_start = start;
 	} else {
 		/* The connection's first message goes the response way: the
 		 * server spoke first. */
 		if (c->opening == OPEN_FRESH)
 			c->opening = OPEN_GREETED;
-		c->resp_start = now;
+		c->resp_start = start;
 		/* Request bytes still unread when the response begins belong to
-		 * the next request: the requests were pipelined. */
-		if (tp && d == DIR_OUT) {
+		 * the next request: the requests were pipelined -- unless they
+		 * arrived after it began. */
+		if (tp && d == DIR_OUT && !early) {
 			if (tp->rcv_nxt - tp->copied_seq > (sk->sk_shutdown & RCV_SHUTDOWN ? 1 : 0))
 				c->flags |= JDW_IA_PIPELINED;
 		}
 	}
 	c->dir = d;
-	m->start = now;
+	m->start = start;
 	m->end = now;
 	m->bytes = 0;
 	m->packets = 0;
@@ -488,7 +509,20 @@ int BPF_PROG(ia_sk_data_ready, const struct sock *sk)
 	}
 	if (!now)
 		now = bpf_ktime_get_ns();
+	/* The socket queued outbound bytes since this inbound message began,
+	 * yet no send hook has turned the direction: the sender is between
+	 * queueing them (which, on loopback, delivers them) and the hook at
+	 * its return, and the peer has answered already. This data begins
+	 * the next inbound message, not more of this one: keep its arrival
+	 * for the turn to come. */
+	if (tp && c->dir == DIR_IN && tp->write_seq != c->out_seq) {
+		if (!c->early_in)
+			c->early_in = now;
+		return 0;
+	}
 	on_data(c, sk, tp, key, DIR_IN, now);
+	if (tp)
+		c->in_segs = tp->data_segs_in;
 	if (c->protocol != IPPROTO_TCP)
 		c->msg[0].packets += 1; /* a datagram; after on_data, which resets a new message */
 	return 0;
@@ -513,13 +547,15 @@ int BPF_PROG(ia_sock_recv_length, struct sock *sk, int ret, int flags)
 	 * arrival was folded into the earlier inbound message): a pipelined
 	 * next message, which begins here. */
 	if (c->dir != DIR_IN) {
-		bool after_out = c->dir == DIR_OUT;
+		/* Data that arrived after our outbound message began (early_in)
+		 * is the next message, not one the peer sent ahead. */
+		bool after_out = c->dir == DIR_OUT, early = c->early_in != 0;
 
 		on_data(c, sk, c->protocol == IPPROTO_TCP ? as_tcp(sk) : NULL, key, DIR_IN, now);
-		if (after_out && c->role == JDW_ROLE_SERVER)
-			c->flags |= JDW_IA_PIPELINED;
-		else if (!after_out)
+		if (!after_out)
 			c->flags |= JDW_IA_PARTIAL; /* its arrival was not seen */
+		else if (c->role == JDW_ROLE_SERVER && !early)
+			c->flags |= JDW_IA_PIPELINED;
 	}
 	if (!c->in_read)
 		c->in_read = now;

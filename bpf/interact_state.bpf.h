@@ -103,6 +103,11 @@ struct conn {
 	__u16 family;
 	__u16 lport, rport;
 	__u32 last_rx;     /* TCP bytes_received (minus FIN) at the last arrival */
+	__u32 out_seq;     /* TCP write_seq when the inbound message began */
+	__u32 in_segs;     /* TCP data_segs_in through the inbound message's
+			    * last arrival */
+	__u64 early_in;    /* arrival of inbound data that came after an
+			    * outbound message began unseen (see ia_sk_data_ready) */
 	__u8 laddr[16], raddr[16];
 	__u64 in_read;     /* first application read of the inbound message */
 	struct msg_acc msg[2]; /* [0] inbound, [1] outbound */
