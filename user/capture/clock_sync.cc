@@ -67,7 +67,7 @@ trace::ClockMapping ClockFit::Mapping() const {
   m.ref_mono_ns = ref.mono_ns;
   m.ref_tsc = ref.tsc;
   m.wall_minus_mono_ns = pairs_.back().wall_minus_mono_ns;
-  const double kernel = KernelTscPerNs();
+  const double kernel = kernel_tsc_per_ns_;
   if (kernel > 0) {
     m.method = "perf-mmap";
     m.tsc_per_ns = kernel;

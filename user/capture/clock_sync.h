@@ -30,6 +30,10 @@ double KernelTscPerNs();
 
 class ClockFit {
  public:
+  // The kernel's figure is read once, here: opening and closing a perf
+  // event can sleep for seconds on a loaded machine (the close waits for
+  // an RCU grace period), and a reader that sleeps there loses events.
+  explicit ClockFit(double kernel_tsc_per_ns = KernelTscPerNs()) : kernel_tsc_per_ns_(kernel_tsc_per_ns) {}
   void Add(const ClockPair& p) { pairs_.push_back(p); }
   size_t size() const { return pairs_.size(); }
   // Mapping from all pairs so far: method "perf-mmap" when the kernel
@@ -37,6 +41,7 @@ class ClockFit {
   trace::ClockMapping Mapping() const;
 
  private:
+  double kernel_tsc_per_ns_;
   std::vector<ClockPair> pairs_;
 };
 
