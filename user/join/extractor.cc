@@ -177,7 +177,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
     if (n == 0) return;
     IntervalJoin::Closed closed;
     const uint32_t target = join_.Bind(bs, n, c.ts, &closed);
-    join_.FinishClosed(closed, target, opts_.max_set_events);
+    join_.FinishClosed(closed, target, opts_.max_set_events, opts_.max_unseeded_set_events);
     return;
   }
   if (n == 0) {
@@ -251,7 +251,7 @@ void Extractor::Impl::Join(Ctx& c, uint16_t def_idx) {
   if (s.offs.size() >= std::max(s.settle_at, kSettleOffCpuAt)) SettleOffCpu(s, kSettleOffCpuAt);
 
   // 4. Finished sets.
-  join_.FinishClosed(closed, target, opts_.max_set_events);
+  join_.FinishClosed(closed, target, opts_.max_set_events, opts_.max_unseeded_set_events);
 }
 
 

@@ -51,6 +51,14 @@ struct Options {
   // or larger than max_set_events.
   uint64_t max_set_age_ns = 0;
   uint64_t max_set_events = 1u << 20;
+  // A set no seed has joined is the work of a thread between requests (an
+  // idle worker's wake-ups and sleeps, chained by its Thread interval for as
+  // long as it never takes up a request): cut, and its events discarded,
+  // at this many events rather than max_set_events, so that live's memory
+  // does not grow with every idle thread's minute of wake-ups. A request's
+  // events before its seed (its accept, the wake-up that leads to its
+  // first read) are a handful.
+  uint64_t max_unseeded_set_events = 4096;
   // Emit seed-holding sets closed by the timeout or the end of the trace
   // (flagged Request::timed_out). Otherwise they are discarded and counted.
   bool emit_timed_out = true;

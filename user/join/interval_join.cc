@@ -90,12 +90,14 @@ uint32_t IntervalJoin::Bind(const Bound* bs, size_t n, uint64_t ts, Closed* clos
   return target;
 }
 
-void IntervalJoin::FinishClosed(const Closed& closed, uint32_t target, size_t max_events) {
+void IntervalJoin::FinishClosed(const Closed& closed, uint32_t target, size_t max_events,
+                                size_t max_unseeded_events) {
   for (size_t i = 0; i < closed.n; i++)
     if (sets_[closed.sets[i]].live && sets_[closed.sets[i]].open == 0) FinishSet(closed.sets[i], false);
-  if (sets_[target].open == 0) {
+  const Set& t = sets_[target];
+  if (t.open == 0) {
     FinishSet(target, false);
-  } else if (sets_[target].events.size() > max_events) {
+  } else if (t.events.size() > (t.seed ? max_events : std::min(max_events, max_unseeded_events))) {
     FinishSet(target, true);
   }
 }

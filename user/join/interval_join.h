@@ -63,8 +63,9 @@ class IntervalJoin {
   // set the event joins.
   uint32_t Bind(const Bound* bs, size_t n, uint64_t ts, Closed* closed);
   // After the event is in `target`: finishes the closed sets, and `target`
-  // if it has no open interval (or, timed out, holds over max_events).
-  void FinishClosed(const Closed& closed, uint32_t target, size_t max_events);
+  // if it has no open interval (or, timed out, holds over max_events, or
+  // over max_unseeded_events without a seed).
+  void FinishClosed(const Closed& closed, uint32_t target, size_t max_events, size_t max_unseeded_events);
 
   // GC: finishes (timed out) every set idle since before `idle_before` or
   // begun before `begun_before`.

@@ -26,7 +26,7 @@ class IntervalJoinTest : public ::testing::Test {
     s.seed |= seed;
     s.last_ts = std::max(s.last_ts, ts);
     s.events.push_back(Ev{});
-    join_.FinishClosed(closed, target, /*max_events=*/1000);
+    join_.FinishClosed(closed, target, max_events_, max_unseeded_events_);
     return target;
   }
   static IntervalJoin::Bound B(uint32_t attr, uint64_t v, Binding t = Binding::kBasic) {
@@ -37,6 +37,7 @@ class IntervalJoinTest : public ::testing::Test {
     size_t events;
     bool timed_out;
   };
+  size_t max_events_ = 1000, max_unseeded_events_ = 1000;
   Stats stats_;
   std::vector<Emitted> emitted_;
   IntervalJoin join_;
@@ -49,6 +50,30 @@ TEST_F(IntervalJoinTest, BasicJoinsTheOpenInterval) {
   EXPECT_EQ(join_.set(a).events.size(), 2u);
   EXPECT_EQ(join_.live_sets(), 1u);
   EXPECT_EQ(join_.open_intervals(), 1u);
+  EXPECT_TRUE(emitted_.empty());
+}
+
+// An idle thread's wake-ups and sleeps chain through its open Thread
+// interval and never meet a seed: the set is cut at the unseeded cap (its
+// events discarded, not emitted), while a request of the same length is not.
+TEST_F(IntervalJoinTest, ASetWithoutSeedIsCutAtTheUnseededCap) {
+  max_unseeded_events_ = 10;
+  uint32_t first = Event({B(kThread, 7)}, 1);
+  for (uint64_t i = 2; i <= 10; i++) EXPECT_EQ(Event({B(kThread, 7)}, i), first);
+  EXPECT_EQ(join_.live_sets(), 1u);
+  Event({B(kThread, 7)}, 11);  // the eleventh event: over the cap
+  EXPECT_EQ(join_.live_sets(), 0u);
+  EXPECT_EQ(stats_.sets_discarded, 1u);
+  EXPECT_EQ(stats_.events_discarded, 11u);
+  EXPECT_TRUE(emitted_.empty());
+  EXPECT_EQ(join_.open_intervals(), 0u);
+  // The next event starts over in a fresh set.
+  Event({B(kThread, 7)}, 12);
+  EXPECT_EQ(join_.live_sets(), 1u);
+
+  const uint32_t req = Event({B(kThread, 8)}, 20, /*seed=*/true);
+  for (uint64_t i = 21; i <= 60; i++) EXPECT_EQ(Event({B(kThread, 8)}, i), req);
+  EXPECT_EQ(join_.set(req).events.size(), 41u);
   EXPECT_TRUE(emitted_.empty());
 }
 
@@ -186,10 +211,10 @@ TEST_F(IntervalJoinCascadeTest, WithoutCascadeTheThreadKeepsTheSetOpen) {
   IntervalJoin::Bound open[] = {B(kConn, 5), B(kThread, 7)};
   uint32_t a = plain.Bind(open, 2, 10, &closed);
   plain.set(a).seed = true;
-  plain.FinishClosed(closed, a, 1000);
+  plain.FinishClosed(closed, a, 1000, 1000);
   IntervalJoin::Bound stop[] = {B(kConn, 5, Binding::kStop)};
   a = plain.Bind(stop, 1, 11, &closed);
-  plain.FinishClosed(closed, a, 1000);
+  plain.FinishClosed(closed, a, 1000, 1000);
   EXPECT_TRUE(emitted_.empty());
   EXPECT_EQ(plain.SetOf(IKey{7, kThread, 0}), a);
 }
