@@ -60,7 +60,8 @@ void CallTracker::OnWriteExit(uint64_t conn, int64_t ret) {
 
 uint64_t CallTracker::OnRead(uint64_t conn, uint64_t ts, int64_t ret) {
   Conn* c = Find(conn);
-  if (!c || !c->has_call) return 0;
+  if (!c) return 0;
+  if (!c->has_call) return ForRead(conn);  // a greeting: not an answer
   if (ret > 0) {
     if (!c->cur.in_bytes) c->cur.first_in_ns = ts;
     c->cur.in_bytes += static_cast<uint64_t>(ret);
@@ -99,6 +100,13 @@ bool CallTracker::IsCurrent(uint64_t key) const {
 uint64_t CallTracker::Current(uint64_t conn) const {
   const Conn* c = Find(conn);
   return c && c->has_call ? c->cur.key : 0;
+}
+
+uint64_t CallTracker::ForRead(uint64_t conn) const {
+  const Conn* c = Find(conn);
+  if (!c) return 0;
+  if (c->has_call) return c->cur.key;
+  return c->reserved && c->next_index == 0 ? CallKey(c->serial, 0) : 0;
 }
 
 uint64_t CallTracker::Unanswered(uint64_t conn) const {

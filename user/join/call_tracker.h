@@ -27,6 +27,16 @@
 // serves; the first write then continues that call (it resumes the
 // reserved call's request on the writing thread) instead of beginning one.
 //
+// A server that speaks first (MySQL's handshake, SMTP's, FTP's and POP3's
+// banners) greets every connection as it accepts it, and the client reads
+// the greeting before it writes anything. On a connection a request's
+// thread opened, that read is the request's, as the connect was: ForRead()
+// gives it the reserved first call. Otherwise it joins the request only
+// when the reader happened not to sleep for the greeting (its thread's
+// interval was still open) and is nobody's when it did: the same request
+// came out with or without it, by timing. Its bytes are not the call's
+// answer (the call has not been written).
+//
 // Invariants: calls of a connection are numbered from 0 in the order they
 // began; a call is final (TakeFinished) once the next one begins on its
 // connection, the connection closes, or at Finish(); state is kept only for
@@ -96,8 +106,12 @@ class CallTracker {
   uint64_t OnWriteEnter(uint64_t conn, uint64_t ts, uint32_t tid, uint32_t tgid, bool* starts,
                         bool* reserved = nullptr);
   void OnWriteExit(uint64_t conn, int64_t ret);
-  // A read returned `ret` (> 0: bytes of the answer).
+  // A read returned `ret` (> 0: bytes of the answer; before the first
+  // call, of the server's greeting, which go with the reserved call).
   uint64_t OnRead(uint64_t conn, uint64_t ts, int64_t ret);
+  // The call a read entered on `conn` belongs to: the current one; before
+  // the first call began, the one reserved at the connect (0 if none).
+  uint64_t ForRead(uint64_t conn) const;
   // An outbound data packet of the connection (sequence number of its
   // first byte, payload length): the call's sequence range.
   uint64_t OnOutboundPacket(uint64_t conn, uint32_t seq, uint32_t payload);

@@ -126,5 +126,41 @@ TEST(CallTrackerTest, OutboundSequenceRangeAndReopen) {
   EXPECT_EQ(t.stats().overlapped, 1u);
 }
 
+// A server that speaks first: the client reads its greeting before writing.
+// On a connection reserved for a request at its connect, that read goes
+// with the reserved call (the request that opened the connection), and its
+// bytes are no answer; the first write then takes up that same call.
+TEST(CallTrackerTest, AGreetingReadBeforeTheFirstCallGoesWithTheReservedCall) {
+  CallTracker t;
+  t.OnOpened(kConn, 0);
+  EXPECT_EQ(t.ForRead(kConn), 0u) << "nothing reserved: the first write decides";
+  const uint64_t k = t.Reserve(kConn);
+  ASSERT_NE(k, 0u);
+  EXPECT_EQ(t.ForRead(kConn), k);
+  EXPECT_EQ(t.OnRead(kConn, 20, 104), k);  // the greeting
+  EXPECT_EQ(t.Unanswered(kConn), 0u) << "no call has gone out yet";
+  bool starts = false, reserved = false;
+  EXPECT_EQ(t.OnWriteEnter(kConn, 30, 7, 70, &starts, &reserved), k);
+  EXPECT_TRUE(starts);
+  EXPECT_TRUE(reserved);
+  t.OnWriteExit(kConn, 113);
+  EXPECT_EQ(t.OnRead(kConn, 40, 11), k);
+  t.OnClose(kConn, 50);
+  std::vector<FinishedCall> done;
+  t.TakeFinished(&done);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].in_bytes, 11u) << "the greeting is not the call's answer";
+  EXPECT_EQ(done[0].out_bytes, 113u);
+}
+
+// A connection nobody reserved (a pool filled at start-up): its greeting is
+// read for no call.
+TEST(CallTrackerTest, AGreetingOnAnUnreservedConnectionIsNoCalls) {
+  CallTracker t;
+  t.OnOpened(kConn, 0);
+  EXPECT_EQ(t.OnRead(kConn, 20, 104), 0u);
+  EXPECT_EQ(t.ForRead(kConn), 0u);
+}
+
 }  // namespace
 }  // namespace jackdaw::join

@@ -51,7 +51,7 @@ void Extractor::Impl::CallSysEnter(Ctx& c, const jdw_sys_enter& e, uint64_t sk) 
     if (starts) EndCalls();  // the connection's previous call is over
     return;
   }
-  c.call = calls_.Current(sk);
+  c.call = dir == CompiledSchema::kDirIn ? calls_.ForRead(sk) : calls_.Current(sk);
 }
 
 void Extractor::Impl::CallSysExit(Ctx& c, const jdw_sys_exit& e, uint64_t sk, uint8_t op) {

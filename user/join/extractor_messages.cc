@@ -297,8 +297,11 @@ bool Extractor::Impl::MessageSysEnter(Ctx& c, const jdw_sys_enter& e) {
     return true;
   }
   switch (cs_.SysConnOp(e.nr)) {
-    case CompiledSchema::kConnClose:  // the connection ends at its return: CloseConnection()
     case CompiledSchema::kConnShutdown:
+      msgs_.OnShutdown(sk);
+      ChargeConnection(c, sk);
+      return false;
+    case CompiledSchema::kConnClose:  // the connection ends at its return: CloseConnection()
       ChargeConnection(c, sk);
       return false;
     default:
@@ -309,6 +312,12 @@ bool Extractor::Impl::MessageSysEnter(Ctx& c, const jdw_sys_enter& e) {
   // A data syscall on a socket whose last connection closed: a new one.
   if (const ConnLife* l = FindLife(sk); l && l->c.closed) ReportConnection(sk);
   if (dir == CompiledSchema::kDirIn) {
+    // Draining a connection it shut down (a lingering close): the
+    // connection's, whatever the read returns (message_tracker.h).
+    if (msgs_.ShutDown(sk)) {
+      ChargeConnection(c, sk);
+      return false;
+    }
     // The next message already arrived (the thread was away between its
     // response and this read): by the rule the exchange ended when that
     // message began, so this read is not its tail (it would stretch the
@@ -387,7 +396,7 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
     EndExchanges();
     life.c.idle_ns += a.idle_ns;
     if (!a.key) {
-      ++(e.ret == 0 ? life.c.eof_reads : life.c.empty_reads);
+      if (e.ret <= 0) ++(e.ret == 0 ? life.c.eof_reads : life.c.empty_reads);
       if (e.ret == 0) CausalityTracker::NoteExchange(c.thread, sk, 0);
       ChargeConnection(c, sk);
       return false;
@@ -524,6 +533,7 @@ void Extractor::Impl::MessagesFinish() {
   stats_.msg_pipelined = ms.pipelined;
   stats_.msg_eof_reads = ms.eof_reads;
   stats_.msg_empty_reads = ms.empty_reads;
+  stats_.msg_drain_reads = ms.drain_reads;
   stats_.msg_idle_ns = ms.idle_ns;
 }
 

@@ -198,7 +198,7 @@ TEST(UnixCalls, AnUntracedClientIsNamedByItsPid) {
 
 // Faults in calls: whatever a backend does, the front's request ends with
 // what it has, once, and the join finishes.
-enum class Backend { kAnswers, kNeverAnswers, kClosesMidExchange };
+enum class Backend { kAnswers, kNeverAnswers, kClosesMidExchange, kExitsMidExchange };
 
 void FrontRequestBegins(Stream& s, uint64_t* t) {
   s.meta().tasks[kFront] = trace::TaskInfo{kFrontPid, "front", 0};
@@ -259,6 +259,15 @@ void FrontCalls(Stream& s, int calls, Backend how) {
       Enter(s, t += 1000, 1, kBackendPid, kBackend, "close", 9, served);
       Exit(s, t += 10, 1, kBackendPid, kBackend, "close", 0);
       answer = 0;  // end of file
+    } else if (how == Backend::kExitsMidExchange) {
+      // It dies after reading the call (a crash, a worker recycled): the
+      // trace sees its exit and no close; the kernel closes its end.
+      t += 1000;
+      jdw_task_exit gone{};
+      gone.exit_code = 139;
+      s.Add(JDW_EVENT_TASK_EXIT, t += 10, 1, JDW_CTX_TASK, kBackendPid, kBackend, gone);
+      s.Switch(t += 10, 1, kBackend, 0, 0x10 /* EXIT_DEAD */, kBackendPid, 0);
+      answer = 0;  // end of file
     } else {
       // It waits on something that never comes; the front gives up.
       Enter(s, t += 1000, 1, kBackendPid, kBackend, "futex", -1, 0, 0);
@@ -309,6 +318,34 @@ TEST(CallFaults, ABackendConnectionClosedMidExchangeEndsTheCall) {
     if (c.endpoint.local == std::string("unix:") + kPath) backend_conn_cpu += c.cpu_ns;
   EXPECT_GE(backend_conn_cpu, 1000u);
   EXPECT_LT(q.processes[1].cpu_ns, 1000u);
+  ExpectSegmentsSumToTotals(q);
+}
+
+// A process that leaves the selection mid-request: the backend exits
+// after reading the call. The front's request ends with what it has (the
+// backend's read, the unanswered call) when the front answers its client,
+// not at the timeout; the backend's run from its read to its exit is
+// counted as dropped, and charged nowhere else.
+TEST(CallFaults, ABackendThatExitsMidExchangeEndsTheCallAndIsCountedOnce) {
+  Stream s;
+  FrontCalls(s, 1, Backend::kExitsMidExchange);
+  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  ASSERT_EQ(r.reqs.size(), 1u) << "the backend's exit is no request of its own";
+  const model::Request& q = r.reqs[0];
+  EXPECT_FALSE(q.timed_out) << "nothing waits for the process that is gone";
+  EXPECT_EQ(r.stats.requests_timed_out, 0u);
+  ASSERT_EQ(q.calls.size(), 1u);
+  EXPECT_FALSE(q.calls[0].answered);
+  EXPECT_EQ(r.stats.calls_unanswered, 1u);
+  ASSERT_EQ(q.processes.size(), 2u) << "the backend's read of the call is the request's";
+  EXPECT_EQ(q.processes[1].tgid, kBackendPid);
+  // Its 1 ms from the read to the exit: dropped, counted, once.
+  EXPECT_GE(r.stats.cpu_dropped_ns, 1000u);
+  EXPECT_LT(q.processes[1].cpu_ns, 1000u);
+  uint64_t backend_conn_cpu = 0;
+  for (const model::Connection& c : r.conns)
+    if (c.endpoint.local == std::string("unix:") + kPath) backend_conn_cpu += c.cpu_ns;
+  EXPECT_LT(backend_conn_cpu, 1000u) << "not also its connection's";
   ExpectSegmentsSumToTotals(q);
 }
 

@@ -47,6 +47,14 @@ MessageAssignment MessageTracker::OnRead(uint64_t conn, uint64_t enter_ts, uint6
                                          std::vector<uint64_t>* consumed, uint8_t peek) {
   Conn& c = Get(conn);
   MessageAssignment a;
+  if (c.shut) {
+    // Draining after shutdown(): the connection's, and its wait was idle.
+    // Its packets stay unread and go to the connection at the close.
+    a.idle_ns = exit_ts > enter_ts ? exit_ts - enter_ts : 0;
+    stats_.idle_ns += a.idle_ns;
+    ++(ret > 0 ? stats_.drain_reads : ret == 0 ? stats_.eof_reads : stats_.empty_reads);
+    return a;
+  }
   if (ret <= 0 || peek == JDW_PEEK_MSG_PEEK) {
     // End-of-file or no data: the connection's. Time blocked in it was
     // idle. A peek (MSG_PEEK) consumed nothing: the read that takes the

@@ -52,6 +52,18 @@
 // none of whose reads began at a record header (a read-ahead buffer that
 // split a record) keeps the byte rule: it is a request.
 //
+// Shut down. Once the server has called shutdown() on the connection it
+// can answer nothing more on it, so nothing it reads afterwards begins an
+// exchange: a lingering close (shutdown(SHUT_WR), then reads until the
+// peer's end-of-file, then close — php-fpm after each FastCGI response,
+// nginx's and apache's lingering close) drains the connection, whatever
+// the reads return. Those reads are the connection's, like the close.
+// Before, bytes the server had left unread (the tail of the request it
+// answered) began a new one-way exchange, which a traced caller still
+// waiting for the answer then took as its callee's work: the drain read
+// joined the caller's request when the server got to it before the caller
+// read the answer, and not when it got there after.
+//
 // Invariants: exchanges of a connection are numbered from 0 in arrival
 // order; an event is assigned to at most one exchange, or to the
 // connection; an exchange is final (TakeFinished) once the next inbound
@@ -109,6 +121,7 @@ struct MessageStats {
   uint64_t pipelined = 0;         // exchanges flagged pipelined
   uint64_t eof_reads = 0;
   uint64_t empty_reads = 0;       // EAGAIN and other reads with no data
+  uint64_t drain_reads = 0;       // reads with data after the server's shutdown()
   uint64_t idle_ns = 0;           // read time spent waiting for data
   uint64_t connections_closed = 0;
   uint64_t packets_unread = 0;    // inbound packets dropped at close, never read
@@ -143,6 +156,13 @@ class MessageTracker {
   // A write (send, sendfile...) that moved `ret` bytes (<= 0: nothing; it
   // still belongs to the exchange being answered, if any).
   MessageAssignment OnWrite(uint64_t conn, uint64_t ts, int64_t ret);
+  // The server called shutdown() on the connection: from now on its reads
+  // drain it (above).
+  void OnShutdown(uint64_t conn) { Get(conn).shut = true; }
+  bool ShutDown(uint64_t conn) const {
+    const Conn* c = Find(conn);
+    return c && c->shut;
+  }
   // Tags of packets never read are appended to `unread`.
   MessageAssignment OnClose(uint64_t conn, uint64_t ts, std::vector<uint64_t>* unread = nullptr);
   // The exchange that bytes moved on the connection now belong to (a write
@@ -227,6 +247,7 @@ class MessageTracker {
     uint64_t greeting_ts = 0;
     bool tls = false;           // its first inbound bytes were a TLS handshake record
     bool tls_last_ccs = false;  // the last record header read was a change_cipher_spec
+    bool shut = false;          // the server called shutdown(): reads drain it
   };
 
   // The connection's state, through a one-entry cache of the last one

@@ -513,5 +513,33 @@ TEST(MessageTracker, AcksOfTheNextMessageBelongToIt) {
   EXPECT_EQ(t.Current(9).key, 0u) << "closed: the connection's";
 }
 
+// A lingering close: the server answers, shuts down its sending side, and
+// reads until the client's end-of-file. The bytes it drains (the tail of
+// the request it did not need) begin no exchange, and its reads are idle.
+TEST(MessageTracker, ReadsAfterShutdownDrainTheConnection) {
+  MessageTracker t;
+  t.OnAccept(1, 100);
+  EXPECT_TRUE(t.OnRead(1, 110, 120, 100).starts_exchange);
+  t.OnWrite(1, 200, 120);
+  EXPECT_FALSE(t.ShutDown(1));
+  t.OnShutdown(1);
+  EXPECT_TRUE(t.ShutDown(1));
+  const MessageAssignment tail = t.OnRead(1, 210, 220, 8);
+  EXPECT_FALSE(tail.starts_exchange);
+  EXPECT_EQ(tail.exchange, kConnectionOwned);
+  EXPECT_EQ(tail.key, 0u);
+  const MessageAssignment eof = t.OnRead(1, 230, 900, 0);
+  EXPECT_EQ(eof.key, 0u);
+  EXPECT_EQ(eof.idle_ns, 670u);
+  t.OnClose(1, 910);
+  const auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 1u) << "one request, no one-way exchange of the drained bytes";
+  EXPECT_EQ(done[0].kind, Kind::kRequest);
+  EXPECT_EQ(done[0].in_bytes, 100u);
+  EXPECT_EQ(t.stats().drain_reads, 1u);
+  EXPECT_EQ(t.stats().eof_reads, 1u);
+  EXPECT_EQ(t.stats().one_way, 0u);
+}
+
 }  // namespace
 }  // namespace jackdaw::join

@@ -135,6 +135,7 @@ enum class Severity : uint8_t { kInfo, kDataLoss, kError };
   X(msg_pipelined, kInfo, "requests whose first read returned several client writes (flagged)")              \
   X(msg_eof_reads, kInfo, "socket reads that returned end-of-file: the connection's")                        \
   X(msg_empty_reads, kInfo, "socket reads that returned no data (EAGAIN): the connection's")                 \
+  X(msg_drain_reads, kInfo, "socket reads with data after the server's shutdown() (lingering close): the connection's") \
   X(msg_idle_ns, kInfo, "time reads waited for the next message: connection idle time (ns)")                  \
   X(msg_packets_held, kInfo, "inbound data packets joined to the read that returned their bytes")            \
   X(msg_packets_unread, kInfo, "inbound data packets never read: charged to their connection")               \
