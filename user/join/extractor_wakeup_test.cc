@@ -251,5 +251,84 @@ TEST(Wakeups, PoolThreadThatTakesUpTheConnectionJoinsWithItsRunSinceTheWakeup) {
   EXPECT_GE(CpuOf(*q, kWrk), 1'000'000u);
 }
 
+// The two facts the shipped schema's hand-off rule reads, through a schema
+// that makes each wake-up an event set of its own (a STOP with nothing
+// open), seeded when the wakee is a helper: wakee_serves_conns (it has read or written a socket) and
+// wakee_hands_back (it has woken, through a condition variable, the thread
+// that had woken it, while that one waited between reading a request and
+// replying). A dispatcher that wakes pool threads parked after their
+// replies hands nothing back; a helper that answers its worker does.
+TEST(Wakeups, WakeeFactsTellHelpersFromWorkersAndDispatchers) {
+  const std::string kSchema = R"(
+timeout 1s
+seed helper
+event helper = sched_wakeup where wakee_serves_conns == 0 and wakee_hands_back == 1 { stop T = wakee_tid }
+event worker = sched_wakeup where wakee_serves_conns == 1 { stop T = wakee_tid }
+event other = sched_wakeup { stop T = wakee_tid }
+)";
+  constexpr uint32_t kDisp = 1501, kWrk = 1502, kHlp = 1503;
+  constexpr uint64_t kSk = 0xffff888001900000, kTask = 0x7f0000005000;
+  Stream s;
+  uint64_t t = 1000;
+  s.SockInfo(t, 1, kWrk, kSk, 8080, 7601);
+  s.Switch(t, 0, 0, kDisp, 0);
+  s.Switch(t, 1, 0, kWrk, 0);
+  s.Switch(t, 2, 0, kHlp, 0);
+  // The dispatcher sleeps; the worker replies to a request, wakes the
+  // dispatcher (its connection goes back to the selector) and parks on
+  // the queue. The dispatcher wakes the parked worker: the thread that woke
+  // it, but one that had replied, so this hands nothing back.
+  s.SysEnter(t += 10, 0, kDisp, "futex", -1, JDW_OBJ_FUTEX, kQueue + 8, kCondWait);
+  s.Switch(t += 10, 0, kDisp, 0, 1);
+  Serve(s, t, 1, kWrk, kSk, 7601, 1000);
+  s.SysEnter(t += 10, 1, kWrk, "futex", -1, JDW_OBJ_FUTEX, kQueue + 8, kWake);
+  s.Wakeup(t += 5, 1, kWrk, kDisp);  // -> dispatcher: "other"
+  s.SysExit(t += 5, 1, kWrk, "futex", 1);
+  s.SysEnter(t += 10, 1, kWrk, "futex", -1, JDW_OBJ_FUTEX, kQueue, kCondWait);
+  s.Switch(t += 10, 1, kWrk, 0, 1);
+  s.Switch(t += 10, 0, 0, kDisp, 0);
+  s.SysExit(t += 10, 0, kDisp, "futex", 0);
+  s.SysEnter(t += 10, 0, kDisp, "futex", -1, JDW_OBJ_FUTEX, kQueue, kWake);
+  s.Wakeup(t += 5, 0, kDisp, kWrk);  // -> worker (serves connections)
+  s.SysExit(t += 5, 0, kDisp, "futex", 1);
+  s.Switch(t += 10, 1, 0, kWrk, 0);
+  s.SysExit(t += 10, 1, kWrk, "futex", 0);
+  // The worker reads the next request on its connection, wakes the helper
+  // (asleep on its task) and waits for it.
+  s.SysEnter(t += 10, 2, kHlp, "futex", -1, JDW_OBJ_FUTEX, kTask, kCondWait);
+  s.Switch(t += 10, 2, kHlp, 0, 1);
+  s.SysEnter(t += 10, 1, kWrk, "read", 9, JDW_OBJ_SOCKET, kSk, 8192);
+  s.SysExit(t += 10, 1, kWrk, "read", 68);
+  s.SysEnter(t += 10, 1, kWrk, "futex", -1, JDW_OBJ_FUTEX, kTask, kWake);
+  s.Wakeup(t += 5, 1, kWrk, kHlp);  // -> helper, before it ever handed back: "other"
+  s.SysExit(t += 5, 1, kWrk, "futex", 1);
+  s.SysEnter(t += 10, 1, kWrk, "futex", -1, JDW_OBJ_FUTEX, kTask + 8, kCondWait);
+  s.Switch(t += 10, 1, kWrk, 0, 1);
+  s.Switch(t += 10, 2, 0, kHlp, 0);
+  s.SysExit(t += 10, 2, kHlp, "futex", 0);
+  s.SysEnter(t += 10, 2, kHlp, "futex", -1, JDW_OBJ_FUTEX, kTask + 8, kWake);
+  s.Wakeup(t += 5, 2, kHlp, kWrk);  // the reply -> worker
+  s.SysExit(t += 5, 2, kHlp, "futex", 1);
+  s.SysEnter(t += 10, 2, kHlp, "futex", -1, JDW_OBJ_FUTEX, kTask, kCondWait);
+  s.Switch(t += 10, 2, kHlp, 0, 1);
+  s.Switch(t += 10, 1, 0, kWrk, 0);
+  s.SysExit(t += 10, 1, kWrk, "futex", 0);
+  // Next hand-off: the helper has handed back now.
+  s.SysEnter(t += 10, 1, kWrk, "futex", -1, JDW_OBJ_FUTEX, kTask, kWake);
+  s.Wakeup(t += 5, 1, kWrk, kHlp);  // -> helper: "helper", the seed
+  s.SysExit(t += 5, 1, kWrk, "futex", 1);
+  // And the dispatcher, asleep again, woken by the worker: still "other".
+  s.SysEnter(t += 10, 0, kDisp, "futex", -1, JDW_OBJ_FUTEX, kQueue + 8, kCondWait);
+  s.Switch(t += 10, 0, kDisp, 0, 1);
+  s.SysEnter(t += 10, 1, kWrk, "futex", -1, JDW_OBJ_FUTEX, kQueue + 8, kWake);
+  s.Wakeup(t += 5, 1, kWrk, kDisp);
+  s.SysExit(t += 5, 1, kWrk, "futex", 1);
+
+  Result r = testing::Extract(kSchema, s);
+  ASSERT_EQ(r.reqs.size(), 1u);  // only the last hand-off to the helper
+  ASSERT_EQ(r.reqs[0].events.size(), 1u);
+  EXPECT_EQ(r.reqs[0].events[0].tid, kWrk);
+}
+
 }  // namespace
 }  // namespace jackdaw::join
