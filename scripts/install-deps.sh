@@ -37,6 +37,8 @@ test_packages=(
 	php8.2-fpm php8.2-mysql php8.2-redis
 	# a Go server (goroutines over GOMAXPROCS threads: an M:N runtime)
 	caddy
+	# a Java server: the JDK's HTTP server on a pool fed from a shared queue
+	openjdk-17-jdk-headless
 	# jackdaw live --metrics test: a private Prometheus on loopback (own
 	# config and data dir) scrapes a live session; its service stays stopped
 	prometheus

@@ -346,6 +346,7 @@ void Extractor::Impl::Process(const reorder::SortedRecord& sr) {
           if (const uint8_t dir = cs_.SysDirection(e->nr)) {
             socks_.NoteDirection(e->obj, dir);
             t->conn_open = true;
+            t->serves_conns = true;
           }
           if (cs_.SysCloses(e->nr)) {
             t->conn_open = false;

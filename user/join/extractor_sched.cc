@@ -3,6 +3,11 @@
 #include "join/extractor_impl.h"
 
 namespace jackdaw::join {
+namespace {
+// The futex op a condition variable's (and a semaphore's) waiters sleep
+// in, flags masked off (op & 127).
+constexpr uint64_t kFutexWaitBitset = 9;
+}  // namespace
 
 void Extractor::Impl::LeaveFutexSleep(Thread* t) {
   if (!t->sleep_futex) return;
@@ -29,6 +34,17 @@ void Extractor::Impl::Wakeup(Ctx& c, Thread* wakee) {
     threads_.WokenWhileRunning(wakee, c.ts);
     return;
   }
+  // A condition-variable wake-up (waker inside futex, wakee asleep in a
+  // condition wait). Of the thread that handed the waker its last work,
+  // asleep between reading a request and replying to it (its connection's
+  // last bytes came in): the waker hands the result back. A pool thread
+  // asleep after its reply waits for its next task, not for a result.
+  const bool cond = !c.irq && waker && waker != wakee && cs_.futex_nr() >= 0 && c.in_syscall == cs_.futex_nr() &&
+                    wakee->sys_nr == cs_.futex_nr() && (wakee->sys_arg & 127) == kFutexWaitBitset;
+  if (cond && waker->cond_woken_by == wakee->tid && wakee->conn_open && wakee->last_sock &&
+      socks_.LastDirection(wakee->last_sock) == CompiledSchema::kDirIn)
+    waker->hands_back = true;
+  if (cond) wakee->cond_woken_by = waker->tid;
   ThreadTracker::Woken(wakee, c.ts);
   LeaveFutexSleep(wakee);
   wakee->wake_edge = false;

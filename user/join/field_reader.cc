@@ -222,6 +222,13 @@ inline uint64_t FieldReader::ReadField(const FieldSpec& f, const RecordContext& 
       if (!wt || wt->sys_nr < 0) return 0;
       return f.source == FieldSource::kWakeeObj ? wt->sys_obj : wt->sys_arg;
     }
+    case FieldSource::kWakeeServesConns:
+    case FieldSource::kWakeeHandsBack: {
+      const auto* w = reinterpret_cast<const jdw_sched_wakeup*>(c.payload);
+      const Thread* wt = c.wakee_known ? c.wakee : w->wakee_tid ? threads_.Find(w->wakee_tid) : nullptr;
+      if (!wt) return 0;
+      return (f.source == FieldSource::kWakeeServesConns ? wt->serves_conns : wt->hands_back) ? 1 : 0;
+    }
     case FieldSource::kBlockReason: {
       if (!c.thread || !c.after_block) return 0;  // after_block: blocked (switch_out) / slept (switch_in)
       if (c.kind != schema::EventKind::kSwitchOut) return c.thread->block_reason;

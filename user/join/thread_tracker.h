@@ -66,6 +66,17 @@ struct Thread {
   uint64_t last_sock_ts = 0;  // when it last used last_sock
   bool sock_used = false;     // socket syscall since it last woke from a sleep
   bool conn_open = false;     // last socket read/write was on a socket it has not closed since
+  // It has read or written a socket in the trace: it takes work from
+  // connections itself (a worker, an event loop), not only from hand-offs.
+  bool serves_conns = false;
+  // It has woken, through a condition variable, the thread that last woke
+  // it that way while that thread was asleep between reading a request and
+  // replying: it hands results back to the requests' threads that hand it
+  // work (a helper), as a runtime's own threads (a JIT compiler) and a
+  // pool's dispatcher (its workers wait for tasks after their replies) do
+  // not.
+  bool hands_back = false;
+  uint32_t cond_woken_by = 0;  // the thread whose condition-variable wake-up it last woke from
   // The message exchange its last socket read or write belonged to
   // (schemas with `messages`), and that socket: while the exchange is
   // still its connection's current one, the thread serves that request.

@@ -121,6 +121,8 @@ std::vector<EventTypeSpec> BuildEventTypes() {
         e.fields.push_back(Derived("wakee_syscall", FieldSource::kWakeeSyscall, Domain::kSyscall, true));
         e.fields.push_back(Derived("wakee_obj", FieldSource::kWakeeObj));
         e.fields.push_back(Derived("wakee_arg", FieldSource::kWakeeArg));
+        e.fields.push_back(Derived("wakee_serves_conns", FieldSource::kWakeeServesConns));
+        e.fields.push_back(Derived("wakee_hands_back", FieldSource::kWakeeHandsBack));
         break;
       case JDW_EVENT_SOCK_INFO:
       case JDW_EVENT_NET_XMIT:

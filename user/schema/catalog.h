@@ -60,6 +60,8 @@ enum class FieldSource : uint8_t {
   kCall,          // the call the event belongs to, on a connection the process opened (schemas with `messages`), else 0
   kCallStart,     // 1 if the event begins a call (the write of its first outbound bytes)
   kPeerCall,      // an exchange's start whose bytes a traced process's call sent: that call, else 0
+  kWakeeServesConns,  // sched_wakeup: 1 if the wakee has read or written a socket in the trace
+  kWakeeHandsBack,    // sched_wakeup: 1 if the wakee has woken a thread waiting in the middle of a connection
 };
 
 // What a sleeping thread waits for, judged from the syscall it sleeps in

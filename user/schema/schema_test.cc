@@ -143,6 +143,21 @@ seed a
   EXPECT_EQ(s->events[2].where[0].value, static_cast<int64_t>(BlockReasonValue::kFutex));
 }
 
+// What a wake-up's wakee is (tcp-threadpool's hand-off rule): the two
+// facts are sched_wakeup fields only.
+TEST(SchemaParser, WakeeRoleFields) {
+  auto s = ParseSchema(R"(
+event h = sched_wakeup where wakee_serves_conns == 0 and wakee_hands_back == 1 { basic Thread = tid  start Wake = wakee_tid }
+seed h
+)",
+                       "x");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->events[0].where.size(), 2u);
+  EXPECT_EQ(s->events[0].where[0].field.source, FieldSource::kWakeeServesConns);
+  EXPECT_EQ(s->events[0].where[1].field.source, FieldSource::kWakeeHandsBack);
+  EXPECT_FALSE(ParseSchema("event a = switch_in where wakee_hands_back == 1 { basic T = tid }\nseed a\n", "t").ok());
+}
+
 TEST(SchemaErrors, CascadeErrors) {
   const char* kEv = "event a = usdt p:n { basic X = arg0  basic Y = arg1 }\nseed a\n";
   EXPECT_EQ(ParseError(std::string(kEv) + "cascade(X, Z)\n"),

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "validate/real_jdk.h"
 #include "validate/real_lemp.h"
 #include "validate/real_postgres.h"
 #include "validate/tls.h"
@@ -294,6 +295,7 @@ const char* ServerName(ServerKind k) {
     case ServerKind::kUnbound: return "unbound";
     case ServerKind::kLemp: return "lemp";
     case ServerKind::kCaddy: return "caddy";
+    case ServerKind::kJdkPool: return "jdk-pool";
   }
   return "?";
 }
@@ -312,6 +314,7 @@ std::string ServerBinary(ServerKind k) {
     case ServerKind::kUnbound: return "/usr/sbin/unbound";
     case ServerKind::kLemp: return kPhpFpmBinary;  // nginx, MariaDB and redis are checked as their own kinds
     case ServerKind::kCaddy: return "/usr/bin/caddy";
+    case ServerKind::kJdkPool: return kJavaBinary;
   }
   return "";
 }
@@ -330,6 +333,7 @@ const char* ServerPackage(ServerKind k) {
     case ServerKind::kUnbound: return "unbound";
     case ServerKind::kLemp: return "php8.2-fpm php8.2-mysql php8.2-redis";
     case ServerKind::kCaddy: return "caddy";
+    case ServerKind::kJdkPool: return kJavaPackage;
   }
   return "";
 }
@@ -354,6 +358,7 @@ std::vector<RequestKind> ServerRequestKinds(ServerKind k) {
     return out;
   }
   if (k == ServerKind::kLemp) return LempRequestKinds();
+  if (k == ServerKind::kJdkPool) return JdkPoolRequestKinds();
   if (k == ServerKind::kNginxProxy) {
     // Table 1's A-D as jackdaw-testserver serves them: two CPU spins (their
     // thread CPU comes back in X-Spin-Cpu-Ns, the backend's own measure)
@@ -488,6 +493,10 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
       argv = {"/usr/bin/env", "XDG_DATA_HOME=" + dir + "/data", "XDG_CONFIG_HOME=" + dir + "/config", "HOME=" + dir,
               bin, "run", "--config", dir + "/Caddyfile", "--adapter", "caddyfile"};
       break;
+    case ServerKind::kJdkPool:
+      RETURN_IF_ERROR(WriteJdkPoolServer(dir));
+      argv = JdkPoolArgv(dir, s->port_);
+      break;
     case ServerKind::kLighttpd:
       RETURN_IF_ERROR(MakeDocroot(dir));
       RETURN_IF_ERROR(WriteFile(dir + "/lighttpd.conf", LighttpdConfig(dir, s->port_)));
@@ -515,8 +524,9 @@ StatusOr<std::unique_ptr<RealServer>> RealServer::Start(ServerKind kind, const s
   }
   close(out);
   RETURN_IF_ERROR(s->Spawn(std::move(argv), log));
-  // InnoDB's recovery and buffer pool load take a few seconds.
-  return s.release()->AwaitAccepting(log, kind == ServerKind::kMariadb ? 60 : 10);
+  // InnoDB's recovery and buffer pool load take a few seconds; the JVM
+  // compiles the server's source as it starts.
+  return s.release()->AwaitAccepting(log, kind == ServerKind::kMariadb || kind == ServerKind::kJdkPool ? 60 : 10);
 }
 
 Status RealServer::Spawn(std::vector<std::string> argv, const std::string& log) {

@@ -42,6 +42,8 @@ namespace jackdaw::validate {
 // kLemp: nginx -> php-fpm -> MariaDB or redis, four processes (real_lemp.h).
 // kCaddy: a Go server, its goroutines multiplexed over GOMAXPROCS (2 here)
 // OS threads that park and hand work to each other: an M:N runtime.
+// kJdkPool: the JDK's HTTP server with a fixed pool of 8 threads fed from
+// one shared queue (real_jdk.h).
 enum class ServerKind {
   kNginx,
   kNginxTls,
@@ -54,7 +56,8 @@ enum class ServerKind {
   kMariadb,
   kUnbound,
   kLemp,
-  kCaddy
+  kCaddy,
+  kJdkPool
 };
 
 const char* ServerName(ServerKind k);

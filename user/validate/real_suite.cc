@@ -66,6 +66,7 @@ std::vector<RealWorkload> RealWorkloads(int requests) {
       {"lemp", ServerKind::kLemp, false, 4, requests},
       {"caddy-close", ServerKind::kCaddy, false, 4, requests},
       {"caddy-keepalive", ServerKind::kCaddy, true, 4, requests},
+      {"jdk-pool", ServerKind::kJdkPool, true, 4, requests},
       {"unbound-udp", ServerKind::kUnbound, true, 5, requests},
   };
 }
