@@ -13,12 +13,14 @@
 
 #include "join/endpoint_format.h"
 #include "join/extractor_test_util.h"
+#include "join/loopback_trace_test_util.h"
 
 namespace jackdaw::join {
 namespace {
 
 using testing::Result;
 using testing::RunRecords;
+using testing::ShippedSchema;
 using testing::Stream;
 
 constexpr uint32_t kFrontPid = 1000, kWorkerA = 1001, kWorkerB = 1002, kBackendPid = 2000, kBackend = 2001;
@@ -27,36 +29,11 @@ constexpr uint64_t kCallerSk = 0xffff888000b10000;  // every backend connection'
 constexpr uint64_t kServedSk = 0xffff888000c10000;  // and its backend end, in turn
 constexpr uint16_t kFrontPort = 8080, kBackendPort = 9000;
 
-schema::Schema TcpThreadpool() {
-  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
-  EXPECT_TRUE(sch.ok()) << sch.status().message();
-  return sch.ok() ? *sch : schema::Schema{};
-}
-
-class Trace {
+class Trace : public testing::LoopbackTrace {
  public:
   Trace() {
     for (uint32_t tid : {kFrontPid, kWorkerA, kWorkerB}) s.meta().tasks[tid] = trace::TaskInfo{kFrontPid, "front", 0};
     for (uint32_t tid : {kBackendPid, kBackend}) s.meta().tasks[tid] = trace::TaskInfo{kBackendPid, "backend", 0};
-  }
-
-  void Enter(uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int32_t fd, uint64_t obj, uint64_t arg = 0) {
-    s.SockEnterOf(t += 10, cpu, tgid, tid, sc, fd, obj, arg);
-  }
-  // Exits carry no object, as captured: the join takes the enter's.
-  void Exit(uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int64_t ret, uint64_t obj = 0) {
-    s.SockExitOf(t += 10, cpu, tgid, tid, sc, ret, obj);
-  }
-  void Info(uint16_t cpu, uint32_t tgid, uint32_t tid, uint64_t sk, uint16_t lport, uint16_t rport) {
-    jdw_sock_info b{};
-    b.sk = sk;
-    b.family = kAfInet;
-    b.protocol = kIpProtoTcp;
-    b.sport = lport;
-    b.dport = rport;
-    b.saddr[0] = b.daddr[0] = 127;
-    b.saddr[3] = b.daddr[3] = 1;
-    s.Add(JDW_EVENT_SOCK_INFO, t += 5, cpu, JDW_CTX_TASK, tgid, tid, b);
   }
 
   // Worker `tid` takes the client connection `sk` (client port `port`) and
@@ -94,12 +71,7 @@ class Trace {
     Enter(0, kFrontPid, tid, "close", fd, sk);
     Exit(0, kFrontPid, tid, "close", 0);
   }
-  void Switch(uint16_t cpu, uint32_t prev, uint32_t prev_tgid, uint32_t next, uint32_t next_tgid, uint64_t state) {
-    s.Switch(t += 10, cpu, prev, next, state, prev_tgid, next_tgid);
-  }
 
-  Stream s;
-  uint64_t t = 1000;
 };
 
 // Worker A's first call's close() returns only after worker B's connect()
@@ -124,7 +96,7 @@ TEST(TcpCalls, ACloseReturningAfterItsSocketWentToAnotherCallKeepsTheCallersRequ
   tr.Switch(0, kWorkerA, kFrontPid, kWorkerB, kFrontPid, 0);
   tr.Respond(kWorkerB, kClientSkB, 8);
 
-  Result r = RunRecords(TcpThreadpool(), tr.s, tr.s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), tr.s, tr.s.records());
   ASSERT_EQ(r.reqs.size(), 2u) << "the backend's exchanges are the front requests', no requests of their own";
   const model::Request* a = nullptr;
   const model::Request* b = nullptr;

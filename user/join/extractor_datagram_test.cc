@@ -16,17 +16,12 @@ namespace {
 
 using testing::Result;
 using testing::RunRecords;
+using testing::ShippedSchema;
 using testing::Stream;
 
 constexpr uint32_t kPid = 1000, kTid = 1001;
 constexpr uint64_t kSk = 0xffff888000d10000;  // the server's one UDP socket
 constexpr uint16_t kServerPort = 53;
-
-schema::Schema TcpThreadpool() {
-  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
-  EXPECT_TRUE(sch.ok()) << sch.status().message();
-  return sch.ok() ? *sch : schema::Schema{};
-}
 
 void Enter(Stream& s, uint64_t ts, const char* sc, uint64_t arg = 0) {
   jdw_sys_enter b{};
@@ -100,7 +95,7 @@ void TwoClientsInterleaved(Stream& s, bool name_peers) {
 TEST(DatagramFlows, EachPeerOfOneSocketIsAFlowOfItsOwn) {
   Stream s;
   TwoClientsInterleaved(s, true);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 2u);
   EXPECT_EQ(r.stats.datagram_flows, 2u);
   std::string remotes;
@@ -119,7 +114,7 @@ TEST(DatagramFlows, EachPeerOfOneSocketIsAFlowOfItsOwn) {
 TEST(DatagramFlows, WithoutPeersTheSocketIsOneConnection) {
   Stream s;
   TwoClientsInterleaved(s, false);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u) << "two reads then two writes on one socket: one exchange";
   EXPECT_EQ(r.stats.datagram_flows, 0u);
 }

@@ -12,12 +12,14 @@
 
 #include "join/endpoint_format.h"
 #include "join/extractor_test_util.h"
+#include "join/loopback_trace_test_util.h"
 
 namespace jackdaw::join {
 namespace {
 
 using testing::Result;
 using testing::RunRecords;
+using testing::ShippedSchema;
 using testing::Stream;
 
 constexpr uint32_t kFrontPid = 1000, kWorker = 1001, kBackendPid = 2000, kBackend = 2001;
@@ -27,47 +29,13 @@ constexpr uint64_t kServedSk = 0xffff888000c10000;  // the backend's end
 constexpr uint16_t kFrontPort = 8080, kBackendPort = 9000, kClientPort = 40000, kCallerPort = 50001;
 constexpr uint64_t kBlocked = 1, kPreempted = 0;
 
-schema::Schema TcpThreadpool() {
-  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
-  EXPECT_TRUE(sch.ok()) << sch.status().message();
-  return sch.ok() ? *sch : schema::Schema{};
-}
-
-class Trace {
+class Trace : public testing::LoopbackTrace {
  public:
   Trace() {
     for (uint32_t tid : {kFrontPid, kWorker}) s.meta().tasks[tid] = trace::TaskInfo{kFrontPid, "front", 0};
     for (uint32_t tid : {kBackendPid, kBackend}) s.meta().tasks[tid] = trace::TaskInfo{kBackendPid, "backend", 0};
     Switch(0, 0, 0, kWorker, kFrontPid, 0);
     Switch(1, 0, 0, kBackend, kBackendPid, 0);
-  }
-
-  void Enter(uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int32_t fd, uint64_t obj, uint64_t arg = 0) {
-    s.SockEnterOf(t += 10, cpu, tgid, tid, sc, fd, obj, arg);
-  }
-  void Exit(uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int64_t ret, uint64_t obj = 0) {
-    s.SockExitOf(t += 10, cpu, tgid, tid, sc, ret, obj);
-  }
-  void Info(uint16_t cpu, uint32_t tgid, uint32_t tid, uint64_t sk, uint16_t lport, uint16_t rport) {
-    jdw_sock_info b{};
-    b.sk = sk;
-    b.family = kAfInet;
-    b.protocol = kIpProtoTcp;
-    b.sport = lport;
-    b.dport = rport;
-    b.saddr[0] = b.daddr[0] = 127;
-    b.saddr[3] = b.daddr[3] = 1;
-    s.Add(JDW_EVENT_SOCK_INFO, t += 5, cpu, JDW_CTX_TASK, tgid, tid, b);
-  }
-  void Switch(uint16_t cpu, uint32_t prev, uint32_t prev_tgid, uint32_t next, uint32_t next_tgid, uint64_t state) {
-    s.Switch(t += 10, cpu, prev, next, state, prev_tgid, next_tgid);
-  }
-  void Wake(uint16_t cpu, uint32_t waker, uint32_t waker_tgid, uint32_t wakee, uint32_t wakee_tgid) {
-    jdw_sched_wakeup b{};
-    b.wakee_tid = wakee;
-    b.wakee_tgid = wakee_tgid;
-    b.target_cpu = cpu;
-    s.Add(JDW_EVENT_SCHED_WAKEUP, t += 5, cpu, JDW_CTX_TASK, waker_tgid, waker, b);
   }
 
   // The worker takes the client's connection and reads its request.
@@ -110,8 +78,6 @@ class Trace {
     Exit(0, kFrontPid, kWorker, "close", 0);
   }
 
-  Stream s;
-  uint64_t t = 1000;
 };
 
 std::vector<std::string> SymbolsOf(const model::Request& r, uint32_t tid) {
@@ -154,7 +120,7 @@ Result LingeringClose(bool backend_drains_first) {
   }
   tr.Enter(1, kBackendPid, kBackend, "close", 5, kServedSk);
   tr.Exit(1, kBackendPid, kBackend, "close", 0);
-  return RunRecords(TcpThreadpool(), tr.s, tr.s.records());
+  return RunRecords(ShippedSchema("tcp-threadpool"), tr.s, tr.s.records());
 }
 
 TEST(PeerTiming, ABackendsLingeringCloseIsNotTheRequestsWhicheverRunsFirst) {
@@ -198,7 +164,7 @@ Result Greeting(bool worker_sleeps) {
   tr.Exit(1, kBackendPid, kBackend, "read", 0);
   tr.Enter(1, kBackendPid, kBackend, "close", 5, kServedSk);
   tr.Exit(1, kBackendPid, kBackend, "close", 0);
-  return RunRecords(TcpThreadpool(), tr.s, tr.s.records());
+  return RunRecords(ShippedSchema("tcp-threadpool"), tr.s, tr.s.records());
 }
 
 TEST(PeerTiming, AGreetingReadOnTheRequestsOwnConnectionIsTheRequestsWhetherItsThreadSleptOrNot) {

@@ -16,16 +16,11 @@ using testing::Extract;
 using testing::MustParse;
 using testing::Result;
 using testing::RunRecords;
+using testing::ShippedSchema;
 using testing::Stream;
 using testing::Symbols;
 
 // --- the shipped schemas on synthetic traces of their servers ---------------
-
-schema::Schema TcpThreadpool() {
-  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
-  EXPECT_TRUE(sch.ok()) << sch.status().message();
-  return sch.ok() ? *sch : schema::Schema{};
-}
 
 // A client's handshake and request bytes arrive (softirq) before accept()
 // returns the socket that names the connection. The handshake is the
@@ -51,7 +46,7 @@ TEST(ShippedSchemas, PacketsBeforeAcceptSplitIntoHandshakeAndRequest) {
   s.SysExit(1650, 0, kAcc, "close", 0);
   s.Switch(1700, 0, kAcc, 0, 1);
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u);
   const model::Request& q = r.reqs[0];
   EXPECT_EQ(q.totals.net_bytes_in, 152u);
@@ -98,7 +93,7 @@ TEST(ShippedSchemas, SocketDescribedAgainMidConnectionIsTheSameConnection) {
   s.SysExit(1750, 1, kWrk, "close", 0);
   s.Switch(1800, 1, kWrk, 0, 1);
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u);
   EXPECT_TRUE(r.reqs[0].has_message);
   EXPECT_EQ(r.reqs[0].msg_out_bytes, 148u);
@@ -139,7 +134,7 @@ TEST(ShippedSchemas, KeepAliveRequestsBeginAtTheirPacketAndHoldTheirBytes) {
   s.SysExit(t += 10, 0, kWrk, "close", 0);
   s.Switch(t += 10, 0, kWrk, 0, 1);
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 3u);
   for (int i = 0; i < 3; i++) {
     const model::Request& q = r.reqs[i];
@@ -193,7 +188,7 @@ TEST(ShippedSchemas, EventLoopServesConnectionsApart) {
   s.SysEnter(t += 10, 0, kLoop, "epoll_wait", 3, JDW_OBJ_EPOLL, kEp);
   s.Switch(t += 10, 0, kLoop, 0, 1);
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 4u);  // the last two end at the end of the trace
   for (const model::Request& q : r.reqs) {
     EXPECT_EQ(q.totals.net_bytes_in, 152u);
@@ -245,7 +240,7 @@ TEST(ShippedSchemas, WorkersRunAfterACloseIsTheConnectionsUntilItSleeps) {
     }
   }
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 2u);
   ASSERT_EQ(r.conns.size(), 2u);
   // The pointless wake-up, and each request's first read: the run before
@@ -294,7 +289,7 @@ TEST(ShippedSchemas, ProcessPerConnectionParentIsTheConnections) {
   s.SysExit(t += 10, 0, kChild, "close", 0);
   s.Switch(t += 10, 0, kChild, 0, 1);
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 2u);
   for (const model::Request& q : r.reqs) {
     EXPECT_EQ(q.threads, (std::vector<uint32_t>{kChild}));
@@ -330,7 +325,7 @@ TEST(ShippedSchemas, ResponseFlushedByTheCloseIsTheRequests) {
   s.PacketFlags(0x11);  // FIN
   s.SysExit(t += 10, 0, kWrk, "close", 0);
   s.Switch(t += 10, 0, kWrk, 0, 1);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u);
   EXPECT_EQ(r.reqs[0].totals.net_bytes_out, 12288u + 52u);  // the data segment
   EXPECT_EQ(r.reqs[0].msg_out_bytes, 12288u);
@@ -368,7 +363,7 @@ TEST(ShippedSchemas, ResponseSentAfterCloseReturnedIsTheRequests) {
   s.Packet(JDW_EVENT_NET_XMIT, t += 5, 1, JDW_CTX_SOFTIRQ, 0, kSk, 80, 7006, 52);
   s.PacketFlags(0x11);  // FIN
   const uint64_t fin = t;
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u);
   EXPECT_EQ(r.reqs[0].msg_out_bytes, 200000u);
   EXPECT_EQ(r.reqs[0].totals.net_bytes_out, 200000u + 4 * 52u);
@@ -396,7 +391,7 @@ TEST(ShippedSchemas, PipelinedRequestsInOneReadAreFlagged) {
   s.SysExit(t += 10, 0, kWrk, "write", 2000);
   s.SysEnter(t += 10, 0, kWrk, "close", 7, JDW_OBJ_SOCKET, kSk);
   s.SysExit(t += 10, 0, kWrk, "close", 0);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u);
   EXPECT_TRUE(r.reqs[0].pipelined);
   EXPECT_EQ(r.reqs[0].totals.net_bytes_in, 304u);
@@ -639,7 +634,7 @@ TEST(ShippedSchemas, TcpThreadpoolKeepsBackendsThatWakeEachOtherApart) {
     s.SysExit(t += 10, uint16_t(cpu), tid, "close", 0);
   }
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 2u);
   EXPECT_EQ(r.stats.wakeups_contention, 3u);
   for (const model::Request& q : r.reqs) {
@@ -678,7 +673,7 @@ TEST(ShippedSchemas, DeclaredSetUpExchangeIsTheConnections) {
   s.SysEnter(t += 10, 0, kBackend, "close", 9, JDW_OBJ_SOCKET, kSk);
   s.SysExit(t += 10, 0, kBackend, "close", 0);
 
-  Result generic = RunRecords(TcpThreadpool(), s, s.records());
+  Result generic = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   EXPECT_EQ(generic.reqs.size(), 3u);
   auto pg = schema::LoadSchema("postgres", schema::DefaultSchemaDirs(""));
   ASSERT_TRUE(pg.ok()) << pg.status().message();

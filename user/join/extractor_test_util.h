@@ -25,6 +25,14 @@ inline schema::Schema MustParse(const std::string& text) {
   return s.ok() ? *s : schema::Schema{};
 }
 
+// A schema shipped with jackdaw (tcp-threadpool, testserver), found where
+// the binary finds it.
+inline schema::Schema ShippedSchema(const std::string& name) {
+  auto s = schema::LoadSchema(name, schema::DefaultSchemaDirs(""));
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : schema::Schema{};
+}
+
 inline Result RunRecords(const schema::Schema& sch, Stream& s, const std::vector<const jdw_record_header*>& recs,
                          Options opts = {}) {
   Result r;

@@ -20,6 +20,7 @@ namespace {
 
 using testing::Result;
 using testing::RunRecords;
+using testing::ShippedSchema;
 using testing::Stream;
 
 constexpr uint32_t kFrontPid = 1000, kFront = 1001, kBackendPid = 2000, kBackend = 2001, kClientPid = 3000;
@@ -27,12 +28,6 @@ constexpr uint64_t kFrontSk = 0xffff888000a10000;   // the front's TCP connectio
 constexpr uint64_t kCallerSk = 0xffff888000b10000;  // the front's end of the unix connection
 constexpr uint64_t kServedSk = 0xffff888000c10000;  // the backend's (accepted) end
 const char kPath[] = "/run/app.sock";
-
-schema::Schema TcpThreadpool() {
-  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
-  EXPECT_TRUE(sch.ok()) << sch.status().message();
-  return sch.ok() ? *sch : schema::Schema{};
-}
 
 void Enter(Stream& s, uint64_t ts, uint16_t cpu, uint32_t tgid, uint32_t tid, const char* sc, int32_t fd,
            uint64_t obj, uint64_t arg = 0) {
@@ -120,7 +115,7 @@ void FrontCallsBackend(Stream& s, bool describe_unix) {
 TEST(UnixCalls, BackendsExchangeOverAUnixSocketJoinsTheCallersRequest) {
   Stream s;
   FrontCallsBackend(s, true);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u) << "the backend's exchange is the front request's, not one of its own";
   const model::Request& q = r.reqs[0];
   EXPECT_EQ(q.tgid, kFrontPid);
@@ -163,7 +158,7 @@ TEST(UnixCalls, BackendsExchangeOverAUnixSocketJoinsTheCallersRequest) {
 TEST(UnixCalls, WithoutTheUnixDescriptionsTheBackendIsARequestOfItsOwn) {
   Stream s;
   FrontCallsBackend(s, false);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 2u);
   for (const model::Request& q : r.reqs)
     for (const model::Call& c : q.calls) EXPECT_EQ(c.peer_tgid, 0u);
@@ -187,7 +182,7 @@ TEST(UnixCalls, AnUntracedClientIsNamedByItsPid) {
   Exit(s, t += 10, 1, kBackendPid, kBackend, "read", 0);
   Enter(s, t += 10, 1, kBackendPid, kBackend, "close", 9, kServedSk);
   Exit(s, t += 10, 1, kBackendPid, kBackend, "close", 0);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u);
   ASSERT_EQ(r.reqs[0].connections.size(), 1u);
   const model::Endpoint& e = r.reqs[0].connections[0];
@@ -292,7 +287,7 @@ void ExpectSegmentsSumToTotals(const model::Request& q) {
 TEST(CallFaults, ABackendThatNeverAnswersLeavesTheCallUnansweredAndTheRequestWhole) {
   Stream s;
   FrontCalls(s, 1, Backend::kNeverAnswers);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u);
   const model::Request& q = r.reqs[0];
   ASSERT_EQ(q.calls.size(), 1u);
@@ -305,7 +300,7 @@ TEST(CallFaults, ABackendThatNeverAnswersLeavesTheCallUnansweredAndTheRequestWho
 TEST(CallFaults, ABackendConnectionClosedMidExchangeEndsTheCall) {
   Stream s;
   FrontCalls(s, 1, Backend::kClosesMidExchange);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u) << "the backend's close is no request of its own";
   const model::Request& q = r.reqs[0];
   ASSERT_EQ(q.calls.size(), 1u);
@@ -329,7 +324,7 @@ TEST(CallFaults, ABackendConnectionClosedMidExchangeEndsTheCall) {
 TEST(CallFaults, ABackendThatExitsMidExchangeEndsTheCallAndIsCountedOnce) {
   Stream s;
   FrontCalls(s, 1, Backend::kExitsMidExchange);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u) << "the backend's exit is no request of its own";
   const model::Request& q = r.reqs[0];
   EXPECT_FALSE(q.timed_out) << "nothing waits for the process that is gone";
@@ -352,7 +347,7 @@ TEST(CallFaults, ABackendThatExitsMidExchangeEndsTheCallAndIsCountedOnce) {
 TEST(CallFaults, ARequestFanningOutToAHundredCallsKeepsEveryOne) {
   Stream s;
   FrontCalls(s, 100, Backend::kAnswers);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u);
   const model::Request& q = r.reqs[0];
   ASSERT_EQ(q.calls.size(), 100u);
@@ -412,7 +407,7 @@ TEST(CallFaults, ACallCycleStaysOneRequest) {
   Enter(s, t += 10, 0, kFrontPid, kFront, "close", 8, kCallerSk);
   Exit(s, t += 10, 0, kFrontPid, kFront, "close", 0);
   FrontResponds(s, &t);
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u) << "the call back into the front is the same request";
   const model::Request& q = r.reqs[0];
   EXPECT_EQ(q.calls.size(), 2u);

@@ -16,13 +16,8 @@ namespace {
 
 using testing::Result;
 using testing::RunRecords;
+using testing::ShippedSchema;
 using testing::Stream;
-
-schema::Schema TcpThreadpool() {
-  auto sch = schema::LoadSchema("tcp-threadpool", schema::DefaultSchemaDirs(""));
-  EXPECT_TRUE(sch.ok()) << sch.status().message();
-  return sch.ok() ? *sch : schema::Schema{};
-}
 
 constexpr uint64_t kQueue = 0x7f0000002000;  // the shared queue's condition variable
 constexpr uint64_t kCondWait = 128 | 9;      // FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG
@@ -95,7 +90,7 @@ TEST(Wakeups, SharedQueueWakeupCarriesNoRequestToAPoolThread) {
     s.SysExit(t += 10, uint16_t(cpu), tid, "close", 0);
   }
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 3u);
   const model::Request* q1 = ByPort(r, 7201);
   const model::Request* q2 = ByPort(r, 7202);
@@ -163,7 +158,7 @@ TEST(Wakeups, HandoffToAHelperThatFinishesFirstStaysInTheRequest) {
   HandOff(s, t, kWrk, kHlp, kSk1, 7301, 500'000, 1'000'000);  // the worker waits: a reply
   HandOff(s, t, kWrk, kHlp, kSk2, 7302, 1'500'000, 1'000'000);  // the helper is done first
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 2u);
   for (uint16_t port : {7301, 7302}) {
     const model::Request* q = ByPort(r, port);
@@ -203,7 +198,7 @@ TEST(Wakeups, RuntimeThreadWokenByARequestIsNotTheRequests) {
   s.SysEnter(t += 10, 0, kWrk, "close", 9, JDW_OBJ_SOCKET, kSk);
   s.SysExit(t += 10, 0, kWrk, "close", 0);
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 1u);
   EXPECT_EQ(r.reqs[0].threads, (std::vector<uint32_t>{kWrk}));
   EXPECT_EQ(CpuOf(r.reqs[0], kJit), 0u);
@@ -243,7 +238,7 @@ TEST(Wakeups, PoolThreadThatTakesUpTheConnectionJoinsWithItsRunSinceTheWakeup) {
   s.SysEnter(t += 10, 1, kWrk, "close", 9, JDW_OBJ_SOCKET, kSk1);
   s.SysExit(t += 10, 1, kWrk, "close", 0);
 
-  Result r = RunRecords(TcpThreadpool(), s, s.records());
+  Result r = RunRecords(ShippedSchema("tcp-threadpool"), s, s.records());
   ASSERT_EQ(r.reqs.size(), 2u);
   const model::Request* q = ByPort(r, 7401);
   ASSERT_TRUE(q);
