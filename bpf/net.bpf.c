@@ -110,7 +110,7 @@ static __always_inline bool packet_in_sample(struct jdw_control *ctl, const stru
 		return true;
 	__builtin_memcpy(&s4, p->saddr + at, 4);
 	__builtin_memcpy(&d4, p->daddr + at, 4);
-	return jdw_sample_keeps_ends(ctl, s4, p->sport, d4, p->dport);
+	return jdw_sample_keeps_key(ctl, jdw_sample_key(s4, p->sport, d4, p->dport));
 }
 
 static __always_inline void emit_packet(__u16 type, __u16 proto_be, const unsigned char *l3,

@@ -108,6 +108,17 @@ static __always_inline bool first_arg_is_fd(long nr)
 	return false;
 }
 
+static __always_inline bool is_socket_read(long nr)
+{
+	return nr == NR_read || nr == NR_recvfrom || nr == NR_recvmsg || nr == NR_readv;
+}
+
+static __always_inline bool is_socket_write(long nr)
+{
+	return nr == NR_write || nr == NR_writev || nr == NR_sendto || nr == NR_sendmsg ||
+	       nr == NR_sendmmsg || nr == NR_sendfile;
+}
+
 /* ---- head sampling (jackdaw.bpf.h) ----------------------------------------
  * A thread that made a call on a socket left out of the sample is doing
  * that connection's work until it goes back to waiting for work (an epoll,
@@ -138,7 +149,10 @@ static __always_inline bool sample_leaves_out(struct jdw_control *ctl, __u32 tid
 	__u8 one = 1;
 
 	if (sock && sampled_call(nr)) {
-		if (!jdw_sample_keeps_sock(ctl, sock)) {
+		if (!jdw_sample_keeps_sock(ctl, sock,
+					   is_socket_read(nr)    ? JDW_SAMPLE_BEGINS
+					   : is_socket_write(nr) ? JDW_SAMPLE_ANSWERS
+								 : JDW_SAMPLE_WITHIN)) {
 			bpf_map_update_elem(&jdw_unsampled, &tid, &one, BPF_ANY);
 			return true;
 		}
@@ -161,7 +175,8 @@ static __always_inline bool accepted_left_out(struct jdw_control *ctl, __u32 tgi
 	struct jdw_fd_obj o;
 	__u8 one = 1;
 
-	if (!jdw_fd_lookup(tgid, fd, &o) || o.kind != JDW_OBJ_SOCKET || jdw_sample_keeps_sock(ctl, (struct sock *)o.obj))
+	if (!jdw_fd_lookup(tgid, fd, &o) || o.kind != JDW_OBJ_SOCKET ||
+	    jdw_sample_keeps_sock(ctl, (struct sock *)o.obj, JDW_SAMPLE_BEGINS))
 		return false;
 	bpf_map_update_elem(&jdw_unsampled, &tid, &one, BPF_ANY);
 	return true;
@@ -508,11 +523,6 @@ static __always_inline __u8 peek_tls_records(const __u8 *buf, __u64 len)
 	return peek | apps << JDW_PEEK_APP_SHIFT | (after_ccs ? JDW_PEEK_LAST_CCS : 0);
 }
 
-static __always_inline bool is_socket_read(long nr)
-{
-	return nr == NR_read || nr == NR_recvfrom || nr == NR_recvmsg || nr == NR_readv;
-}
-
 /* The first buffer a read filled: read and recvfrom name it, readv and
  * recvmsg through their first iovec (the walk stops at its end). */
 static __always_inline __u8 peek_socket_read(long nr, __u64 a1, long ret)
@@ -533,6 +543,44 @@ static __always_inline __u8 peek_socket_read(long nr, __u64 a1, long ret)
 			len = iov.iov_len;
 	}
 	return peek_tls_records(buf, len);
+}
+
+/* ---- what the sample left out, counted ------------------------------------
+ * The model scales the recorded requests back up to those served. A share
+ * taken from the hash of a few long-lived connections is far from the rate
+ * asked for (one connection of ten is a tenth of the work, whatever the
+ * rate), so the exchanges of the connections left out are counted here:
+ * an exchange begins at a read that returns bytes after the socket last
+ * wrote (or at its first read), the message rule the join applies to
+ * recorded connections. Reads that carry only TLS handshake records are
+ * the connection's set-up, not an exchange, as the join has it. */
+/* At the exit of a left-out call that moved bytes on a socket. */
+static __always_inline void count_left_out_exchange(__u32 tgid, long nr, __u64 a0, __u64 a1, long ret)
+{
+	struct jdw_fd_obj o;
+	__u32 zero = 0;
+	__u64 *n;
+	__u8 one = 1;
+
+	if (ret <= 0 || !(is_socket_read(nr) || is_socket_write(nr)) || !jdw_fd_lookup(tgid, (int)a0, &o) ||
+	    o.kind != JDW_OBJ_SOCKET)
+		return;
+	if (is_socket_write(nr)) {
+		bpf_map_delete_elem(&jdw_left_out_reading, &o.obj);
+		return;
+	}
+	if (bpf_map_lookup_elem(&jdw_left_out_reading, &o.obj))
+		return;
+	if (ret >= 5) {
+		__u8 peek = peek_socket_read(nr, a1, ret);
+
+		if ((peek & JDW_PEEK_TLS) && (peek & JDW_PEEK_FIRST_MASK) == 22 - 20 && !(peek & JDW_PEEK_APP_MASK))
+			return;
+	}
+	bpf_map_update_elem(&jdw_left_out_reading, &o.obj, &one, BPF_ANY);
+	n = bpf_map_lookup_elem(&jdw_left_out_exchanges, &zero);
+	if (n)
+		*n += 1;
 }
 
 static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, __u64 a4, __u8 ck)
@@ -560,6 +608,8 @@ static __always_inline void handle_enter(long nr, __u64 a0, __u64 a1, __u64 a2, 
 	}
 	if (targ_sample && ctl->sample_keep < JDW_SAMPLE_ALL &&
 	    sample_leaves_out(ctl, (__u32)id, nr, kind == JDW_OBJ_SOCKET ? (struct sock *)obj : NULL)) {
+		if (nr == NR_close && kind == JDW_OBJ_SOCKET) /* its address may serve another socket */
+			bpf_map_delete_elem(&jdw_left_out_reading, &obj);
 		jdw_gap_note(id);
 		return;
 	}
@@ -608,6 +658,7 @@ static __always_inline void handle_exit(long nr, __u64 a0, __u64 a1, __u64 a2, _
 	if (!syscall_wanted(ctl, nr))
 		return;
 	if (left_out) {
+		count_left_out_exchange(tgid, nr, a0, a1, ret);
 		jdw_gap_note(id);
 		return;
 	}

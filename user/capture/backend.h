@@ -75,6 +75,10 @@ class CaptureBackend {
   // Processes a traced parent forked that the pid filter had no room for
   // (so they went untraced), since the session started.
   virtual uint64_t PidsNotFollowed() const { return 0; }
+  // Under head sampling: the exchanges that the connections left out of the
+  // sample made since the session started (the served requests the
+  // recorded ones stand for). 0 when nothing was left out.
+  virtual uint64_t LeftOutExchanges() const { return 0; }
 };
 
 struct CaptureOptions;  // capture/session.h

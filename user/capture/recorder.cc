@@ -256,7 +256,8 @@ Status Recorder::SyncClock() {
                               {"lost", losses},
                               {"lost_total", lost},
                               {"loss_intervals", trace::LossIntervalsJson(losses_.TakeNew())},
-                              {"sample_rates", std::exchange(unwritten_rates_, nlohmann::json::array())}});
+                              {"sample_rates", std::exchange(unwritten_rates_, nlohmann::json::array())},
+                              {"sample_left_out_exchanges", session_->LeftOutExchanges()}});
 }
 
 void Recorder::NoteSampleRate(uint64_t ts, double rate) {
@@ -344,6 +345,7 @@ Status Recorder::Stop() {
                            {"lost_total", lost},
                            {"loss_intervals", trace::LossIntervalsJson(losses_.TakeNew())},
                            {"sample_rates", std::exchange(unwritten_rates_, nlohmann::json::array())},
+                           {"sample_left_out_exchanges", session_->LeftOutExchanges()},
                            {"late_records", late_.load()},
                            {"malformed_records", malformed_.load()},
                            {"clock", ClockJson(clock_.Mapping())}};

@@ -44,7 +44,9 @@ constexpr const char* kSharedMaps[] = {"jdw_ringbufs",     "jdw_control",      "
                                        "jdw_tgid_filter",  "jdw_tgid_buckets", "jdw_traced_socks",
                                        "jdw_traced_flows", "jdw_admit",        "jdw_pending",
                                        "jdw_traced_ports", "jdw_net_hints",    "jdw_stage",
-                                       "jdw_tgid_full",    "jdw_gap",          "jdw_unsampled"};
+                                       "jdw_tgid_full",    "jdw_gap",          "jdw_unsampled",
+                                       "jdw_left_out_reading", "jdw_left_out_exchanges",
+                                       "jdw_sample_states"};
 
 // libbpf's log: kept quiet unless verbose, but the last lines are remembered
 // so a failed load can say why.
@@ -276,6 +278,9 @@ Status CaptureSession::CreateSharedMaps() {
   stage_fd_ = bpf_map__fd(m->maps.jdw_stage);
   gap_fd_ = bpf_map__fd(m->maps.jdw_gap);
   unsampled_fd_ = bpf_map__fd(m->maps.jdw_unsampled);
+  left_out_reading_fd_ = bpf_map__fd(m->maps.jdw_left_out_reading);
+  left_out_exchanges_fd_ = bpf_map__fd(m->maps.jdw_left_out_exchanges);
+  sample_states_fd_ = bpf_map__fd(m->maps.jdw_sample_states);
   batching_ = BatchRecords(opts_);
   traced_ports_fd_ = bpf_map__fd(m->maps.jdw_traced_ports);
   net_hints_fd_ = bpf_map__fd(m->maps.jdw_net_hints);
@@ -379,7 +384,8 @@ Status CaptureSession::LoadGroup(uint32_t group, Group* follower) {
     }
     const int shared_fds[] = {ringbufs_fd_, control_fd_,      lost_fd_,         tgid_fd_,   buckets_fd_,
                               traced_socks_fd_, traced_flows_fd_, admit_fd_, pending_fd_, traced_ports_fd_,
-                              net_hints_fd_, stage_fd_, tgid_full_fd_, gap_fd_, unsampled_fd_};
+                              net_hints_fd_, stage_fd_, tgid_full_fd_, gap_fd_, unsampled_fd_,
+                              left_out_reading_fd_, left_out_exchanges_fd_, sample_states_fd_};
     static_assert(std::size(shared_fds) == std::size(kSharedMaps));
     for (size_t i = 0; i < std::size(kSharedMaps); ++i) {
       bpf_map* map = bpf_object__find_map_by_name(o.obj, kSharedMaps[i]);
@@ -761,6 +767,15 @@ uint64_t CaptureSession::PidsNotFollowed() const {
   std::vector<uint64_t> per_cpu(ncpus_);
   uint32_t zero = 0;
   if (bpf_map_lookup_elem(tgid_full_fd_, &zero, per_cpu.data()) != 0) return 0;
+  uint64_t n = 0;
+  for (uint64_t v : per_cpu) n += v;
+  return n;
+}
+
+uint64_t CaptureSession::LeftOutExchanges() const {
+  std::vector<uint64_t> per_cpu(ncpus_);
+  uint32_t zero = 0;
+  if (left_out_exchanges_fd_ < 0 || bpf_map_lookup_elem(left_out_exchanges_fd_, &zero, per_cpu.data()) != 0) return 0;
   uint64_t n = 0;
   for (uint64_t v : per_cpu) n += v;
   return n;

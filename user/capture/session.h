@@ -135,6 +135,7 @@ class CaptureSession : public CaptureBackend {
     return {{"control", control_fd_}, {"lost", lost_fd_}, {"tgid_filter", tgid_fd_}, {"tgid_buckets", buckets_fd_}};
   }
   uint64_t PidsNotFollowed() const override;
+  uint64_t LeftOutExchanges() const override;
 
   // lost[cpu][group], summed by the kernel since the session started.
   std::vector<std::vector<uint64_t>> ReadLosses() const override;
@@ -192,7 +193,8 @@ class CaptureSession : public CaptureBackend {
   uint32_t filter_flags_ = 0;
   uint64_t syscall_bitmap_[JDW_SYSCALL_BITMAP_WORDS] = {};
   uint32_t sample_keep_ = JDW_SAMPLE_ALL;
-  int gap_fd_ = -1, unsampled_fd_ = -1;
+  int gap_fd_ = -1, unsampled_fd_ = -1, left_out_reading_fd_ = -1, left_out_exchanges_fd_ = -1,
+      sample_states_fd_ = -1;
   Group groups_[JDW_GROUP_MAX];
   Group follower_;  // fork/exec hooks that grow the process filter without the sched group
   std::function<void()> maps_destroy_;

@@ -446,8 +446,12 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     model->requests[i].log_likelihood = likelihood.Score(requests[i]);
   model->sample_mode = sampling.mode;
   if (sampling.on() && served_estimate > 0) model->sample_rate = double(sm.stats().requests) / served_estimate;
-  if (const uint64_t served_ns = st.cpu_charged_ns + st.cpu_conn_ns;
-      sampling.on() && st.sample_gaps > 0 && served_ns > 0) {
+  if (sampling.on() && sampling.left_out_exchanges) {
+    // Counted, where the trace has the count: every exchange the left-out
+    // connections made, as the kernel saw them begin.
+    served_estimate = double(recorded + *sampling.left_out_exchanges);
+  } else if (const uint64_t served_ns = st.cpu_charged_ns + st.cpu_conn_ns;
+             sampling.on() && st.sample_gaps > 0 && served_ns > 0) {
     // The share of the work the sample recorded, measured rather than
     // asked for: the run time of threads on connections outside the sample
     // (its gaps) against the run time the recorded requests and their

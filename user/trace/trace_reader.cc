@@ -156,6 +156,14 @@ void MergeMeta(const json& j, TraceMeta* m, std::string* bad) {
       m->sampling.changes.emplace_back(ts, c[1].get<double>());
     }
   }
+  // Cumulative, like the loss counters.
+  if (j.contains("sample_left_out_exchanges")) {
+    if (j["sample_left_out_exchanges"].is_number_unsigned())
+      m->sampling.left_out_exchanges =
+          std::max(m->sampling.left_out_exchanges.value_or(0), j["sample_left_out_exchanges"].get<uint64_t>());
+    else if (bad->empty())
+      *bad = "sample_left_out_exchanges";
+  }
   if (j.contains("lost") && j["lost"].is_array()) {
     size_t cpu = 0;
     for (const auto& row : j["lost"]) {
