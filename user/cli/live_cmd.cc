@@ -13,6 +13,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -72,7 +73,7 @@ struct LiveArgs {
   // The likelihood watchdog (docs/likelihood.md, "Online in live").
   std::string baseline;
   uint32_t likelihood_warmup = model::likelihood::OnlineOptions{}.warmup;
-  double likelihood_threshold = model::likelihood::OnlineOptions{}.threshold;
+  std::optional<double> likelihood_threshold;  // unset: calibrated on the requests learned
   std::string sample = "auto";  // --sample: every connection while the rings keep up
   std::string run_dir = control::kDefaultRunDir;
   std::string pin_root = control::kDefaultPinRoot;
@@ -525,6 +526,9 @@ int Run(const LiveArgs& a, const std::string& argv0) {
                           {"lost_percent", LostPercent(lost_total, pl.records())},
                           {"incomplete", ms.incomplete},
                           {"sample_rate", sampler.rate()},
+                          // the requests served: those recorded, complete or
+                          // not, and the exchanges of connections left out
+                          {"requests_estimated", ms.requests + ms.incomplete + cs.LeftOutExchanges()},
                           {"pipeline_delay_ms", d.requests ? double(d.max_ns) / 1e6 : 0.0},
                           {"rss_bytes", control::ResidentBytes()},
                           {"warmed_up", ms.warmed_up}};
@@ -620,10 +624,13 @@ int Run(const LiveArgs& a, const std::string& argv0) {
   if (!a.quiet || lost_at_end)
     fprintf(stderr,
             "jackdaw: live session %s ended: %" PRIu64 " events, %" PRIu64 " lost (%.2f %%), %" PRIu64
-            " requests, %" PRIu64 " incomplete, %s of connections recorded at the end (%s at the least), "
-            "peak rss %.1f MB%s\n",
+            " requests, %" PRIu64 " incomplete, %" PRIu64
+            " served (with the exchanges of connections left out of the sample), %s of connections recorded at the "
+            "end (%s at the least), peak rss %.1f MB%s\n",
             session_id.c_str(), pl.records(), lost_at_end, LostPercent(lost_at_end, pl.records()),
-            pl.model().stats().requests, pl.model().stats().incomplete, SampleShareText(sampler.rate()).c_str(),
+            pl.model().stats().requests, pl.model().stats().incomplete,
+            pl.model().stats().requests + pl.model().stats().incomplete + cs.LeftOutExchanges(),
+            SampleShareText(sampler.rate()).c_str(),
             SampleShareText(sample_min).c_str(), double(control::PeakResidentBytes()) / 1e6, store_text.c_str());
   return 0;
 }
@@ -725,9 +732,10 @@ Runner RegisterLive(CLI::App& app) {
       ->check(IntRange(10, 1 << 20));
   sub->add_option("--likelihood-threshold", args->likelihood_threshold,
                   "a request whose log-likelihood (mean log-probability per canonical event, <= 0) is below\n"
-                  "this is reported as unlikely (view, JSON new_unlikely, jackdaw_schema_unlikely_requests_total)")
+                  "this is reported as unlikely (view, JSON new_unlikely, jackdaw_schema_unlikely_requests_total);\n"
+                  "default: calibrated at every learning, below all but 0.1 % of the requests learned (a\n"
+                  "--baseline: its own calibration)")
       ->type_name("LOGPROB")
-      ->capture_default_str()
       ->check(FiniteRange(-1000, 0, false, ""));
   sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->type_name("DIR")->capture_default_str();
   auto argv0 = SelfPathAtParse(sub);

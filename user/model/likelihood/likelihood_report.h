@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct SavedModel {
   double alpha = 0;
   Automaton automaton;
   std::vector<std::string> symbols;  // id -> canonical event symbol
+  // The score below which a request is unlikely, calibrated on the
+  // requests learned (calibration.h); absent in models saved before it.
+  std::optional<double> unlikely_below;
 };
 
 // One step of an unlikely request: at its `position`-th canonical event it

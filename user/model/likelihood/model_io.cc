@@ -53,6 +53,11 @@ StatusOr<SavedModel> Parse(const json& m, const std::string& origin) {
   if (auto a = m.find("alpha"); a != m.end() && a->is_number() && a->get<double>() > 0 && a->get<double>() <= 1)
     out.alpha = a->get<double>();
   else return bad(ErrStatus("\"alpha\" is missing or not in (0, 1]"));
+  if (auto u = m.find("unlikely_below"); u != m.end()) {
+    if (!u->is_number() || !(u->get<double>() <= 0))
+      return bad(ErrStatus("\"unlikely_below\" is not a number at or below 0"));
+    out.unlikely_below = u->get<double>();
+  }
   const auto symbols = m.find("symbols");
   if (symbols == m.end() || !symbols->is_array()) return bad(ErrStatus("\"symbols\" is missing or not an array"));
   for (const json& s : *symbols) {
@@ -148,7 +153,7 @@ ordered_json SavedModelToJson(const SavedModel& m) {
                       {"cpu_ns", {{"count", s.cpu_ns.count}, {"mean", s.cpu_ns.mean}, {"stddev", s.cpu_ns.stddev()}}},
                       {"transitions", std::move(tr)}});
   }
-  return ordered_json{{"format", kModelFormat},
+  ordered_json out{{"format", kModelFormat},
                       {"version", kModelVersion},
                       {"schema", m.schema},
                       {"alpha", m.alpha},
@@ -156,6 +161,8 @@ ordered_json SavedModelToJson(const SavedModel& m) {
                       {"smoothing", {{"in_model", "witten-bell"}, {"off_model", "laplace-unigram"}}},
                       {"symbols", m.symbols},
                       {"states", std::move(states)}};
+  if (m.unlikely_below) out["unlikely_below"] = *m.unlikely_below;
+  return out;
 }
 
 StatusOr<SavedModel> ModelFromJson(const json& j, const std::string& origin) {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "model/likelihood/alergia.h"
+#include "model/likelihood/calibration.h"
 
 namespace jackdaw::model::likelihood {
 namespace {
@@ -24,10 +25,19 @@ size_t Slot(const std::string& s, size_t slots) {
 
 }  // namespace
 
-OnlineLikelihood::OnlineLikelihood(const OnlineOptions& options) : options_(options) {}
+// A baseline saved before calibration: one 1 % branch (log 0.01 = -4.6) in
+// a string of up to ~45 events.
+constexpr double kUncalibratedThreshold = -0.1;
+
+OnlineLikelihood::OnlineLikelihood(const OnlineOptions& options)
+    : options_(options), threshold_(options.threshold.value_or(0)) {}
 
 OnlineLikelihood::OnlineLikelihood(SavedModel baseline, const OnlineOptions& options)
-    : options_(options), learning_(false), automaton_(std::move(baseline.automaton)), has_model_(true) {
+    : options_(options),
+      threshold_(options.threshold.value_or(baseline.unlikely_below.value_or(kUncalibratedThreshold))),
+      learning_(false),
+      automaton_(std::move(baseline.automaton)),
+      has_model_(true) {
   for (uint32_t i = 0; i < baseline.symbols.size(); ++i) ids_.emplace(std::move(baseline.symbols[i]), i);
   next_id_ = static_cast<uint32_t>(baseline.symbols.size());
 }
@@ -77,7 +87,7 @@ OnlineLikelihood::Result OnlineLikelihood::Take(std::span<const uint64_t> cpu_ns
   if (has_model_) {
     r.scored = true;
     r.log_likelihood = automaton_.Score(buffer_);
-    r.unlikely = r.log_likelihood < options_.threshold;
+    r.unlikely = r.log_likelihood < threshold_;
     ++stats_.scored;
     stats_.unlikely += r.unlikely;
   }
@@ -103,6 +113,7 @@ OnlineLikelihood::Result OnlineLikelihood::Take(std::span<const uint64_t> cpu_ns
 void OnlineLikelihood::Learn() {
   Learned l = LearnAlergia(tree_, AlergiaOptions{options_.alpha});
   automaton_ = std::move(l.automaton);
+  if (!options_.threshold) threshold_ = CalibratedThreshold(tree_, automaton_);
   has_model_ = true;
   since_learn_ = 0;
   ++stats_.learnings;

@@ -38,10 +38,9 @@ namespace jackdaw::model::likelihood {
 
 struct OnlineOptions {
   // A request scoring below this (mean log-probability per event) is
-  // reported as unlikely. -0.1 is a 1 % branch (log 0.01 = -4.6) in a
-  // string of up to ~45 events, or a 10 % one in up to ~22; the usual
-  // test-server request scores about -0.002 (docs/likelihood.md).
-  double threshold = -0.1;
+  // reported as unlikely. Unset: calibrated at every learning on the
+  // requests learned (calibration.h), or a baseline's own calibration.
+  std::optional<double> threshold;
   uint32_t warmup = 1000;         // requests learned before the first score
   uint32_t relearn_every = 4096;  // requests between two learnings
   size_t max_tree_states = 50000;
@@ -82,7 +81,8 @@ class OnlineLikelihood {
     bool has_model = false;
   };
   Stats stats() const;
-  double threshold() const { return options_.threshold; }
+  // The threshold in force (0 before the first model).
+  double threshold() const { return threshold_; }
   const Automaton& automaton() const { return automaton_; }
 
  private:
@@ -93,6 +93,7 @@ class OnlineLikelihood {
   void Learn();
 
   OnlineOptions options_;
+  double threshold_ = 0;
   bool learning_ = true;
   std::unordered_map<std::string, uint32_t> ids_;
   // Scoring is in the request path (issue 33: <= 2 us a request), and a

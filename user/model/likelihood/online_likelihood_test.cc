@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,10 @@ const std::vector<std::string> kRare{"accept", "read", "pread64", "write", "clos
 
 TEST(OnlineLikelihood, WarmsUpThenFlagsTheRareBranch) {
   OnlineOptions o;
-  o.warmup = 200;
+  o.warmup = 1000;
   OnlineLikelihood ol(o);
-  for (int i = 0; i < 199; ++i) EXPECT_FALSE(ol.ObserveSymbols(kNormal).scored);  // warming up
-  EXPECT_FALSE(ol.ObserveSymbols(kRare).scored);  // the 200th: the first model is learned after it
+  for (int i = 0; i < 999; ++i) EXPECT_FALSE(ol.ObserveSymbols(kNormal).scored);  // warming up
+  EXPECT_FALSE(ol.ObserveSymbols(kRare).scored);  // the 1000th: the first model is learned after it
   EXPECT_TRUE(ol.stats().has_model);
   const auto normal = ol.ObserveSymbols(kNormal);
   ASSERT_TRUE(normal.scored);
@@ -28,7 +29,7 @@ TEST(OnlineLikelihood, WarmsUpThenFlagsTheRareBranch) {
   const auto rare = ol.ObserveSymbols(kRare);
   ASSERT_TRUE(rare.scored);
   EXPECT_TRUE(rare.unlikely);
-  EXPECT_LT(rare.log_likelihood, o.threshold);
+  EXPECT_LT(rare.log_likelihood, ol.threshold());  // one in 1,000 learned: below the 0.1 % quantile
   EXPECT_EQ(rare.events, 5u);
   const auto novel = ol.ObserveSymbols({"accept", "recvfrom", "write", "close"});
   EXPECT_TRUE(novel.unlikely);
@@ -36,8 +37,42 @@ TEST(OnlineLikelihood, WarmsUpThenFlagsTheRareBranch) {
   const auto s = ol.stats();
   EXPECT_EQ(s.scored, 3u);
   EXPECT_EQ(s.unlikely, 2u);
-  EXPECT_EQ(s.learned, 203u);
+  EXPECT_EQ(s.learned, 1003u);
   EXPECT_EQ(s.learnings, 1u);
+}
+
+// Four equally common kinds put a 25 % branch in every request, so every
+// request scores far below a fixed -0.1; the calibrated threshold flags
+// none of them, and still flags a branch the model has rarely seen.
+TEST(OnlineLikelihood, ACommonBranchingWorkloadIsNotUnlikely) {
+  const std::vector<std::vector<std::string>> kinds{{"read", "write", "a"}, {"read", "write", "b"},
+                                                    {"read", "write", "c"}, {"read", "write", "d"}};
+  OnlineOptions o;
+  o.warmup = 400;
+  OnlineLikelihood ol(o);
+  for (int i = 0; i < 400; ++i) ol.ObserveSymbols(kinds[i % 4]);
+  int unlikely = 0;
+  double lowest = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const auto r = ol.ObserveSymbols(kinds[i % 4]);
+    ASSERT_TRUE(r.scored);
+    unlikely += r.unlikely;
+    lowest = std::min(lowest, r.log_likelihood);
+  }
+  EXPECT_LT(lowest, -0.1);  // a fixed threshold would have flagged them all
+  EXPECT_EQ(unlikely, 0);
+  EXPECT_TRUE(ol.ObserveSymbols({"read", "write", "e"}).unlikely);
+}
+
+// A threshold the user sets is used as it is.
+TEST(OnlineLikelihood, AFixedThresholdIsKept) {
+  OnlineOptions o;
+  o.warmup = 100;
+  o.threshold = -0.5;
+  OnlineLikelihood ol(o);
+  for (int i = 0; i < 100; ++i) ol.ObserveSymbols(i % 2 ? kNormal : kRare);
+  EXPECT_EQ(ol.threshold(), -0.5);
+  EXPECT_FALSE(ol.ObserveSymbols(kRare).unlikely);
 }
 
 // Relearning makes a behaviour that became common usual.

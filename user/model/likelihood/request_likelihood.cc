@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "model/likelihood/calibration.h"
+
 namespace jackdaw::model::likelihood {
 
 RequestLikelihood::RequestLikelihood(const canonical::CanonicalOptions& canonical, const LikelihoodOptions& options)
@@ -69,6 +71,7 @@ void RequestLikelihood::Learn() {
       state_score_[s] = (prefix_log[s] + std::log(a.Probability(learned_.state_of[s], kEndSymbol))) /
                         static_cast<double>(tree_.depth(s) + 1);
   }
+  unlikely_below_ = CalibratedThreshold(tree_, a);
   learn_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   learned_done_ = true;
 }
@@ -142,6 +145,7 @@ LikelihoodSummary RequestLikelihood::Summary() const {
   s.learn_seconds = learn_seconds_;
   s.model.alpha = options_.alpha;
   s.model.automaton = learned_.automaton;
+  s.model.unlikely_below = unlikely_below_;
   for (uint32_t i = 0; i < s.alphabet; ++i) s.model.symbols.push_back(symbols_.Name(i));
   // Least likely first; equal scores by the request id (the join numbers
   // requests as they begin).

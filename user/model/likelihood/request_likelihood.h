@@ -79,6 +79,7 @@ class RequestLikelihood {
   Learned learned_;
   std::vector<double> state_score_;  // per tree state: the score of a string ending there
   double learn_seconds_ = 0;
+  std::optional<double> unlikely_below_;
   bool learned_done_ = false;
   std::vector<uint32_t> buffer_;
   std::vector<uint64_t> cpu_buffer_;
