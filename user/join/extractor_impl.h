@@ -350,7 +350,8 @@ class Extractor::Impl {
   bool ChargeLifeTail(Thread* t, uint64_t ts);
   void CloseConnection(const Ctx& c, uint64_t sk);
   void EndConnection(uint64_t sk, uint64_t ts);
-  void DropHeld(const std::vector<uint64_t>& tags);
+  // `unread`: packets never read (counted), else a read's handshake records.
+  void DropHeld(const std::vector<uint64_t>& tags, bool unread = true);
   void OnDiscard(Set& s);
   void MessagesGc(uint64_t now);
   void MessagesFinish();
@@ -391,6 +392,7 @@ class Extractor::Impl {
   uint64_t last_life_sk_ = 0;
   std::unordered_map<uint64_t, HeldPacket> held_;  // packet tag (its seq) -> packet
   std::vector<uint64_t> tags_;                     // scratch
+  std::vector<uint64_t> setup_tags_;               // scratch: OnRead's handshake packets
   std::vector<Exchange> exchanges_;                // EndExchanges()' buffer (scratch)
 
   // --- the call rule (extractor_calls.cc), for schemas with `calls`:

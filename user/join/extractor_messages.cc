@@ -117,7 +117,7 @@ bool Extractor::Impl::ChargeLifeTail(Thread* t, uint64_t ts) {
   return true;
 }
 
-void Extractor::Impl::DropHeld(const std::vector<uint64_t>& tags) {
+void Extractor::Impl::DropHeld(const std::vector<uint64_t>& tags, bool unread) {
   for (uint64_t tag : tags) {
     auto it = held_.find(tag);
     if (it == held_.end()) continue;
@@ -126,7 +126,7 @@ void Extractor::Impl::DropHeld(const std::vector<uint64_t>& tags) {
     l.c.net_bytes_in += it->second.ev.bytes;
     l.c.softirq_cpu_ns += it->second.ev.cpu_ns;
     ChargeEvent(it->second.ev, Charge::kConnection);
-    stats_.msg_packets_unread++;
+    if (unread) stats_.msg_packets_unread++;
     held_.erase(it);
   }
 }
@@ -392,7 +392,9 @@ bool Extractor::Impl::MessageSysExit(Ctx& c, const jdw_sys_exit& e) {
   life.data_tgid = c.tgid;
   if (dir == CompiledSchema::kDirIn) {
     tags_.clear();
-    const MessageAssignment a = msgs_.OnRead(sk, t->sys_ts, c.ts, e.ret, &tags_, e.peek);
+    setup_tags_.clear();
+    const MessageAssignment a = msgs_.OnRead(sk, t->sys_ts, c.ts, e.ret, &tags_, e.peek, &setup_tags_);
+    if (!setup_tags_.empty()) DropHeld(setup_tags_, /*unread=*/false);
     EndExchanges();
     life.c.idle_ns += a.idle_ns;
     if (!a.key) {
@@ -438,10 +440,12 @@ bool Extractor::Impl::MessagePacket(Ctx& c) {
   // connection of the server's.
   if (!life && !msgs_.Knows(sk) && !socks_.Current(sk)) return true;
   const bool closed = life && life->c.closed;
+  const int64_t tcp_seq = datagram ? -1 : int64_t(p->seq);
   if (!closed && c.rec->type == JDW_EVENT_NET_RECV && p->payload_len > 0 &&
-      held_.size() < kMaxHeldPackets) {
+      held_.size() < kMaxHeldPackets && !msgs_.Resent(sk, p->payload_len, tcp_seq)) {
     Ev ev = EventOf(c);
-    msgs_.OnInboundPacket(sk, c.ts, p->payload_len, datagram || (p->tcp_flags & kTcpPsh) != 0, ev.seq);
+    msgs_.OnInboundPacket(sk, c.ts, p->payload_len, datagram || (p->tcp_flags & kTcpPsh) != 0, ev.seq,
+                          tcp_seq);
     held_.emplace(ev.seq, HeldPacket{ev, sk});
     Life(sk, c.ts);
     return false;

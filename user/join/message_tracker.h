@@ -51,6 +51,33 @@
 // without read-ahead reads a record's header, then its body). A message
 // none of whose reads began at a record header (a read-ahead buffer that
 // split a record) keeps the byte rule: it is a request.
+// Whether the client's last handshake flight and its first request come
+// in one read or two is timing (a TLS 1.3 client, and a TLS 1.2 one that
+// resumes or starts early, sends its request right after its Finished). A
+// TLS library processes records in order and answers handshake records in
+// the call that processes them — TLS 1.3's session tickets after the
+// client's Finished, TLS 1.2's change_cipher_spec and Finished — before it
+// hands any application data to the server. So when one read returns the
+// handshake's last records and application data, the exchange is the
+// request's (its application data is in it), but its first writes answer
+// the handshake: the connection's, as they are when the two come in
+// separate reads. How many: the bytes do not say (TLS 1.3's tickets are
+// encrypted like a response), but a server answers the flight alike on
+// every connection (its ticket policy), so as many as it wrote when it
+// read the flight alone (the fewest seen: OpenSSL sends two tickets after
+// a full handshake, one after a resumption; none before it has read one
+// alone, and the answer ends when the server reads the connection again).
+// The request
+// begins at its own application data: at the client's push that follows
+// the handshake's, when packets are captured (its arrival, its bytes). And
+// when the server answers nothing to the client's last flight (a resumed
+// TLS 1.2 handshake ends with the client's Finished), the read that
+// returns the first application data begins the request, though no write
+// came between.
+//
+// Retransmissions. A segment the client sent again (its acknowledgement
+// was late) is seen twice; its bytes are counted once, by TCP sequence
+// number, or the message rule would await bytes that never come as a read.
 //
 // Shut down. Once the server has called shutdown() on the connection it
 // can answer nothing more on it, so nothing it reads afterwards begins an
@@ -118,6 +145,9 @@ struct MessageStats {
   uint64_t server_first = 0;      // greetings before any inbound message
   uint64_t setup = 0;             // set-up exchanges (answers to greetings, declared ones, TLS handshakes)
   uint64_t tls_handshakes = 0;    // of those, TLS exchanges without application data
+  uint64_t tls_tails = 0;         // reads of a handshake's last records and a request
+  uint64_t tls_answer_writes = 0; // writes answering those records: the connection's
+  uint64_t retransmits = 0;       // inbound segments with no new byte
   uint64_t pipelined = 0;         // exchanges flagged pipelined
   uint64_t eof_reads = 0;
   uint64_t empty_reads = 0;       // EAGAIN and other reads with no data
@@ -143,7 +173,13 @@ class MessageTracker {
   // `push`: the segment ended a client write (TCP PSH). `tag` (non-zero):
   // the caller's name for the packet, handed back by the read that returns
   // its first byte (OnRead's `consumed`) or, never read, by the close.
-  void OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payload, bool push, uint64_t tag = 0);
+  // `tcp_seq` (< 0: unknown): the segment's sequence number; bytes seen
+  // before are not counted again (above). Returns false for a
+  // retransmission without a new byte, which Resent() tells beforehand (and
+  // counts): the caller treats it as a packet without payload.
+  bool Resent(uint64_t conn, uint32_t payload, int64_t tcp_seq);
+  bool OnInboundPacket(uint64_t conn, uint64_t ts, uint32_t payload, bool push, uint64_t tag = 0,
+                       int64_t tcp_seq = -1);
   void OnOutboundPacket(uint64_t conn, uint64_t ts, uint32_t payload);
 
   MessageAssignment OnAccept(uint64_t conn, uint64_t ts);
@@ -151,8 +187,11 @@ class MessageTracker {
   // (> 0 bytes, 0 end-of-file, < 0 no data / error). Tags of the packets
   // whose first byte it returned are appended to `consumed`. `peek`: the
   // sys_exit's TLS record summary (0: none, or not looked at).
+  // Tags of packets that held only the handshake's last records of a read
+  // that also returned a request (above) go to `setup` instead.
   MessageAssignment OnRead(uint64_t conn, uint64_t enter_ts, uint64_t exit_ts, int64_t ret,
-                           std::vector<uint64_t>* consumed = nullptr, uint8_t peek = 0);
+                           std::vector<uint64_t>* consumed = nullptr, uint8_t peek = 0,
+                           std::vector<uint64_t>* setup = nullptr);
   // A write (send, sendfile...) that moved `ret` bytes (<= 0: nothing; it
   // still belongs to the exchange being answered, if any).
   MessageAssignment OnWrite(uint64_t conn, uint64_t ts, int64_t ret);
@@ -247,6 +286,10 @@ class MessageTracker {
     uint64_t greeting_ts = 0;
     bool tls = false;           // its first inbound bytes were a TLS handshake record
     bool tls_last_ccs = false;  // the last record header read was a change_cipher_spec
+    uint32_t tls_answer_writes = 0;  // writes to come answering the handshake (above)
+    bool has_seq = false;       // seq_end is known
+    uint32_t seq_end = 0;       // TCP sequence number past the highest inbound byte seen
+    bool seq_gap = false;       // a segment came before one ahead of it (loss): no dedup
     bool shut = false;          // the server called shutdown(): reads drain it
   };
 
@@ -272,11 +315,21 @@ class MessageTracker {
     return c;
   }
   static void NoteTls(Conn& c, bool first_bytes, uint8_t peek);
+  static uint32_t TlsAppRecords(const Conn& c, uint8_t peek);
+  // The read's bytes begin with handshake records and hold application data.
+  static bool TlsTailWithData(const Conn& c, uint8_t peek);
   void Close(uint64_t conn, Conn& c);
-  void FinishExchange(Conn& c);
+  // `handshake`: a TLS handshake's exchange ended by the request's first
+  // application data, set-up even if the server answered nothing.
+  void FinishExchange(Conn& c, bool handshake = false);
   void EmitGreeting(uint64_t conn, Conn& c);
 
   const uint32_t setup_exchanges_;
+  // Writes with which the server answered the client's last handshake
+  // flight when it came alone (the fewest seen): its answer when the
+  // flight comes with a request.
+  uint32_t tls_answer_writes_ = 0;
+  bool tls_answer_known_ = false;
   std::unordered_map<uint64_t, Conn> conns_;
   mutable uint64_t last_conn_ = 0;  // Find()'s and Get()'s cache: conns_[last_conn_]
   mutable Conn* last_ = nullptr;

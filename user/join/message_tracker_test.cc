@@ -404,6 +404,131 @@ TEST(MessageTracker, TheTlsRuleHoldsOnlyOnTlsConnections) {
   EXPECT_EQ(t.stats().tls_handshakes, 1u);
 }
 
+// A TLS 1.3 connection per request: the client sends its change_cipher_spec
+// and Finished (80 B, one push) and at once its request (88 B, the next
+// push). Whether the server reads them apart or in one read is timing; the
+// request must come out the same either way: its own bytes and arrival, the
+// session ticket written in answer to the Finished the connection's (as
+// many writes as answered the Finished read alone on an earlier connection).
+struct TlsOrder {
+  std::vector<Exchange> done;
+  MessageAssignment ticket, response;
+  std::vector<uint64_t> request_packets, setup_packets;
+};
+TlsOrder TlsFinishedThenRequest(bool one_read) {
+  MessageTracker t;
+  TlsOrder o;
+  // An earlier connection, whose Finished came alone.
+  t.OnAccept(2, 0);
+  t.OnRead(2, 0, 0, 517, nullptr, Peek(kHandshake));
+  t.OnWrite(2, 0, 245);
+  t.OnRead(2, 0, 0, 80, nullptr, Peek(kCcs, 0));
+  t.OnWrite(2, 0, 287);
+  t.OnRead(2, 0, 0, 88, nullptr, Peek(kAppData, 1));
+  t.OnWrite(2, 0, 5000);
+  t.OnClose(2, 0);
+  t.TakeFinished();
+  t.OnAccept(3, 0);
+  t.OnInboundPacket(3, 1, 517, true, 1, 1000);
+  t.OnRead(3, 1, 2, 517, nullptr, Peek(kHandshake));
+  t.OnWrite(3, 3, 245);  // ServerHello ... Finished (a resumption)
+  t.OnInboundPacket(3, 10, 80, true, 2, 1517);  // change_cipher_spec + Finished
+  t.OnInboundPacket(3, 12, 88, true, 3, 1597);  // the request
+  std::vector<uint64_t> consumed, setup;
+  if (one_read) {
+    // The Finished right after the CCS is the handshake's (abi.h): one
+    // application data record, the request's.
+    t.OnRead(3, 14, 15, 168, &consumed, Peek(kCcs, 1), &setup);
+    o.ticket = t.OnWrite(3, 16, 287);
+    t.OnRead(3, 17, 18, -11);  // EAGAIN: the server has the request
+  } else {
+    t.OnRead(3, 14, 15, 80, &setup, Peek(kCcs, 0));
+    o.ticket = t.OnWrite(3, 16, 287);
+    t.OnRead(3, 17, 18, 88, &consumed, Peek(kAppData, 1));
+  }
+  o.response = t.OnWrite(3, 20, 5000);
+  t.OnClose(3, 30);
+  o.done = t.TakeFinished();
+  o.request_packets = consumed;
+  o.setup_packets = setup;
+  return o;
+}
+
+TEST(MessageTracker, TlsFinishedAndRequestInOneReadOrTwoGiveTheSameRequest) {
+  for (bool one_read : {false, true}) {
+    SCOPED_TRACE(one_read ? "one read" : "two reads");
+    const TlsOrder o = TlsFinishedThenRequest(one_read);
+    const auto requests = OfKind(o.done, Kind::kRequest);
+    ASSERT_EQ(requests.size(), 1u);
+    const Exchange& r = requests[0];
+    EXPECT_EQ(r.in_bytes, 88u);
+    EXPECT_EQ(r.out_bytes, 5000u);
+    EXPECT_EQ(r.start_ns, 12u);  // the request's own push, not the Finished's
+    EXPECT_EQ(r.writes, 1u);
+    EXPECT_FALSE(r.pipelined);
+    EXPECT_NE(o.response.key, 0u);
+    if (one_read) {
+      EXPECT_EQ(o.ticket.key, 0u);  // the connection's
+    }
+    EXPECT_EQ(o.request_packets, std::vector<uint64_t>{3});
+    EXPECT_EQ(o.setup_packets, std::vector<uint64_t>{2});
+  }
+}
+
+// A resumed TLS 1.2 handshake ends with the client's change_cipher_spec and
+// Finished (both handshake-typed), which the server does not answer: the
+// request's read follows with no write between, or comes in the same read.
+TEST(MessageTracker, AnUnansweredTls12FinishedIsNotTheRequestsWhicheverWayItIsRead) {
+  for (bool one_read : {false, true}) {
+    SCOPED_TRACE(one_read ? "one read" : "two reads");
+    MessageTracker t;
+    t.OnAccept(3, 0);
+    t.OnInboundPacket(3, 1, 300, true, 1, 5000);
+    t.OnRead(3, 1, 2, 300, nullptr, Peek(kHandshake));
+    t.OnWrite(3, 3, 200);  // ServerHello, CCS, Finished
+    t.OnInboundPacket(3, 10, 51, true, 2, 5300);
+    t.OnInboundPacket(3, 12, 95, true, 3, 5351);
+    if (one_read) {
+      t.OnRead(3, 14, 15, 146, nullptr, Peek(kCcs, 1));
+    } else {
+      t.OnRead(3, 14, 15, 51, nullptr, Peek(kCcs));
+      t.OnRead(3, 16, 17, -11);
+      t.OnRead(3, 18, 19, 95, nullptr, Peek(kAppData, 1));
+    }
+    t.OnWrite(3, 20, 363);
+    t.OnClose(3, 30);
+    const auto done = t.TakeFinished();
+    const auto requests = OfKind(done, Kind::kRequest);
+    ASSERT_EQ(requests.size(), 1u);
+    EXPECT_EQ(requests[0].in_bytes, 95u);
+    EXPECT_EQ(requests[0].start_ns, 12u);
+    EXPECT_EQ(requests[0].out_bytes, 363u);
+    EXPECT_EQ(OfKind(done, Kind::kOneWay).size(), 0u);
+  }
+}
+
+// A client segment acknowledged late is sent again and seen twice; counted
+// twice, the server's next read would seem to await a message that already
+// arrived, and the exchange would end before the response.
+TEST(MessageTracker, ARetransmittedSegmentIsCountedOnce) {
+  MessageTracker t;
+  t.OnAccept(3, 0);
+  EXPECT_FALSE(t.Resent(3, 100, 7000));
+  EXPECT_TRUE(t.OnInboundPacket(3, 1, 100, true, 1, 7000));
+  EXPECT_TRUE(t.Resent(3, 100, 7000));  // the same bytes again
+  EXPECT_FALSE(t.Resent(3, 150, 7000));  // with 50 new ones
+  const MessageAssignment req = t.OnRead(3, 5, 6, 100);
+  t.OnWrite(3, 7, 300);
+  EXPECT_FALSE(t.EndBeforeNextRead(3));
+  t.OnRead(3, 8, 9, -11);
+  EXPECT_EQ(t.OnWrite(3, 10, 300).key, req.key);
+  t.OnClose(3, 20);
+  const auto done = t.TakeFinished();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].out_bytes, 600u);
+  EXPECT_EQ(t.stats().retransmits, 1u);
+}
+
 // Reads without packets captured for the same bytes (net group off part of
 // the time) fall back to the read; an open exchange at the end is
 // reported by Finish().

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -162,6 +163,11 @@ class Stream {
     b.sport = sport;
     b.dport = dport;
     b.payload_len = len > 52 ? len - 52 : 0;
+    // Each direction's bytes numbered on from 1, as TCP does (from its
+    // initial sequence number): the join counts a byte seen twice once.
+    uint32_t& next = next_seq_[uint32_t(sport) << 16 | dport];
+    b.seq = next + 1;
+    next += b.payload_len;
     b.saddr[0] = b.daddr[0] = 127;
     b.saddr[3] = b.daddr[3] = 1;
     Add(type, ts, cpu, ctx, interrupted_tid ? 4242 : 0, interrupted_tid, b);
@@ -170,6 +176,16 @@ class Stream {
   void PacketFlags(uint8_t flags) {
     auto* h = const_cast<jdw_record_header*>(records_.back());  // the arena is ours
     reinterpret_cast<jdw_net_packet*>(h + 1)->tcp_flags = flags;
+  }
+  // Sets the TCP sequence number of the last record, a packet.
+  void PacketSeq(uint32_t seq) {
+    auto* h = const_cast<jdw_record_header*>(records_.back());  // the arena is ours
+    reinterpret_cast<jdw_net_packet*>(h + 1)->seq = seq;
+  }
+  // Sets the TLS record summary of the last record, a read's sys_exit.
+  void ExitPeek(uint8_t peek) {
+    auto* h = const_cast<jdw_record_header*>(records_.back());  // the arena is ours
+    reinterpret_cast<jdw_sys_exit*>(h + 1)->peek = peek;
   }
   // header_tid: the task the completion ran in (0: none, e.g. the idle task
   // under a hardirq); with task context it is some unrelated running thread.
@@ -228,6 +244,7 @@ class Stream {
   std::vector<std::unique_ptr<uint64_t[]>> arenas_;
   size_t used_ = kArena;
   std::vector<const jdw_record_header*> records_;
+  std::map<uint32_t, uint32_t> next_seq_;  // (sport, dport) -> payload bytes so far
 };
 
 }  // namespace jackdaw::join::testing
