@@ -554,6 +554,7 @@ static __always_inline __u8 peek_socket_read(long nr, __u64 a1, long ret)
  * wrote (or at its first read), the message rule the join applies to
  * recorded connections. Reads that carry only TLS handshake records are
  * the connection's set-up, not an exchange, as the join has it. */
+
 /* At the exit of a left-out call that moved bytes on a socket. */
 static __always_inline void count_left_out_exchange(__u32 tgid, long nr, __u64 a0, __u64 a1, long ret)
 {
