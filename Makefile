@@ -37,6 +37,10 @@ endif
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.skel.h,$(BPF_SRCS))
+# Programs only the benchmarks load (empty-hook floors, batching and bare
+# variants): `make demo` and `make install` leave them unbuilt.
+BPF_BENCH_SRCS := $(wildcard bpf/bench_*.bpf.c) bpf/interact_floor.bpf.c
+BPF_CORE_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.skel.h,$(filter-out $(BPF_BENCH_SRCS),$(BPF_SRCS)))
 BPF_HDRS  := $(wildcard bpf/*.bpf.h) $(wildcard include/jackdaw/*.h)
 VMLINUX_H ?= $(BPF_OUT)/vmlinux.h
 
@@ -83,10 +87,10 @@ $(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name jdw_$(subst -,_,$*)_bpf > $@
 
-configure: deps bpf
+configure: deps $(BPF_CORE_SKELS)
 	$(Q)cmake -S user -B $(USER_OUT) -DJDW_BPF_OUT=$(BPF_OUT) $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)) -Wno-dev > $(OUTPUT)/cmake.log 2>&1 || { cat $(OUTPUT)/cmake.log; exit 1; }
 
-user: configure
+user: configure bpf
 	$(Q)cmake --build $(USER_OUT) -j$(JOBS) $(if $(filter 1,$(V)),--verbose,) -- --no-print-directory
 
 binaries: configure
