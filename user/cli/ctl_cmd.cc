@@ -20,7 +20,7 @@ struct CtlArgs {
   std::string run_dir = control::kDefaultRunDir;
   std::vector<std::string> request;
   std::string json_out;  // --json: "-", --json=FILE: FILE
-  bool raw = false;      // the old --raw: the reply alone, on stdout
+  bool raw = false;      // the old spelling of --json
   double window = 0;
 };
 
@@ -61,10 +61,10 @@ void PrintStatus(const nlohmann::json& j) {
 // most likely a file meant for --json, given apart from it.
 const char* const kRequests[] = {"list", "status", "enable", "disable", "filter", "granularity", "snapshot"};
 
-// The reply (or the session list) as JSON, where --json said; the text is
-// printed as well unless the old --raw asked for the JSON alone.
+// The reply (or the session list) as JSON, where --json said. On stdout
+// it comes alone, for a pipe: the text says nothing the JSON does not.
 int Reply(const CtlArgs& a, const nlohmann::json& reply, const std::function<void()>& print_text) {
-  if (!a.raw) print_text();
+  if (!IsStdout(a.json_out)) print_text();
   if (a.json_out.empty()) return 0;
   Status written = WriteOutput(a.json_out, reply.dump() + "\n");
   if (!written.ok()) return PrintError("--json: " + written.message()), 1;
@@ -159,9 +159,9 @@ Runner RegisterCtl(CLI::App& app) {
   sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->type_name("DIR")->capture_default_str();
   // A flag, its file given only as --json=FILE: `ctl --json status` is the
   // status request, not a file named "status".
-  Output(sub->add_flag("--json{-}", args->json_out, "print the reply as JSON; --json=FILE writes it to FILE")
+  Output(sub->add_flag("--json{-}", args->json_out, "print the reply as JSON instead of the text; --json=FILE writes it to FILE")
              ->option_text("[=FILE]"));
-  sub->add_flag("--raw", args->raw, "old spelling of --json: the reply alone")->group("");
+  sub->add_flag("--raw", args->raw, "old spelling of --json")->group("");
   AddClassWindow(sub, &args->window, "--window", 0.1, false);
   sub->add_option("request", args->request,
                   "list, status, enable GROUP, disable GROUP, filter ..., granularity interaction|class, snapshot FILE")
