@@ -23,8 +23,11 @@ ARCH     := x86
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 # Rebuilds of several checkouts share one compiler cache; paths below the
 # checkout's parent are hashed relative, so sibling checkouts hit each other.
+# With -g ccache also hashes the build directory unless the debug info's
+# paths are mapped: mapped to the checkout, a fresh clone elsewhere hits.
 CCACHE   ?= $(shell command -v ccache 2>/dev/null)
 export CCACHE_BASEDIR ?= $(abspath ..)
+PREFIX_MAP := -fdebug-prefix-map=$(abspath .)=.
 
 ifeq ($(V),1)
 Q =
@@ -88,7 +91,7 @@ $(BPF_OUT)/%.skel.h: $(BPF_OUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name jdw_$(subst -,_,$*)_bpf > $@
 
 configure: deps $(BPF_CORE_SKELS)
-	$(Q)cmake -S user -B $(USER_OUT) -DJDW_BPF_OUT=$(BPF_OUT) $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)) -Wno-dev > $(OUTPUT)/cmake.log 2>&1 || { cat $(OUTPUT)/cmake.log; exit 1; }
+	$(Q)cmake -S user -B $(USER_OUT) -DJDW_BPF_OUT=$(BPF_OUT) $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) "-DCMAKE_CXX_FLAGS=$(PREFIX_MAP)" "-DCMAKE_C_FLAGS=$(PREFIX_MAP)") -Wno-dev > $(OUTPUT)/cmake.log 2>&1 || { cat $(OUTPUT)/cmake.log; exit 1; }
 
 user: configure bpf
 	$(Q)cmake --build $(USER_OUT) -j$(JOBS) $(if $(filter 1,$(V)),--verbose,) -- --no-print-directory
