@@ -90,6 +90,14 @@ TEST(CliOutputs, PredictOutputDashIsTheJsonAlone) {
   EXPECT_EQ(r.to_stdout.out, r.file);
 }
 
+TEST(CliOutputs, ExportPcapDashIsThePcapngAlone) {
+  const ToFileAndStdout r = RunBoth({Jackdaw(), "export", kTrace}, "-o");
+  ASSERT_EQ(r.to_stdout.exit_code, 0) << r.to_stdout.err;
+  ASSERT_GT(r.file.size(), 28u);
+  EXPECT_EQ(r.to_stdout.out, r.file);
+  EXPECT_NE(r.to_stdout.err.find("written to standard output"), std::string::npos) << r.to_stdout.err;
+}
+
 TEST(CliOutputs, TwoOutputsOnStdoutAreRefusedInOneLine) {
   const struct {
     std::vector<std::string> argv;
