@@ -99,7 +99,7 @@ scrape_raw_bytes() {
 	host=${addr%:*}; port=${addr##*:}
 	{
 		exec 3<>"/dev/tcp/$host/$port" && printf 'GET /metrics HTTP/1.0\r\nHost: %s\r\n\r\n' "$addr" >&3 &&
-			awk '/^jackdaw_record_record_bytes_total\{stage="raw"\}/ {printf "%.0f\n", $2}' <&3
+			awk '/^jackdaw_record_bytes_total\{stage="raw"\}/ {printf "%.0f\n", $2}' <&3
 		exec 3<&-
 	} 2>/dev/null || true
 }

@@ -32,7 +32,7 @@ trap cleanup EXIT
 # CPU time of every thread of the process in ns (schedstat: exact, where
 # /proc/PID/stat counts 10 ms ticks, too coarse for a 1 % load).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%d\n", s }'; }
-requests() { "$1" ctl --session "$2" status --raw | sed 's/.*"requests":\([0-9]*\).*/\1/'; }
+requests() { "$1" ctl --session "$2" --json status | sed 's/.*"requests":\([0-9]*\).*/\1/'; }
 
 echo "load $(cut -d' ' -f1-3 /proc/loadavg); rate $rate req/s, window $secs s after $warm s"
 printf '%-40s %8s %10s %8s %14s\n' binary "req/s" "cpu s" "core %" "% per 1k req/s"

@@ -233,7 +233,11 @@ std::vector<std::string> OptionsInHelp(const std::string& help) {
   for (std::string line; std::getline(lines, line);) {
     const size_t start = line.find_first_not_of(' ');
     if (start == std::string::npos || line[start] != '-') continue;
-    std::istringstream first(line.substr(start, line.find(' ', start) - start));
+    // The names end at a space, or where a value given only as
+    // --json=FILE is shown glued on ("--json[=FILE]").
+    std::string column = line.substr(start, line.find(' ', start) - start);
+    column = column.substr(0, column.find("[="));
+    std::istringstream first(column);
     for (std::string name; std::getline(first, name, ',');)
       if (name.size() >= 2 && name[0] == '-') names.push_back(name);
   }

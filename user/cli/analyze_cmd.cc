@@ -120,12 +120,13 @@ Status CheckOutputs(const AnalyzeArgs& a) {
       {"--html", &a.html_out}};
   for (const auto& [option, path] : files) {
     if (path->empty()) continue;
-    if (IsStdout(*path) && path != &a.json_out)
-      return ErrStatus("%s -: only --json writes to standard output; give %s a file", option, option);
     Status st = CheckOutput(*path);
     if (!st.ok()) return ErrStatus("%s: %s", option, st.message().c_str());
   }
   if (!a.csv_dir.empty()) {
+    if (IsStdout(a.csv_dir))
+      return ErrStatus("--csv -: the tables are a file each and need a directory, not standard output; give "
+                       "--csv DIR (or --json - for every table in one stream)");
     Status st = CheckPrivateDir(a.csv_dir, 0755);
     if (!st.ok()) return ErrStatus("--csv: %s", st.message().c_str());
   }
@@ -187,8 +188,6 @@ Status WriteScoredRequests(FILE* spool, const model::likelihood::RequestLikeliho
 
 int Run(const AnalyzeArgs& a, const std::string& argv0) {
   if (Status outputs = CheckOutputs(a); !outputs.ok()) return PrintError(outputs.message()), 1;
-  if (IsStdout(a.json_out))
-    if (Status reserved = ReserveStdoutForData(); !reserved.ok()) return PrintError(reserved.message()), 1;
   auto reader = trace::TraceReader::OpenForCli(a.file, a.salvage);
   if (!reader.ok()) {
     PrintError(reader.status().message());
@@ -398,7 +397,7 @@ int Run(const AnalyzeArgs& a, const std::string& argv0) {
     if (!scored.ok()) return PrintError(scored.message()), 1;
     fprintf(stderr, "jackdaw: %llu requests%s written to %s\n", static_cast<unsigned long long>(written),
             cc.connections ? (" and " + std::to_string(cc.connections) + " connections").c_str() : "",
-            a.requests_out.c_str());
+            OutputName(a.requests_out).c_str());
   }
   const uint64_t incomplete = sm.stats().incomplete;
   if (sm.stats().requests == 0 && incomplete) {
@@ -544,15 +543,13 @@ Runner RegisterAnalyze(CLI::App& app) {
                   "schema name (testserver, tcp-threadpool) or path; not needed for a trace of "
                   "interaction summaries (jackdaw interactions -o), whose interactions are clustered")
       ->type_name("SCHEMA");
-  sub->add_option("--requests", args->requests_out, "write the requests as JSON lines")->type_name("FILE");
-  sub->add_option("--json", args->json_out,
-                  "write the whole model as JSON; - writes it to standard output and the text report to "
-                  "standard error")
-      ->type_name("FILE");
+  Output(sub->add_option("--requests", args->requests_out, "write the requests as JSON lines")->type_name("FILE"));
+  Output(sub->add_option("--json", args->json_out, "write the whole model as JSON")->type_name("FILE"));
   sub->add_option("--csv", args->csv_dir, "write one CSV per table into this directory")->type_name("DIR");
-  sub->add_option("--perfetto", args->perfetto_out, "write a Perfetto/Chrome trace of requests and canonical forms")
-      ->type_name("FILE");
-  sub->add_option("--html", args->html_out, "write a self-contained HTML report")->type_name("FILE");
+  Output(sub->add_option("--perfetto", args->perfetto_out,
+                         "write a Perfetto/Chrome trace of requests and canonical forms")
+             ->type_name("FILE"));
+  Output(sub->add_option("--html", args->html_out, "write a self-contained HTML report")->type_name("FILE"));
   AddOtlpOptions(sub, &args->otlp);
   AddClickHouseOptions(sub, &args->clickhouse);
   CLI::Option* pcap_input =

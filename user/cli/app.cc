@@ -51,8 +51,11 @@ Cli BuildCli(const std::string& version) {
   add(RegisterOverhead(app));
   add(RegisterHelpMan(app, version));
   add(RegisterHelpCompletion(app));
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    if (TakesDuration(*sub)) sub->footer(kDurationNote);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    std::string footer = TakesDuration(*sub) ? kDurationNote : "";
+    if (!OutputOptions(*sub).empty()) footer += (footer.empty() ? "" : "\n") + std::string(kOutputNote);
+    if (!footer.empty()) sub->footer(footer);
+  }
   return cli;
 }
 

@@ -91,16 +91,17 @@ inline CLI::Option* AddClassWindow(CLI::App* sub, double* seconds, const std::st
 }
 
 // --json [FILE] for the commands that stream JSON (live, interactions,
-// overhead): written to FILE as it comes, or with "-" to standard output
-// in place of the terminal's text. --json alone is "-", as it was when it
-// took no file.
-inline CLI::Option* AddJsonLines(CLI::App* sub, std::string* path, const std::string& what) {
-  return sub->add_option("--json", *path,
-                         what + ", into FILE (the text view stays on the terminal); - or --json alone: to "
-                                "standard output instead of the text")
-      ->type_name("[FILE]")
-      ->expected(0, 1)
-      ->default_str("-");
+// overhead): written to FILE as it comes, or with "-" to standard output;
+// `on_stdout` says what becomes of the text then. --json alone is "-", as
+// it was when it took no file.
+inline CLI::Option* AddJsonLines(CLI::App* sub, std::string* path, const std::string& what,
+                                 const std::string& on_stdout) {
+  return Output(sub->add_option("--json", *path,
+                                what + ", into FILE (the text stays on the terminal); - or --json alone: to "
+                                       "standard output, " + on_stdout)
+                    ->type_name("[FILE]")
+                    ->expected(0, 1)
+                    ->default_str("-"));
 }
 
 // Exit status of a command that read `reader`: 1 when it was salvaged from

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +19,8 @@ struct CtlArgs {
   std::string session;
   std::string run_dir = control::kDefaultRunDir;
   std::vector<std::string> request;
-  bool raw = false;
+  std::string json_out;  // --json: "-", --json=FILE: FILE
+  bool raw = false;      // the old spelling of --json
   double window = 0;
 };
 
@@ -54,21 +57,47 @@ void PrintStatus(const nlohmann::json& j) {
            j.value("pipeline_delay_max_ms", 0.0), j["requests"].dump().c_str(), j["clusters"].dump().c_str());
 }
 
-int Run(const CtlArgs& a) {
+// What a session answers (control::Controller); a word outside these is
+// most likely a file meant for --json, given apart from it.
+const char* const kRequests[] = {"list", "status", "enable", "disable", "filter", "granularity", "snapshot"};
+
+// The reply (or the session list) as JSON, where --json said. On stdout
+// it comes alone, for a pipe: the text says nothing the JSON does not.
+int Reply(const CtlArgs& a, const nlohmann::json& reply, const std::function<void()>& print_text) {
+  if (!IsStdout(a.json_out)) print_text();
+  if (a.json_out.empty()) return 0;
+  Status written = WriteOutput(a.json_out, reply.dump() + "\n");
+  if (!written.ok()) return PrintError("--json: " + written.message()), 1;
+  return 0;
+}
+
+int Run(CtlArgs a) {
+  if (a.raw && a.json_out.empty()) a.json_out = "-";
   if (a.request.empty())
     return PrintError("no request: jackdaw ctl list|status|enable GROUP|disable GROUP|filter ...|granularity "
                       "interaction|class|snapshot FILE"),
            1;
+  if (std::find(std::begin(kRequests), std::end(kRequests), a.request[0]) == std::end(kRequests))
+    return PrintError("unknown request '" + a.request[0] + "': give one of list, status, enable, disable, filter, " +
+                      "granularity, snapshot" +
+                      (a.json_out.empty() ? std::string()
+                                          : " (a file for --json is written --json=" + a.request[0] + ")")),
+           kExitUsage;
+  if (!a.json_out.empty())
+    if (Status st = CheckOutput(a.json_out); !st.ok()) return PrintError("--json: " + st.message()), 1;
   if (a.window > 0 && a.request[0] != "granularity")
     return PrintError("--class-window goes with granularity class: jackdaw ctl granularity class --class-window 5"),
            kExitUsage;
   if (geteuid() != 0) return PrintError("jackdaw ctl needs root (the control sockets are root-only): run it with sudo"), 2;
   auto sessions = control::ListSessions(a.run_dir);
   if (a.request[0] == "list" && a.session.empty()) {
-    if (sessions.empty()) printf("no jackdaw session is running\n");
-    for (const auto& s : sessions)
-      printf("%s  %s%s\n", s.id.c_str(), s.socket.c_str(), s.alive ? "" : "  (stale: its process is gone)");
-    return 0;
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& s : sessions) list.push_back({{"session", s.id}, {"socket", s.socket}, {"alive", s.alive}});
+    return Reply(a, {{"ok", true}, {"sessions", list}}, [&] {
+      if (sessions.empty()) printf("no jackdaw session is running\n");
+      for (const auto& s : sessions)
+        printf("%s  %s%s\n", s.id.c_str(), s.socket.c_str(), s.alive ? "" : "  (stale: its process is gone)");
+    });
   }
   std::string socket;
   if (!a.session.empty()) {
@@ -99,10 +128,10 @@ int Run(const CtlArgs& a) {
   auto j = nlohmann::json::parse(*reply, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return PrintError("malformed reply from the session: " + *reply), 1;
   if (!j.value("ok", false)) return PrintError(j.value("error", std::string("request failed"))), 1;
-  if (a.raw) printf("%s\n", reply->c_str());
-  else if (a.request[0] == "status") PrintStatus(j);
-  else printf("%s\n", j.dump(2).c_str());
-  return 0;
+  return Reply(a, j, [&] {
+    if (a.request[0] == "status") PrintStatus(j);
+    else printf("%s\n", j.dump(2).c_str());
+  });
 }
 
 }  // namespace
@@ -114,6 +143,8 @@ Runner RegisterCtl(CLI::App& app) {
       "Control a running jackdaw live / record session through its socket (/run/jackdaw/PID.sock).\n"
       "  sudo jackdaw ctl list                      running sessions\n"
       "  sudo jackdaw ctl status                    groups, event rates, losses, memory, delay\n"
+      "  sudo jackdaw ctl --json status | jq .groups\n"
+      "                                             the reply as JSON (--json=FILE: into FILE)\n"
       "  sudo jackdaw ctl disable net               detach a probe group's BPF links\n"
       "  sudo jackdaw ctl enable net                attach them again\n"
       "  sudo jackdaw ctl filter syscalls read,write|all\n"
@@ -126,7 +157,11 @@ Runner RegisterCtl(CLI::App& app) {
       "  sudo jackdaw ctl snapshot /tmp/last.jdw    write the flight recorder (jackdaw live)");
   sub->add_option("--session", args->session, "session id (the pid in jackdaw ctl list)")->type_name("ID");
   sub->add_option("--run-dir", args->run_dir, "directory of control sockets")->type_name("DIR")->capture_default_str();
-  sub->add_flag("--raw", args->raw, "print the reply as JSON");
+  // A flag, its file given only as --json=FILE: `ctl --json status` is the
+  // status request, not a file named "status".
+  Output(sub->add_flag("--json{-}", args->json_out, "print the reply as JSON instead of the text; --json=FILE writes it to FILE")
+             ->option_text("[=FILE]"));
+  sub->add_flag("--raw", args->raw, "old spelling of --json")->group("");
   AddClassWindow(sub, &args->window, "--window", 0.1, false);
   sub->add_option("request", args->request,
                   "list, status, enable GROUP, disable GROUP, filter ..., granularity interaction|class, snapshot FILE")

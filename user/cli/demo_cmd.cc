@@ -24,6 +24,9 @@ std::string SelfPath() {
 }
 
 int Run(const std::string& out_dir, int requests) {
+  if (IsStdout(out_dir))
+    return PrintError("-o -: the demo writes a trace and its reports, several files, not one stream: give -o DIR"),
+           kExitUsage;
   Status priv = capture::CheckPrivileges();
   if (!priv.ok()) return PrintError(priv.message()), 2;
   std::error_code ec;

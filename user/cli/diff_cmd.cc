@@ -77,8 +77,6 @@ StatusOr<LoadedSide> LoadSide(const char* which, const std::string& path, const 
 int Run(const DiffArgs& a, const std::string& argv0) {
   if (!a.json_out.empty()) {
     if (Status st = CheckOutput(a.json_out); !st.ok()) return PrintError("--json: " + st.message()), 1;
-    if (IsStdout(a.json_out))
-      if (Status st = ReserveStdoutForData(); !st.ok()) return PrintError(st.message()), 1;
   }
   auto schema = schema::LoadSchema(a.schema, schema::DefaultSchemaDirs(argv0));
   if (!schema.ok()) return PrintError(schema.status().message()), 1;
@@ -120,9 +118,7 @@ Runner RegisterDiff(CLI::App& app) {
   sub->add_option("-s,--schema", args->schema, "schema both traces are analysed with (name or path)")
       ->type_name("SCHEMA")
       ->required();
-  sub->add_option("--json", args->json_out,
-                  "write the diff as JSON; - writes it to standard output and the table to standard error")
-      ->type_name("FILE");
+  Output(sub->add_option("--json", args->json_out, "write the diff as JSON")->type_name("FILE"));
   sub->add_option("--min-effect", args->min_effect,
                   "smallest change of a kind's share of the mix called significant, as a fraction\n"
                   "(0.10: a 10 % change)")

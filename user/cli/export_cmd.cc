@@ -20,7 +20,7 @@ int Run(const ExportArgs& a) {
     PrintError("export: nothing to write: pass --pcap OUT.pcapng (or -o OUT.pcapng)");
     return 1;
   }
-  if (Status out = CheckOutputFile(a.pcap_out); !out.ok()) return PrintError("--pcap: " + out.message()), 1;
+  if (Status out = CheckOutput(a.pcap_out); !out.ok()) return PrintError("--pcap: " + out.message()), 1;
   auto reader = trace::TraceReader::Open(a.file, {.allow_truncated = a.salvage});
   if (!reader.ok()) {
     PrintError(reader.status().message() + (a.salvage ? "" : " (--salvage exports what is intact)"));
@@ -36,7 +36,7 @@ int Run(const ExportArgs& a) {
   }
   fprintf(stderr, "jackdaw: %llu packets on %llu interfaces written to %s\n",
           static_cast<unsigned long long>(st->packets), static_cast<unsigned long long>(st->interfaces),
-          a.pcap_out.c_str());
+          OutputName(a.pcap_out).c_str());
   return 0;
 }
 
@@ -53,8 +53,8 @@ Runner RegisterExport(CLI::App& app) {
       "(TCP options and payload are not captured; each packet's original length counts the\n"
       "payload), timestamped with the recording machine's wall clock.");
   sub->add_option("file", args->file, "trace file (.jdw)")->type_name("FILE")->required();
-  sub->add_option("--pcap,-o,--output", args->pcap_out, "write the packet records as pcapng to this file")
-      ->type_name("FILE");
+  Output(sub->add_option("--pcap,-o,--output", args->pcap_out, "write the packet records as pcapng to this file")
+             ->type_name("FILE"));
   sub->add_flag("--salvage", args->salvage, "export the intact part of a damaged trace");
   return [args] { return Run(*args); };
 }

@@ -28,9 +28,8 @@ struct FleetArgs {
 };
 
 int Run(const FleetArgs& a) {
-  if (!a.json_out.empty() && a.json_out != "-") {
-    if (Status st = CheckOutputFile(a.json_out); !st.ok()) return PrintError("--json: " + st.message()), 1;
-  }
+  if (!a.json_out.empty())
+    if (Status st = CheckOutput(a.json_out); !st.ok()) return PrintError("--json: " + st.message()), 1;
   fleet::StoreQuery q;
   q.url = a.url;
   q.hosts = a.hosts;
@@ -63,15 +62,11 @@ int Run(const FleetArgs& a) {
   r.rows = std::move(*rows);
   r.kinds = fleet::MergeKinds(r.rows, mo);
   r.deviations = fleet::FindDeviations(r.kinds, r.rows, dop);
-  if (a.json_out == "-") {
-    std::cout << fleet::FleetToJson(r).dump(2) << "\n";
-    return 0;
-  }
   fleet::WriteFleetText(r, std::cout);
   if (!a.json_out.empty()) {
     Status written = report::WriteJsonFile(fleet::FleetToJson(r), a.json_out);
     if (!written.ok()) return PrintError(written.message()), 1;
-    fprintf(stderr, "jackdaw: fleet (JSON) written to %s\n", a.json_out.c_str());
+    fprintf(stderr, "jackdaw: fleet (JSON) written to %s\n", OutputName(a.json_out).c_str());
   }
   return 0;
 }
@@ -103,8 +98,7 @@ Runner RegisterFleet(CLI::App& app) {
   sub->add_option("--host", args->hosts, "only these hosts (repeat the option; default: every host)")
       ->option_text("H")
       ->allow_extra_args(false);
-  sub->add_option("--json", args->json_out, "write the fleet model as JSON (- for stdout: then JSON only)")
-      ->option_text("FILE");
+  Output(sub->add_option("--json", args->json_out, "write the fleet model as JSON")->option_text("FILE"));
   sub->add_option("--deviation", args->deviation,
                   "name a host whose median latency or CPU per request on a kind differs from the median of\n"
                   "the other hosts by more than this fraction (0.5: 50 %)")

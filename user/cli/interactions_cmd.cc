@@ -251,7 +251,7 @@ int Run(const InteractionsArgs& a) {
   if (!a.quiet)
     fprintf(stderr, "jackdaw: following interactions%s%s (Ctrl-C to stop; kill -USR1 %d switches "
                     "between per-interaction and per-class)\n",
-            a.output.empty() ? "" : ", recording to ", a.output.c_str(), getpid());
+            a.output.empty() ? "" : ", recording to ", OutputName(a.output).c_str(), getpid());
 
   RecordPrinter printer(IsStdout(a.json_out) ? nullptr : stdout, json);
   printer.set_print(a.output.empty());
@@ -364,8 +364,10 @@ Runner RegisterInteractions(CLI::App& app) {
   sub->add_option("--duration", args->duration, "stop after this long (without it: Ctrl-C)")
       ->type_name("DURATION")
       ->transform(DurationSeconds(0, kMaxDurationS, true));
-  AddJsonLines(sub, &args->json_out, "one JSON object per interaction or per class window");
-  sub->add_option("-o,--output", args->output, "also record the interaction records into this .jdw")->type_name("FILE");
+  AddJsonLines(sub, &args->json_out, "one JSON object per interaction or per class window",
+               "instead of the table");
+  Output(sub->add_option("-o,--output", args->output, "also record the interaction records into this .jdw")
+             ->type_name("FILE"));
   sub->add_option("--prefix4", args->prefix4, "remote IPv4 prefix bits kept in a class")
       ->type_name("BITS")
       ->check(IntRange(0, 32))

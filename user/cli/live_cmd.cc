@@ -671,7 +671,7 @@ Runner RegisterLive(CLI::App& app) {
   sub->add_option("--duration", args->duration, "stop after this long (without it: Ctrl-C)")
       ->type_name("DURATION")
       ->transform(DurationSeconds(0, kMaxDurationS, true));
-  AddJsonLines(sub, &args->json_out, "one JSON line per refresh");
+  AddJsonLines(sub, &args->json_out, "one JSON line per refresh", "instead of the view");
   sub->add_flag("-q,--quiet", args->quiet, "no status lines on stderr (warnings and losses are still said)");
   CLI::Option* refresh = sub->add_option("--refresh", args->refresh, "how often the view (or a JSON line) is written")
                              ->type_name("DURATION")

@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
     return jackdaw::cli::ReportParseError(*cli.app, e);
   }
   for (auto& [sub, run] : cli.runners)
-    if (sub->parsed()) return run();
+    if (sub->parsed()) {
+      if (auto status = jackdaw::cli::ClaimStdout(*sub)) return *status;
+      return run();
+    }
   return 1;
 }

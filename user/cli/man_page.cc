@@ -76,10 +76,12 @@ void Options(std::ostream& out, const CLI::App& sub) {
     const std::string value = positional ? std::string() : OptionValueName(*opt);
     const std::string help = OptionHelpText(*opt);
     std::ostream& to = positional ? static_cast<std::ostream&>(positionals) : out;
-    to << ".TP\n.B " << Roff(names) << (value.empty() ? "" : " \\fI" + Roff(value) + "\\fR") << "\n"
+    const std::string gap = value.rfind("[=", 0) == 0 ? "" : " ";  // --json[=FILE]
+    to << ".TP\n.B " << Roff(names) << (value.empty() ? "" : gap + "\\fI" + Roff(value) + "\\fR") << "\n"
        << Roff(help) << "\n";
   }
   if (TakesDuration(sub)) out << ".PP\n" << Roff(kDurationNote) << "\n";
+  if (!OutputOptions(sub).empty()) out << ".PP\n" << Roff(kOutputNote) << "\n";
   if (!positionals.str().empty()) out << ".SH ARGUMENTS\n" << positionals.str();
 }
 

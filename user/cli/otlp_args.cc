@@ -7,10 +7,10 @@
 namespace jackdaw::cli {
 
 void AddOtlpOptions(CLI::App* sub, OtlpArgs* args) {
-  sub->add_option("--otlp-json", args->json_path,
-                  "write the requests as OpenTelemetry traces, OTLP/JSON, one ExportTraceServiceRequest per line "
-                  "(docs/otlp.md)")
-      ->type_name("FILE");
+  Output(sub->add_option("--otlp-json", args->json_path,
+                         "write the requests as OpenTelemetry traces, OTLP/JSON, one ExportTraceServiceRequest per "
+                         "line (docs/otlp.md)")
+             ->type_name("FILE"));
   sub->add_option("--otlp", args->url,
                   "send the requests as OpenTelemetry traces to an OTLP/HTTP receiver, JSON encoding "
                   "(e.g. http://127.0.0.1:4318/v1/traces; http only; docs/otlp.md)")
@@ -19,8 +19,6 @@ void AddOtlpOptions(CLI::App* sub, OtlpArgs* args) {
 
 Status CheckOtlpArgs(const OtlpArgs& args) {
   if (!args.json_path.empty()) {
-    if (IsStdout(args.json_path))
-      return ErrStatus("--otlp-json -: only --json writes to standard output; give --otlp-json a file");
     if (Status st = CheckOutput(args.json_path); !st.ok()) return ErrStatus("--otlp-json: %s", st.message().c_str());
   }
   if (!args.url.empty())

@@ -85,11 +85,11 @@ int Run(const OverheadArgs& a) {
   auto results = overhead::RunHarness(*wl, ho);
   if (!results.ok()) return PrintError(results.status().message()), results.status().exit_code();
   const nlohmann::json report = overhead::ReportJson(wl->name(), ho, *results);
-  if (!IsStdout(a.json_out)) fputs(overhead::ReportText(report).c_str(), stdout);
+  fputs(overhead::ReportText(report).c_str(), stdout);
   if (!a.json_out.empty()) {
     Status written = WriteOutput(a.json_out, report.dump(2) + "\n");
     if (!written.ok()) return PrintError("--json: " + written.message()), 1;
-    if (!IsStdout(a.json_out)) fprintf(stderr, "jackdaw: report (JSON) written to %s\n", a.json_out.c_str());
+    fprintf(stderr, "jackdaw: report (JSON) written to %s\n", OutputName(a.json_out).c_str());
   }
   return 0;
 }
@@ -125,7 +125,8 @@ Runner RegisterOverhead(CLI::App& app) {
   sub->add_option("--workload", args->workload, "built-in workload: " + overhead::BuiltinWorkloadNames())
       ->type_name("NAME")
       ->capture_default_str();
-  AddJsonLines(sub, &args->json_out, "the report as JSON (schema jackdaw-overhead/1)");
+  AddJsonLines(sub, &args->json_out, "the report as JSON (schema jackdaw-overhead/1)",
+               "the text going to standard error");
   sub->add_flag("--no-tools", args->no_tools, "skip the perf and bpftrace comparisons");
   sub->add_option("command", args->command, "measure this command instead of a built-in workload (after --)")
       ->type_name("CMD");

@@ -124,8 +124,6 @@ int Run(const PredictArgs& a, const std::string& argv0) {
   if (a.clients && a.rate > 0) return Usage("--clients and --rate both given; give one (closed or open loop)");
   if (!a.json_out.empty()) {
     if (Status st = CheckOutput(a.json_out); !st.ok()) return PrintError("--json: " + st.message()), 1;
-    if (IsStdout(a.json_out))
-      if (Status st = ReserveStdoutForData(); !st.ok()) return PrintError(st.message()), 1;
   }
 
   auto recorded = Record(a, argv0);
@@ -284,10 +282,8 @@ Runner RegisterPredict(CLI::App& app) {
   sub->add_option("--seed", args->seed, "random seed of the simulation (same seed, same answer)")
       ->type_name("N")
       ->capture_default_str();
-  sub->add_option("-o,--output,--json", args->json_out,
-                  "write the prediction and the self-check as JSON; - writes it to standard output and the "
-                  "text report to standard error")
-      ->type_name("FILE");
+  Output(sub->add_option("-o,--output,--json", args->json_out, "write the prediction and the self-check as JSON")
+             ->type_name("FILE"));
   AddReorderWindow(sub, &args->window_s);
   auto argv0 = SelfPathAtParse(sub);
   return [args, argv0] { return Run(*args, *argv0); };

@@ -290,7 +290,7 @@ int Run(const RecordArgs& a) {
   }
   if (!a.quiet) {
     const std::string what = !a.command.empty() ? a.command[0] : sel->Describe();
-    fprintf(stderr, "jackdaw: recording %s to %s (Ctrl-C to stop)\n", what.c_str(), a.output.c_str());
+    fprintf(stderr, "jackdaw: recording %s to %s (Ctrl-C to stop)\n", what.c_str(), OutputName(a.output).c_str());
   }
   const uint64_t start = MonotonicNs();
   uint64_t last_report = start, last_records = 0, last_serve = 0;
@@ -356,7 +356,7 @@ int Run(const RecordArgs& a) {
     fprintf(stderr, "jackdaw: %llu events in %.1f s, %llu lost (%.2f %%), %s written to %s (%.1f bytes/event%s)\n",
             static_cast<unsigned long long>(s.records), double(MonotonicNs() - start) / 1e9,
             static_cast<unsigned long long>(s.lost), LostPercent(s.lost, s.records), (Human(double(s.bytes)) + "B").c_str(),
-            a.output.c_str(),
+            OutputName(a.output).c_str(),
             s.records ? double(s.bytes) / double(s.records) : 0.0, a.compress == "zstd" ? ", zstd" : "");
     if (ro.capture.sample)
       fprintf(stderr, "jackdaw: head sampling (%s): %s of connections recorded whole at the end, %s at the least; "
@@ -419,7 +419,7 @@ Runner RegisterRecord(CLI::App& app) {
       "  sudo jackdaw record --comm memcached --duration 10      processes by name\n"
       "  sudo jackdaw record --duration 5                        system-wide for 5 s\n"
       "  sudo jackdaw record --usdt ./server -- ./server         also attach the binary's USDT probes");
-  sub->add_option("-o,--output", args->output, "trace file to write")->type_name("FILE")->capture_default_str();
+  Output(sub->add_option("-o,--output", args->output, "trace file to write")->type_name("FILE")->capture_default_str());
   AddCaptureOptions(sub, &args->cap);
   sub->add_option("--duration", args->duration, "stop after this long (without it: until CMD exits or Ctrl-C)")
       ->type_name("DURATION")

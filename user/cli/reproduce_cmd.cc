@@ -185,14 +185,14 @@ int RunReal(const ReproduceArgs& a) {
                           {"only", a.only}, {"runs", out}};
     Status written = WriteOwnedFile(a.results, doc.dump(2) + "\n", kOutputFileMode);
     if (!written.ok()) return PrintError("--results: " + written.message()), 1;
-    fprintf(stderr, "jackdaw: results written to %s\n", a.results.c_str());
+    fprintf(stderr, "jackdaw: results written to %s\n", OutputName(a.results).c_str());
   }
   return ok ? 0 : 1;
 }
 
 int Run(const ReproduceArgs& a) {
   if (!a.results.empty()) {
-    Status out = CheckOutputFile(a.results);
+    Status out = CheckOutput(a.results);
     if (!out.ok()) return PrintError("--results: " + out.message()), 1;
   }
   if (a.real) {
@@ -281,7 +281,7 @@ int Run(const ReproduceArgs& a) {
                           {"runs", out}};
     Status written = WriteOwnedFile(a.results, doc.dump(2) + "\n", kOutputFileMode);
     if (!written.ok()) return PrintError("--results: " + written.message()), 1;
-    fprintf(stderr, "jackdaw: results written to %s\n", a.results.c_str());
+    fprintf(stderr, "jackdaw: results written to %s\n", OutputName(a.results).c_str());
   }
   return ok ? 0 : 1;
 }
@@ -307,7 +307,7 @@ Runner RegisterReproduce(CLI::App& app) {
   sub->add_option("--work-dir", args->work_dir, "where traces and ground truth go (disk-backed)")
       ->type_name("DIR")
       ->capture_default_str();
-  sub->add_option("--results", args->results, "also write all figures as JSON to this file")->type_name("FILE");
+  Output(sub->add_option("--results", args->results, "also write all figures as JSON to this file")->type_name("FILE"));
   CLI::Option* schemas = sub->add_option("--schemas", args->schemas, "schemas to compare (--real: tcp-threadpool, and postgres for the PostgreSQL workload)")
                              ->type_name("SCHEMA")
                              ->delimiter(',')

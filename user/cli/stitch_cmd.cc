@@ -69,8 +69,6 @@ int Run(const StitchArgs& a, const std::string& argv0) {
   if (!a.json_out.empty()) {
     Status out = CheckOutput(a.json_out);
     if (!out.ok()) return PrintError("--json: " + out.message()), 1;
-    if (IsStdout(a.json_out))
-      if (Status st = ReserveStdoutForData(); !st.ok()) return PrintError(st.message()), 1;
   }
   std::map<size_t, int64_t> shifts;
   for (const std::string& s : a.shifts) {
@@ -238,10 +236,9 @@ Runner RegisterStitch(CLI::App& app) {
   sub->add_option("-s,--schema", args->schemas, "schema for every trace, or one per trace in order")
       ->type_name("SCHEMA")
       ->required();
-  sub->add_option("--json", args->json_out,
-                  "write offsets and end-to-end requests (with their fragments) as JSON; - writes it to standard "
-                  "output and the text report to standard error")
-      ->type_name("FILE");
+  Output(sub->add_option("--json", args->json_out,
+                         "write offsets and end-to-end requests (with their fragments) as JSON")
+             ->type_name("FILE"));
   sub->add_option("--clock-shift", args->shifts,
                   "move trace number TRACE_INDEX's clock by NS nanoseconds before stitching (to check the "
                   "offset estimate against a known shift)")

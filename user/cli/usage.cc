@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "common/safe_file.h"
@@ -132,6 +133,7 @@ std::string OptionHelpText(const CLI::Option& opt) {
       extra += " s";
   }
   if (opt.get_required()) extra += extra.empty() ? "required" : "; required";
+  if (opt.get_group() == kOutputGroup) extra += extra.empty() ? "- for standard output" : "; - for standard output";
   std::string help = opt.get_description();
   if (!extra.empty()) help += (help.empty() ? "(" : " (") + extra + ")";
   return help;
@@ -143,8 +145,21 @@ bool TakesDuration(const CLI::App& sub) {
   return false;
 }
 
+std::string HelpFormatter::make_option_name(const CLI::Option* opt, bool is_positional) const {
+  // A flag's value when given bare ("--json{-}") is the parser's business.
+  std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+  for (size_t open; (open = name.find('{')) != std::string::npos;) {
+    const size_t close = name.find('}', open);
+    if (close == std::string::npos) break;
+    name.erase(open, close - open + 1);
+  }
+  return name;
+}
+
 std::string HelpFormatter::make_option_opts(const CLI::Option* opt) const {
   const std::string name = OptionValueName(*opt);
+  // A value given only as --json=FILE is shown so, without a space.
+  if (name.rfind("[=", 0) == 0) return name;
   return name.empty() ? std::string() : " " + name;
 }
 
@@ -182,49 +197,69 @@ int ReportParseError(const CLI::App& app, const CLI::ParseError& e) {
   return kExitUsage;
 }
 
-namespace {
-int g_data_fd = STDOUT_FILENO;  // where WriteOutput("-") writes
-}  // namespace
+CLI::Option* Output(CLI::Option* opt) { return opt->group(kOutputGroup); }
 
-bool IsStdout(const std::string& path) { return path == "-"; }
+std::vector<const CLI::Option*> OutputOptions(const CLI::App& sub) {
+  std::vector<const CLI::Option*> out;
+  for (const CLI::Option* opt : sub.get_options())
+    if (opt->get_group() == kOutputGroup) out.push_back(opt);
+  return out;
+}
+
+std::optional<int> ClaimStdout(const CLI::App& sub) {
+  std::vector<std::string> to_stdout;
+  for (const CLI::Option* opt : OutputOptions(sub))
+    if (opt->count() > 0 && IsStdout(opt->as<std::string>())) to_stdout.push_back(opt->get_name());
+  if (to_stdout.size() > 1) {
+    std::string names;
+    for (size_t i = 0; i < to_stdout.size(); ++i)
+      names += (i == 0 ? "" : i + 1 == to_stdout.size() ? " and " : ", ") + to_stdout[i];
+    fprintf(stderr,
+            "jackdaw: %s %s write to standard output (-), which holds only one output: give %s a file "
+            "(e.g. %s FILE)\n",
+            names.c_str(), to_stdout.size() == 2 ? "both" : "all", to_stdout.size() == 2 ? "one" : "all but one",
+            to_stdout.back().c_str());
+    return kExitUsage;
+  }
+  if (to_stdout.empty()) return std::nullopt;
+  if (Status reserved = ReserveStdoutForData(); !reserved.ok()) {
+    fprintf(stderr, "jackdaw: %s\n", reserved.message().c_str());
+    return kExitFailure;
+  }
+  return std::nullopt;
+}
+
+bool IsStdout(const std::string& path) { return IsStdoutPath(path); }
 
 std::string OutputName(const std::string& path) { return IsStdout(path) ? "standard output" : path; }
 
-Status CheckOutput(const std::string& path) { return IsStdout(path) ? Status::Ok() : CheckOutputFile(path); }
+Status CheckOutput(const std::string& path) { return CheckOutputFile(path); }
 
 Status ReserveStdoutForData() {
-  if (g_data_fd != STDOUT_FILENO) return Status::Ok();
+  if (StdoutDataFd() != STDOUT_FILENO) return Status::Ok();
   fflush(stdout);
-  const int data = dup(STDOUT_FILENO);
+  // Closed by exec: a traced command's output goes to stderr with the text.
+  const int data = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
   if (data < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
     const int e = errno;
     if (data >= 0) close(data);
-    return ErrStatus("cannot keep standard output for the JSON: %s", strerror(e));
+    return ErrStatus("cannot keep standard output for the data: %s", strerror(e));
   }
-  g_data_fd = data;
+  StdoutDataFd() = data;
+  // Line by line, as stderr: the text keeps its place among the
+  // "written to" lines printed there.
+  setvbuf(stdout, nullptr, _IOLBF, 0);
   return Status::Ok();
 }
 
 Status WriteOutput(const std::string& path, const std::string& content) {
-  if (!IsStdout(path)) return WriteOwnedFile(path, content, kOutputFileMode);
-  fflush(stdout);
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = write(g_data_fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return ErrStatus("cannot write to standard output: %s", strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
+  return WriteOwnedFile(path, content, kOutputFileMode);
 }
 
-StatusOr<FILE*> OpenOutput(const std::string& path) {
-  if (IsStdout(path)) return stdout;
-  return OpenOwnedStream(path, kOutputFileMode);
-}
+StatusOr<FILE*> OpenOutput(const std::string& path) { return OpenOwnedStream(path, kOutputFileMode); }
 
 void CloseOutput(FILE* f) {
-  if (f && f != stdout) fclose(f);
+  if (f) fclose(f);
 }
 
 }  // namespace jackdaw::cli

@@ -58,6 +58,7 @@ CLI::Validator IntRange(long long lo, long long hi);
 // The man page and the tests read options through the same two functions.
 class HelpFormatter : public CLI::Formatter {
  public:
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override;
   std::string make_option_opts(const CLI::Option* opt) const override;
   std::string make_option_desc(const CLI::Option* opt) const override;
 };
@@ -93,8 +94,29 @@ std::optional<int> RejectUnknownCommand(const CLI::App& app, int argc, const cha
 // as the fix) and exit 2.
 int ReportParseError(const CLI::App& app, const CLI::ParseError& e);
 
-// Output files: --json FILE, in every subcommand that has it, takes "-"
-// for standard output.
+// Outputs. Every option that names an output file is in this group (shown
+// as its own section of --help) and takes "-" for standard output; when one
+// does, the command's text goes to standard error (ClaimStdout), so a pipe
+// gets the data alone.
+inline constexpr const char* kOutputGroup = "Outputs";
+
+// What "-" does, said once under each command's options that have outputs.
+inline constexpr const char* kOutputNote =
+    "Outputs: - is standard output; what the command prints besides then goes to standard error. "
+    "Only one output can be -.";
+
+// Puts `opt` in kOutputGroup.
+CLI::Option* Output(CLI::Option* opt);
+
+// The options of kOutputGroup in `sub`, hidden aliases left out.
+std::vector<const CLI::Option*> OutputOptions(const CLI::App& sub);
+
+// Before a parsed subcommand runs: an exit status when two of its outputs
+// name "-" (one stream cannot hold both; a usage error) or standard output
+// cannot be kept for the data; else, with one output at "-", reserves
+// standard output for it (ReserveStdoutForData).
+std::optional<int> ClaimStdout(const CLI::App& sub);
+
 bool IsStdout(const std::string& path);
 
 // "standard output" for "-", else the path: for "written to ..." lines.
@@ -103,17 +125,15 @@ std::string OutputName(const std::string& path);
 // Whether `path` can be written (CheckOutputFile); "-" always can.
 Status CheckOutput(const std::string& path);
 
-// For a command that prints a text report and was asked for JSON on
-// standard output: from here on what it prints to stdout goes to stderr,
-// and WriteOutput("-") writes to the real standard output, so a pipe gets
-// the JSON alone.
+// From here on what the command prints to stdout goes to stderr, and the
+// writers' "-" (StdoutDataFd) is the real standard output.
 Status ReserveStdoutForData();
 
 // Writes `content` to `path` (WriteOwnedFile), or to standard output.
 Status WriteOutput(const std::string& path, const std::string& content);
 
-// An output written as it goes (live's and interactions' JSON lines):
-// stdout for "-", else the file (created as WriteOwnedFile does). Close
+// An output written as it goes (live's and interactions' JSON lines): the
+// file, created as WriteOwnedFile does, or standard output for "-". Close
 // it with CloseOutput.
 StatusOr<FILE*> OpenOutput(const std::string& path);
 void CloseOutput(FILE* f);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -230,6 +231,83 @@ TEST(Usage, JsonTakesAFileAndDashOrNothingIsStandardOutput) {
   EXPECT_EQ(command, (std::vector<std::string>{"./bench", "--quick"}));
   EXPECT_EQ(JsonOf({"overhead", "--json", "o.json", "--", "./bench", "--quick"}, &command), "o.json");
   EXPECT_EQ(command, (std::vector<std::string>{"./bench", "--quick"}));
+}
+
+// Every option that names an output file is an Output (its "-" is standard
+// output, and main refuses two of them at "-"): the list is pinned, and an
+// option that writes a FILE outside it fails here.
+TEST(Usage, EveryOutputFileTakesDashForStandardOutput) {
+  const Cli cli = BuildCli("test");
+  std::set<std::string> outputs;
+  for (const std::string& c : ManPageCommands(*cli.app)) {
+    const CLI::App* sub = cli.app->get_subcommand(c);
+    for (const CLI::Option* opt : OutputOptions(*sub)) {
+      outputs.insert(c + " " + opt->get_name());
+      EXPECT_NE(OptionHelpText(*opt).find("- for standard output"), std::string::npos) << c << " " << opt->get_name();
+    }
+    if (!OutputOptions(*sub).empty()) {
+      EXPECT_NE(sub->help().find(kOutputNote), std::string::npos) << c;
+      EXPECT_NE(ManPage(*cli.app, sub, "test").find("Only one output can be"), std::string::npos) << c;
+    }
+    for (const CLI::Option* opt : sub->get_options()) {
+      const std::string value = OptionValueName(*opt);
+      const bool writes_a_file = opt->get_description().rfind("write", 0) == 0 && value.find("FILE") != std::string::npos;
+      if (writes_a_file && !opt->get_group().empty()) {
+        EXPECT_EQ(opt->get_group(), kOutputGroup) << c << " " << opt->get_name() << " writes a file: make it an Output()";
+      }
+    }
+  }
+  const std::set<std::string> want = {
+      "analyze --requests", "analyze --json",   "analyze --perfetto", "analyze --html",   "analyze --otlp-json",
+      "diff --json",        "export --pcap",    "fleet --json",       "interactions --json", "interactions --output",
+      "live --json",        "live --otlp-json", "overhead --json",    "predict --output", "record --output",
+      "reproduce --results", "stitch --json",   "ctl --json"};
+  EXPECT_EQ(outputs, want);
+}
+
+struct CtlParsed {
+  std::string json;
+  std::vector<std::string> request;
+  bool raw = false;
+};
+
+CtlParsed ParseCtl(const std::vector<std::string>& argv) {
+  Cli cli = BuildCli("test");
+  std::vector<std::string> args = {"ctl"};
+  args.insert(args.end(), argv.begin(), argv.end());
+  cli.app->parse(std::vector<std::string>(args.rbegin(), args.rend()));
+  const CLI::App* sub = cli.app->get_subcommand("ctl");
+  CtlParsed p;
+  const CLI::Option* json = sub->get_option("--json");
+  if (json->count()) p.json = json->as<std::string>();
+  p.request = sub->get_option("request")->results();
+  p.raw = sub->get_option("--raw")->count() > 0;
+  return p;
+}
+
+// --json takes a file only as --json=FILE, so the request word after it is
+// never taken for one.
+TEST(Usage, CtlJsonNeverSwallowsTheRequest) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ParseCtl({"--json", "status"}).json, "-");
+  EXPECT_EQ(ParseCtl({"--json", "status"}).request, V{"status"});
+  EXPECT_EQ(ParseCtl({"status", "--json"}).json, "-");
+  EXPECT_EQ(ParseCtl({"status", "--json"}).request, V{"status"});
+  EXPECT_EQ(ParseCtl({"--json=reply.json", "status"}).json, "reply.json");
+  EXPECT_EQ(ParseCtl({"--json=reply.json", "status"}).request, V{"status"});
+  EXPECT_EQ(ParseCtl({"--json=-", "status"}).json, "-");
+  EXPECT_EQ(ParseCtl({"--json", "granularity", "class", "--class-window", "5"}).request, (V{"granularity", "class"}));
+  EXPECT_EQ(ParseCtl({"--json", "snapshot", "/tmp/x.jdw"}).request, (V{"snapshot", "/tmp/x.jdw"}));
+  // A file apart from --json is a request word; ctl refuses it, naming --json=FILE.
+  EXPECT_EQ(ParseCtl({"--json", "reply.json", "status"}).request, (V{"reply.json", "status"}));
+  EXPECT_EQ(ParseCtl({"status"}).json, "");
+  // The old spelling: accepted, not shown.
+  EXPECT_TRUE(ParseCtl({"--raw", "status"}).raw);
+  EXPECT_EQ(ParseCtl({"--raw", "status"}).request, V{"status"});
+  const Cli cli = BuildCli("test");
+  const std::string help = cli.app->get_subcommand("ctl")->help();
+  EXPECT_NE(help.find("--json[=FILE]"), std::string::npos) << help;
+  EXPECT_EQ(help.find("--raw"), std::string::npos) << help;
 }
 
 }  // namespace

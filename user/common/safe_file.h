@@ -29,9 +29,26 @@ namespace jackdaw {
 // machine's command lines, endpoints and timings: its owner's alone.
 inline constexpr mode_t kOutputFileMode = 0600;
 
+// "-" as an output path is standard output, for every writer below. A
+// command that prints text beside such an output moves that text to
+// standard error (cli::ReserveStdoutForData), which points StdoutDataFd()
+// at the real standard output.
+inline bool IsStdoutPath(const std::string& path) { return path == "-"; }
+inline int& StdoutDataFd() {
+  static int fd = STDOUT_FILENO;
+  return fd;
+}
+
 // Opens `path` for writing (not truncated: the caller truncates once it
 // holds whatever lock it needs), creating it with `mode`. Returns the fd.
 inline StatusOr<int> CreateOwnedFile(const std::string& path, mode_t mode) {
+  if (IsStdoutPath(path)) {
+    // A descriptor of its own, closed by exec: a traced command must not
+    // inherit the data's stream.
+    const int fd = fcntl(StdoutDataFd(), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return ErrStatus("cannot write to standard output: %s", strerror(errno));
+    return fd;
+  }
   const char* p = path.c_str();
   int fd = open(p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
   if (fd < 0) {
@@ -68,6 +85,7 @@ inline StatusOr<int> CreateOwnedFile(const std::string& path, mode_t mode) {
 // CreateOwnedFile would write it, so a long analysis does not end in "cannot
 // write". A file created only for the check is removed again.
 inline Status CheckOutputFile(const std::string& path) {
+  if (IsStdoutPath(path)) return Status::Ok();
   struct stat before;
   const bool existed = lstat(path.c_str(), &before) == 0;
   ASSIGN_OR_RETURN(int fd, CreateOwnedFile(path, kOutputFileMode));
@@ -79,7 +97,9 @@ inline Status CheckOutputFile(const std::string& path) {
 // `path` opened through CreateOwnedFile and emptied, as a stdio stream.
 inline StatusOr<FILE*> OpenOwnedStream(const std::string& path, mode_t mode) {
   ASSIGN_OR_RETURN(int fd, CreateOwnedFile(path, mode));
-  FILE* f = ftruncate(fd, 0) == 0 ? fdopen(fd, "w") : nullptr;
+  // Standard output is a pipe or a terminal, or a file the shell opened
+  // (perhaps to append): it is written as it is.
+  FILE* f = IsStdoutPath(path) || ftruncate(fd, 0) == 0 ? fdopen(fd, "w") : nullptr;
   if (!f) {
     const int e = errno;
     close(fd);

@@ -71,11 +71,14 @@ StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& pa
   ASSIGN_OR_RETURN(w->fd_, CreateOwnedFile(path, 0600));
   // Truncate only once no other recorder holds the file: two recordings to
   // one path would otherwise interleave into a file that reads as one.
-  if (flock(w->fd_, LOCK_EX | LOCK_NB) != 0)
+  // Standard output (-o -) is the caller's stream: neither locked nor
+  // truncated.
+  const bool to_stdout = IsStdoutPath(path);
+  if (!to_stdout && flock(w->fd_, LOCK_EX | LOCK_NB) != 0)
     return ErrStatus("%s is being written by another jackdaw recording (pid holding it: see "
                      "`fuser %s`); choose another -o",
                      path.c_str(), path.c_str());
-  if (ftruncate(w->fd_, 0) != 0)
+  if (!to_stdout && ftruncate(w->fd_, 0) != 0)
     return ErrStatus("cannot truncate %s: %s", path.c_str(), strerror(errno));
   const std::string json = header.dump();
   FileHeader fh{};
@@ -90,7 +93,7 @@ StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& pa
   if (!st.ok()) {
     // A header cut short is no trace at all: leave nothing rather than a
     // file that every reader rejects.
-    unlink(path.c_str());
+    if (!to_stdout) unlink(path.c_str());
     return st;
   }
   w->offset_ = sizeof(fh) + PadTo8(json.size());

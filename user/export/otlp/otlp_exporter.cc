@@ -70,7 +70,8 @@ std::string OtlpExporter::Summary() const {
   if (!opt_.json_path.empty()) {
     snprintf(buf, sizeof(buf), "jackdaw: OTLP/JSON: %llu requests (%llu spans) in %llu lines written to %s\n",
              static_cast<unsigned long long>(requests_), static_cast<unsigned long long>(spans_),
-             static_cast<unsigned long long>(lines_), opt_.json_path.c_str());
+             static_cast<unsigned long long>(lines_),
+             IsStdoutPath(opt_.json_path) ? "standard output" : opt_.json_path.c_str());
     out += buf;
   }
   if (sender_) {
