@@ -1,16 +1,17 @@
 # Sourced by the benchmark scripts: the nginx they measure, one shape for
 # all (1 worker, keep-alive without limit, a 5 KB file, no access log), so
 # their figures compare.
-# start_bench_nginx WORK PORT: writes WORK/www/5k.html and WORK/nginx/, starts
+# start_bench_nginx WORK PORT [WORKERS]: writes WORK/www/5k.html and
+# WORK/nginx/ (WORKERS worker processes, 1 by default), starts
 # nginx in the foreground of a background job, appends its pid to the
 # caller's pids array and sets nginx_master and nginx_worker.
 start_bench_nginx() {
-	local work=$1 port=$2
+	local work=$1 port=$2 workers=${3:-1}
 	mkdir -p "$work/www" "$work/nginx"
 	head -c 5120 /dev/urandom | base64 -w 0 | head -c 5120 > "$work/www/5k.html"
 	cat > "$work/nginx/nginx.conf" <<EOC
 user root;
-worker_processes 1;
+worker_processes $workers;
 daemon off;
 pid $work/nginx/nginx.pid;
 error_log $work/nginx/error.log;

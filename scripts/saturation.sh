@@ -45,26 +45,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$work/www" "$work/nginx"
-for size in 5 12 64; do head -c $((size * 1024)) /dev/zero | tr '\0' x > "$work/www/${size}k.html"; done
-cat > "$work/nginx/nginx.conf" << EOC
-user root;
-worker_processes 2;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	keepalive_requests 1000000;
-	client_body_temp_path $work/nginx;
-	proxy_temp_path $work/nginx;
-	fastcgi_temp_path $work/nginx;
-	uwsgi_temp_path $work/nginx;
-	scgi_temp_path $work/nginx;
-	server { listen 127.0.0.1:$port; root $work/www; }
-}
-EOC
+# The benchmarks' nginx, with two workers, plus the mix's other files.
+. "$(dirname "$0")/nginx-bench-server.sh"
+start_bench_nginx "$work" "$port" 2
+master=$nginx_master
+for size in 12 64; do head -c $((size * 1024)) /dev/zero | tr '\0' x > "$work/www/${size}k.html"; done
 cat > "$work/mix.lua" << 'EOL'
 local paths = {"/5k.html", "/12k.html", "/64k.html", "/missing"}
 local i = 0
@@ -76,9 +61,6 @@ done = function(summary, latency, requests)
   io.write(string.format("requests=%d\n", summary.requests))
 end
 EOL
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-master=$!
-pids+=("$master")
 for _ in $(seq 50); do [ -s "$work/nginx/nginx.pid" ] && break; sleep 0.1; done
 [ -s "$work/nginx/nginx.pid" ] || die "nginx did not start (see $work/nginx/error.log)"
 
